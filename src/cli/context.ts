@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+
+/** What a command needs from the outside world; tests pass their own. */
+export interface CliContext {
+  out(text: string): void;
+  err(text: string): void;
+  env: NodeJS.ProcessEnv;
+  /** Aborted on SIGINT/SIGTERM; long-running commands (sim, run) stop when it fires. */
+  signal: AbortSignal;
+  /** True when stdout is a terminal (pretty logs, colours). */
+  isTTY: boolean;
+}
+
+/** Each file in src/cli/ exports one of these and adds its command(s) to the program. */
+export type RegisterCommand = (program: Command, ctx: CliContext) => void;
+
+/** Waits until the signal fires (used by long-running commands). */
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}

@@ -1,0 +1,67 @@
+import { Command, CommanderError } from 'commander';
+import { BoxwatchError, ConfigError, UsageError, errorMessage } from '../errors.js';
+import type { CliContext, RegisterCommand } from './context.js';
+import { VERSION } from '../version.js';
+
+const commands: RegisterCommand[] = [];
+
+/** Exit codes: 0 ok, 1 operational failure, 2 bad usage or bad configuration. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+export function buildProgram(ctx: CliContext, register: RegisterCommand[] = commands): Command {
+  const program = new Command('boxwatch')
+    .description('Watch a fleet of telephony boxes through the Gateway API: history, alerts, notifications.')
+    .version(VERSION)
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: (s) => ctx.out(s), writeErr: (s) => ctx.err(s) })
+    .exitOverride();
+  for (const add of register) add(program, ctx);
+  // Subcommands inherit output and exit handling.
+  const inherit = (cmd: Command): void => {
+    for (const sub of cmd.commands) {
+      sub.configureOutput({ writeOut: (s) => ctx.out(s), writeErr: (s) => ctx.err(s) });
+      sub.exitOverride();
+      sub.showHelpAfterError('(run with --help for usage)');
+      inherit(sub);
+    }
+  };
+  inherit(program);
+  return program;
+}
+
+/** Runs the CLI in-process and returns the exit code. Never throws. */
+export async function runCli(argv: string[], ctx: CliContext, register?: RegisterCommand[]): Promise<number> {
+  const program = buildProgram(ctx, register);
+  let active: Command = program;
+  program.hook('preAction', (_this, actionCommand) => {
+    active = actionCommand;
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT_OK;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
+        return EXIT_OK;
+      }
+      return EXIT_USAGE; // commander already printed the message and the help hint
+    }
+    if (err instanceof UsageError) {
+      ctx.err(`error: ${err.message}\n\n${active.helpInformation()}`);
+      return EXIT_USAGE;
+    }
+    if (err instanceof ConfigError) {
+      ctx.err(`error: ${err.message}\n`);
+      return EXIT_USAGE;
+    }
+    const code = err instanceof BoxwatchError ? ` [${err.code}]` : '';
+    ctx.err(`error${code}: ${errorMessage(err)}\n`);
+    return EXIT_FAILURE;
+  }
+}
+
+export function registerCommands(...adds: RegisterCommand[]): void {
+  commands.push(...adds);
+}

@@ -1,0 +1,44 @@
+/**
+ * Error classes with a stable `code` and a `cause`. Nothing here ever carries the account
+ * secret key or a webhook URL: callers pass only redacted text.
+ */
+
+export class BoxwatchError extends Error {
+  readonly code: string;
+  /** True when trying the same operation again may succeed (network, 5xx, 429). */
+  readonly retryable: boolean;
+
+  constructor(code: string, message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+/** A bad command-line argument: the CLI prints the message and usage, and exits 2. */
+export class UsageError extends BoxwatchError {
+  constructor(message: string) {
+    super('usage', message);
+  }
+}
+
+/** One problem in a configuration file, named by its path (`poll.details_every`). */
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}
+
+/** An invalid configuration: every problem, each with the path of its field. */
+export class ConfigError extends BoxwatchError {
+  readonly issues: ConfigIssue[];
+
+  constructor(issues: ConfigIssue[], source = 'configuration') {
+    super('config_invalid', `${source} is invalid:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`);
+    this.issues = issues;
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

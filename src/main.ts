@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+/** The `boxwatch` executable: wires process I/O and signals to the CLI. */
+import { runCli } from './cli/program.js';
+import { allCommands } from './cli/index.js';
+
+const controller = new AbortController();
+let signals = 0;
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    signals += 1;
+    if (signals > 1) process.exit(130); // a second Ctrl-C does not wait
+    controller.abort(new Error(`received ${sig}`));
+  });
+}
+
+const code = await runCli(
+  process.argv.slice(2),
+  {
+    out: (s) => process.stdout.write(s),
+    err: (s) => process.stderr.write(s),
+    env: process.env,
+    signal: controller.signal,
+    isTTY: Boolean(process.stdout.isTTY),
+  },
+  allCommands,
+);
+process.exitCode = code;

@@ -1,0 +1,87 @@
+/**
+ * The Store API: what the poller writes and what the CLI and HTTP endpoints read.
+ * Implementation: better-sqlite3 (store/*.ts), schema in migrations/.
+ */
+import type { BoxSnapshot } from '../model.js';
+
+export type Metric = 'battery' | 'signal' | 'connected' | 'firmware';
+export const METRICS: readonly Metric[] = ['battery', 'signal', 'connected', 'firmware'];
+
+/** Current state of a box as the store knows it. */
+export interface BoxState extends BoxSnapshot {
+  firstSeen: number;
+  /** Last cycle in which the box was in the device list. */
+  lastPolled: number;
+  /** Set while the box is absent from the device list; null when present. */
+  missingSince: number | null;
+}
+
+export type CycleOutcome = 'ok' | 'failed';
+
+export interface CycleRecord {
+  startedAt: number;
+  durationMs: number;
+  /** HTTP attempts made, retries included. */
+  requests: number;
+  outcome: CycleOutcome;
+  /** GatewayError code (unauthorized, unavailable, schema, ...) when failed. */
+  errorCode: string | null;
+  /** Redacted error text when failed. */
+  error: string | null;
+  /** Boxes in the device list (0 for a failed cycle). */
+  boxes: number;
+  /** Device details fetched in this cycle. */
+  detailsFetched: number;
+}
+
+/** Everything one poll cycle writes, in one transaction. */
+export interface CycleWrite {
+  cycle: CycleRecord;
+  /** Every box in the device list this cycle, merged with the latest details. Empty when failed. */
+  seen: BoxSnapshot[];
+  /** Serials that were present before and are absent from the list now. */
+  missing: string[];
+}
+
+export interface RawPoint {
+  t: number;
+  /** number for battery/signal, 0/1 for connected, string for firmware, null = reported as absent. */
+  value: number | string | null;
+}
+
+export interface RollupPoint {
+  /** Start of the hour (or coarser bucket). */
+  t: number;
+  min: number | null;
+  max: number | null;
+  mean: number | null;
+  count: number;
+}
+
+export type HistoryResult =
+  | { kind: 'raw'; metric: Metric; from: number; to: number; points: RawPoint[] }
+  | { kind: 'rollup'; metric: Metric; from: number; to: number; bucketMs: number; points: RollupPoint[] };
+
+export interface UptimeRow {
+  serial: string;
+  name: string;
+  /** Fraction of observed time the box was connected, 0..1; null if never observed in the range. */
+  connectedFraction: number | null;
+  /** Milliseconds of the range covered by observations. */
+  observedMs: number;
+}
+
+export interface Store {
+  recordCycle(write: CycleWrite): void;
+  boxes(): BoxState[];
+  box(serial: string): BoxState | undefined;
+  lastCycle(): CycleRecord | undefined;
+  /** Value of a metric at time t, undefined when there is no data covering t (a gap). */
+  valueAt(serial: string, metric: Metric, t: number): RawPoint | undefined;
+  /** Raw points for short ranges, rollups for long ones, at most about maxPoints (default 500). */
+  history(serial: string, metric: Metric, from: number, to: number, options?: { maxPoints?: number }): HistoryResult;
+  uptime(from: number, to: number): UptimeRow[];
+  /** Deletes data past retention in small batches; returns rows deleted. */
+  prune(now: number, retention: { rawMs: number; rollupMs: number }): number;
+  close(): void;
+}

@@ -1,0 +1,40 @@
+import type { Clock } from '../../src/clock.js';
+
+/** A clock that moves only when told to. Sleepers wake when `advance` passes their deadline. */
+export class FakeClock implements Clock {
+  private current: number;
+  private sleepers: { until: number; resolve: () => void }[] = [];
+
+  constructor(start: number | string = '2026-01-01T00:00:00Z') {
+    this.current = typeof start === 'number' ? start : Date.parse(start);
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason as Error);
+      const sleeper = { until: this.current + ms, resolve };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener('abort', () => {
+        this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+        reject(signal.reason as Error);
+      });
+    });
+  }
+
+  /** Moves time forward and wakes every sleeper whose deadline has passed. */
+  advance(ms: number): void {
+    this.current += ms;
+    const due = this.sleepers.filter((s) => s.until <= this.current);
+    this.sleepers = this.sleepers.filter((s) => s.until > this.current);
+    for (const s of due) s.resolve();
+  }
+
+  set(time: number | string): void {
+    const t = typeof time === 'number' ? time : Date.parse(time);
+    this.advance(t - this.current);
+  }
+}
