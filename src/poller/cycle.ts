@@ -1,0 +1,138 @@
+/**
+ * One poll cycle: device list, then details for the boxes that need them (bounded concurrency),
+ * merged into snapshots and written to the store in one transaction. A failed cycle (gateway
+ * unreachable, unauthorized, bad response) is recorded with its reason and leaves every box's
+ * state as it was: unknown, never guessed.
+ */
+import type { Clock } from '../clock.js';
+import { BoxwatchError, errorMessage } from '../errors.js';
+import type { GatewayClient } from '../gateway/types.js';
+import type { Device, DeviceSummary } from '../gateway/schemas.js';
+import type { Logger } from '../log.js';
+import type { BoxSnapshot } from '../model.js';
+import type { BoxState, CycleRecord, Store } from '../store/types.js';
+import { selectForDetails, type DetailsPolicy } from './policy.js';
+import { mapWithConcurrency } from './pool.js';
+
+export interface CycleDeps {
+  client: GatewayClient;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** Device-details requests in flight at most. */
+  concurrency: number;
+  policy: DetailsPolicy;
+  /** HTTP attempts made so far by the client (retries included); the cycle records the difference. */
+  requestCount: () => number;
+  signal?: AbortSignal;
+}
+
+export interface CycleResult {
+  cycle: CycleRecord;
+  /** Boxes in the list this cycle (empty when failed). */
+  seen: BoxSnapshot[];
+  /** Serials that left the device list this cycle. */
+  missing: string[];
+  /** Serials that came back to the device list this cycle. */
+  returned: string[];
+  /** The gateway's clock from the device list's Date header, when known. */
+  serverTime: number | null;
+  /** Details requests that failed this cycle (the boxes keep their previous details). */
+  detailsFailed: number;
+}
+
+const errorCode = (err: unknown): string => (err instanceof BoxwatchError ? err.code : 'internal');
+
+export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
+  const { client, store, clock, logger } = deps;
+  const startedAt = clock.now();
+  const requestsBefore = deps.requestCount();
+  const finish = (fields: Omit<CycleRecord, 'startedAt' | 'durationMs' | 'requests'>): CycleRecord => ({
+    startedAt,
+    durationMs: clock.now() - startedAt,
+    requests: deps.requestCount() - requestsBefore,
+    ...fields,
+  });
+
+  let summaries: DeviceSummary[];
+  let serverTime: number | null = null;
+  try {
+    const list = await client.listDevices({ signal: deps.signal });
+    summaries = list.devices;
+    serverTime = list.serverTime;
+  } catch (err) {
+    if (errorCode(err) === 'no_devices') {
+      summaries = []; // the vendor's "No connected devices found": an empty fleet, not a failure
+    } else {
+      const cycle = finish({ outcome: 'failed', errorCode: errorCode(err), error: errorMessage(err), boxes: 0, detailsFetched: 0 });
+      store.recordCycle({ cycle, seen: [], missing: [] });
+      logger.warn({ code: cycle.errorCode, err: cycle.error }, 'poll cycle failed');
+      return { cycle, seen: [], missing: [], returned: [], serverTime, detailsFailed: 0 };
+    }
+  }
+
+  const known = new Map<string, BoxState>(store.boxes().map((b) => [b.serial, b]));
+  const due = selectForDetails(summaries, known, startedAt, deps.policy);
+  let detailsFailed = 0;
+  const fetched = await mapWithConcurrency(due, deps.concurrency, async (serial) => {
+    try {
+      return await client.getDevice(serial, { signal: deps.signal });
+    } catch (err) {
+      detailsFailed += 1;
+      logger.warn({ serial, code: errorCode(err), err: errorMessage(err) }, 'device details failed; keeping previous details');
+      return undefined;
+    }
+  });
+  const details = new Map<string, Device>();
+  for (const d of fetched) if (d) details.set(d.serial_no, d);
+
+  const detailsAt = clock.now();
+  const seen = summaries.map((s) => mergeSnapshot(s, details.get(s.serial_no), known.get(s.serial_no), detailsAt));
+  const listed = new Set(summaries.map((s) => s.serial_no));
+  const missing = [...known.values()].filter((b) => b.missingSince === null && !listed.has(b.serial)).map((b) => b.serial);
+  const returned = [...known.values()].filter((b) => b.missingSince !== null && listed.has(b.serial)).map((b) => b.serial);
+
+  const cycle = finish({ outcome: 'ok', errorCode: null, error: null, boxes: summaries.length, detailsFetched: details.size });
+  store.recordCycle({ cycle, seen, missing });
+  if (missing.length > 0) logger.warn({ serials: missing }, 'boxes missing from the device list');
+  if (returned.length > 0) logger.info({ serials: returned }, 'boxes back in the device list');
+  logger.debug({ boxes: cycle.boxes, details: cycle.detailsFetched, ms: cycle.durationMs, requests: cycle.requests }, 'poll cycle done');
+  return { cycle, seen, missing, returned, serverTime, detailsFailed };
+}
+
+const parseTime = (iso: string): number => Date.parse(iso);
+
+/**
+ * Summary fields come from this cycle's list; signal, location, IP and registration only from
+ * details, fresh when fetched now, else carried over from the last details.
+ */
+export function mergeSnapshot(summary: DeviceSummary, details: Device | undefined, previous: BoxState | undefined, detailsAt: number): BoxSnapshot {
+  const base: BoxSnapshot = {
+    serial: summary.serial_no,
+    id: summary.id,
+    name: summary.device_name,
+    connected: summary.connected,
+    battery: summary.battery_level,
+    signal: previous?.signal ?? null,
+    firmware: summary.firmware_version,
+    lastSeen: parseTime(summary.last_seen),
+    registeredAt: previous?.registeredAt ?? null,
+    location: previous?.location ?? null,
+    ip: previous?.ip ?? null,
+    detailsAt: previous?.detailsAt ?? null,
+  };
+  if (!details) return base;
+  return {
+    ...base,
+    name: details.device_name,
+    connected: details.connected,
+    battery: details.battery_level,
+    firmware: details.firmware_version,
+    lastSeen: Math.max(base.lastSeen, parseTime(details.last_seen)),
+    signal: details.signal_strength,
+    registeredAt: parseTime(details.registered_at),
+    location: details.location,
+    ip: details.ip_address,
+    detailsAt,
+  };
+}

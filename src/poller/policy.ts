@@ -1,0 +1,47 @@
+/**
+ * Which boxes get a device-details request this cycle. Pure.
+ *
+ * Always: boxes seen for the first time (or never detailed), boxes whose summary changed in a way
+ * details must confirm (connected, firmware), and boxes whose details are older than
+ * `details_every`. Then, to keep the load even instead of refreshing the whole fleet on one tick
+ * every `details_every`, the oldest details are topped up to a per-tick budget of
+ * ceil(fleet × tick interval / details_every). After the first cycle this staggers refreshes so
+ * each tick fetches about the same number of boxes, and no box's details ever get older than
+ * `details_every` plus one tick.
+ */
+import type { DeviceSummary } from '../gateway/schemas.js';
+import type { BoxState } from '../store/types.js';
+
+export interface DetailsPolicy {
+  detailsEveryMs: number;
+  /** Time between ticks of the schedule. */
+  tickIntervalMs: number;
+}
+
+export function selectForDetails(
+  summaries: readonly DeviceSummary[],
+  known: ReadonlyMap<string, BoxState>,
+  now: number,
+  policy: DetailsPolicy,
+): string[] {
+  const chosen = new Set<string>();
+  const candidates: { serial: string; detailsAt: number }[] = [];
+  for (const s of summaries) {
+    const box = known.get(s.serial_no);
+    if (!box || box.detailsAt === null) {
+      chosen.add(s.serial_no);
+    } else if (box.connected !== s.connected || box.firmware !== s.firmware_version) {
+      chosen.add(s.serial_no);
+    } else if (now - box.detailsAt >= policy.detailsEveryMs) {
+      chosen.add(s.serial_no);
+    } else {
+      candidates.push({ serial: s.serial_no, detailsAt: box.detailsAt });
+    }
+  }
+  const budget = Math.ceil((summaries.length * policy.tickIntervalMs) / Math.max(1, policy.detailsEveryMs));
+  if (chosen.size < budget) {
+    candidates.sort((a, b) => a.detailsAt - b.detailsAt || (a.serial < b.serial ? -1 : 1));
+    for (const c of candidates.slice(0, budget - chosen.size)) chosen.add(c.serial);
+  }
+  return [...chosen];
+}

@@ -1,0 +1,78 @@
+/**
+ * Runs the poll cycle on a node-cron schedule, never overlapping: a tick that finds the previous
+ * cycle still running is skipped and counted. `stop()` stops the schedule and waits for the cycle
+ * in flight.
+ */
+import cron from 'node-cron';
+import type { Logger } from '../log.js';
+
+export interface Scheduler {
+  /** Runs one tick now (what the schedule calls); resolves when it ran or was skipped. */
+  tick(): Promise<'ran' | 'skipped'>;
+  readonly skipped: number;
+  readonly running: boolean;
+  stop(): Promise<void>;
+}
+
+export interface SchedulerOptions {
+  /** node-cron expression; omit to drive ticks only by calling tick() (tests). */
+  schedule?: string;
+  task: () => Promise<unknown>;
+  logger: Logger;
+}
+
+export function startScheduler(options: SchedulerOptions): Scheduler {
+  let inFlight: Promise<unknown> | null = null;
+  let skipped = 0;
+  let stopped = false;
+
+  const tick = async (): Promise<'ran' | 'skipped'> => {
+    if (stopped) return 'skipped';
+    if (inFlight) {
+      skipped += 1;
+      options.logger.warn({ skipped }, 'previous poll cycle still running; tick skipped');
+      return 'skipped';
+    }
+    inFlight = options.task().catch((err: unknown) => {
+      options.logger.error({ err }, 'poll cycle crashed');
+    });
+    try {
+      await inFlight;
+    } finally {
+      inFlight = null;
+    }
+    return 'ran';
+  };
+
+  const task = options.schedule
+    ? cron.schedule(options.schedule, () => {
+        void tick();
+      })
+    : null;
+
+  return {
+    tick,
+    get skipped() {
+      return skipped;
+    },
+    get running() {
+      return inFlight !== null;
+    },
+    async stop() {
+      stopped = true;
+      if (task) await task.destroy();
+      if (inFlight) await inFlight;
+    },
+  };
+}
+
+/** Milliseconds between two consecutive runs of a cron expression (for the details budget). */
+export function scheduleIntervalMs(expression: string): number {
+  const task = cron.createTask(expression, () => undefined);
+  try {
+    const [a, b] = task.getNextRuns(2);
+    return a && b ? b.getTime() - a.getTime() : 30_000;
+  } finally {
+    void task.destroy();
+  }
+}
