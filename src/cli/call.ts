@@ -1,0 +1,68 @@
+/**
+ * `boxwatch call --from box:SERIAL --to +E164 --agent ID`: places an outbound call. Following the
+ * vendor's usage rule, it reads the box's details first and refuses (exit 1) when the box is not
+ * connected. Bad arguments are UsageErrors (exit 2) and send no request.
+ */
+import { BoxwatchError, UsageError } from '../errors.js';
+import { GatewayError } from '../gateway/errors.js';
+import { BOX_FROM, E164 } from '../gateway/messages.js';
+import type { CliContext, RegisterCommand } from './context.js';
+import { formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
+import { formatOption, formatTable, type OutputFormat } from './output.js';
+
+interface CallOptions {
+  from: string;
+  to: string;
+  agent: string;
+  gateway?: string;
+  format: OutputFormat;
+}
+
+export const registerCall: RegisterCommand = (program, ctx) => {
+  program
+    .command('call')
+    .description('place an outbound AI-agent call through a box (checks that the box is connected first)')
+    .requiredOption('--from <box>', 'the box to call from: box:SERIAL')
+    .requiredOption('--to <number>', 'destination phone number in E.164 format, e.g. +14155550123')
+    .requiredOption('--agent <id>', 'the AI agent that handles the call (integer id)')
+    .addOption(gatewayOption())
+    .addOption(formatOption(['table', 'json']))
+    .action((opts: CallOptions) => runCall(opts, ctx));
+};
+
+async function runCall(opts: CallOptions, ctx: CliContext): Promise<void> {
+  const serial = BOX_FROM.exec(opts.from)?.[1];
+  if (serial === undefined) throw new UsageError(`--from must be box:SERIAL (e.g. box:SN-0001), got "${opts.from}"`);
+  if (!E164.test(opts.to)) {
+    throw new UsageError(`--to must be an E.164 phone number (+ then 8 to 15 digits, e.g. +14155550123), got "${opts.to}"`);
+  }
+  const agentId = positiveInt(opts.agent, '--agent');
+  const gateway = resolveGateway(opts.gateway, ctx.env);
+
+  const result = await withGateway(gateway, async (client) => {
+    const device = await client.getDevice(serial, { signal: ctx.signal }).catch((err: unknown) => {
+      if (err instanceof GatewayError && err.code === 'device_not_found') {
+        throw new BoxwatchError('box_not_found', `box ${serial} is not known to the gateway (${err.message})`, { cause: err });
+      }
+      throw err;
+    });
+    if (!device.connected) {
+      throw new BoxwatchError(
+        'box_disconnected',
+        `box ${serial} ("${terminalSafe(device.device_name)}") is disconnected (last seen ${formatTimestamp(device.last_seen)}); not placing the call`,
+      );
+    }
+    return client.makeCall({ from: opts.from, to: opts.to, agentId }, { signal: ctx.signal });
+  });
+
+  if (opts.format === 'json') {
+    ctx.out(JSON.stringify(result, null, 2) + '\n');
+    return;
+  }
+  ctx.out(
+    formatTable(
+      ['CALL ID', 'STATUS', 'FROM', 'TO', 'AGENT'],
+      [[result.call_id, result.status, result.from, result.to, String(result.agent_id)].map(terminalSafe)],
+    ),
+  );
+}

@@ -1,0 +1,78 @@
+/**
+ * `boxwatch sim`: runs the Gateway API simulator until interrupted. Prints exactly one line,
+ * `gateway simulator listening on http://HOST:PORT`, once it accepts connections.
+ */
+import { BoxwatchError, UsageError } from '../errors.js';
+import { loadScenario, type Scenario } from '../sim/scenario.js';
+import { startSimulator } from '../sim/server.js';
+import { DEV_KEY } from '../sim/simulator.js';
+import { untilAborted, type RegisterCommand } from './context.js';
+
+interface SimFlags {
+  host: string;
+  port: string;
+  key?: string;
+  devices?: string;
+  seed?: string;
+  scenario?: string;
+  speed?: string;
+}
+
+function integer(flag: string, text: string, min: number, max: number): number {
+  if (!/^-?\d+$/.test(text.trim())) throw new UsageError(`${flag} must be an integer, got "${text}"`);
+  const n = Number(text);
+  if (n < min || n > max) throw new UsageError(`${flag} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function positive(flag: string, text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n <= 0 || n > 100_000) throw new UsageError(`${flag} must be a number above 0 (at most 100000), got "${text}"`);
+  return n;
+}
+
+export const registerSim: RegisterCommand = (program, ctx) => {
+  program
+    .command('sim')
+    .description('Run the Gateway API simulator (a fleet of simulated boxes behind /api/gateway/v1).')
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 picks a free one)', '8080')
+    .option('--key <key>', `account secret key (default: $BOXWATCH_SECRET_KEY, else the development key)`)
+    .option('--devices <n>', 'number of boxes (default 50, or the scenario\'s)')
+    .option('--seed <n>', 'seed of the fleet model (default 1, or the scenario\'s)')
+    .option('--scenario <file>', 'YAML timeline of box events and faults')
+    .option('--speed <n>', 'simulated seconds per real second (default 1, or the scenario\'s)')
+    .action(async (flags: SimFlags) => {
+      const port = integer('--port', flags.port, 0, 65_535);
+      const devices = flags.devices === undefined ? undefined : integer('--devices', flags.devices, 0, 100_000);
+      const seed = flags.seed === undefined ? undefined : integer('--seed', flags.seed, -2_147_483_648, 2_147_483_647);
+      const speed = flags.speed === undefined ? undefined : positive('--speed', flags.speed);
+      if (flags.host.trim() === '') throw new UsageError('--host must not be empty');
+      if (flags.key !== undefined && flags.key === '') throw new UsageError('--key must not be empty');
+      const key = flags.key ?? (ctx.env.BOXWATCH_SECRET_KEY || DEV_KEY);
+      const scenario: Scenario | undefined = flags.scenario === undefined ? undefined : await loadScenario(flags.scenario);
+
+      let running;
+      try {
+        running = await startSimulator({
+          host: flags.host,
+          port,
+          key,
+          ...(devices !== undefined && { devices }),
+          ...(seed !== undefined && { seed }),
+          ...(speed !== undefined && { speed }),
+          ...(scenario && { scenario }),
+          onError: (err) => ctx.err(`simulator: unexpected error: ${err instanceof Error ? err.message : String(err)}\n`),
+        });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+          throw new BoxwatchError('listen_failed', `cannot listen on ${flags.host}:${port} (${code})`, { cause: err });
+        }
+        throw err;
+      }
+      ctx.out(`gateway simulator listening on ${running.url}\n`);
+      await untilAborted(ctx.signal);
+      await running.close();
+    });
+};

@@ -1,0 +1,93 @@
+/**
+ * Showing a configuration: secrets redacted (`redactConfig`) and the effective configuration as
+ * YAML in the file's own shape (`formatConfig`), which parses back to the same Config.
+ */
+import { stringify } from 'yaml';
+import { snakeKeys } from './case.js';
+import type { Config } from './schema.js';
+
+export const REDACTED = '[redacted]';
+
+/** Keys (snake_case) whose values are durations in ms in Config and text in YAML. */
+const DURATION_KEYS = new Set([
+  'timeout',
+  'details_every',
+  'raw_retention',
+  'rollup_retention',
+  'for',
+  'keep_firing_for',
+  'max_age',
+  'repeat_interval',
+  'group_wait',
+  'initial_backoff',
+  'max_backoff',
+]);
+
+const SECRET_QUERY = /pass|secret|token|key/i;
+
+/** Replaces the password (and secret-looking query values) of a URL; leaves the rest readable. */
+export function redactUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return REDACTED; // not a URL: nothing safe to show
+  }
+  const user = url.username !== '' ? `${url.username}${url.password !== '' ? `:${REDACTED}` : ''}@` : url.password !== '' ? `:${REDACTED}@` : '';
+  const query = [...url.searchParams.entries()]
+    .map(([k, v]) => `${encodeURIComponent(k)}=${SECRET_QUERY.test(k) ? REDACTED : encodeURIComponent(v)}`)
+    .join('&');
+  // new URL() adds a "/" path to http URLs; show it only when it was written.
+  const path = url.pathname === '/' && !text.endsWith('/') && !text.includes('/?') ? '' : url.pathname;
+  return `${url.protocol}//${user}${url.host}${path}${query ? `?${query}` : ''}`;
+}
+
+/** A copy of the configuration that is safe to print or log: no secret key, passwords or webhook URLs. */
+export function redactConfig(config: Config): Config {
+  return {
+    ...config,
+    gateway: { ...config.gateway, baseUrl: redactUrl(config.gateway.baseUrl), secretKey: REDACTED },
+    notifiers: config.notifiers.map((n) => {
+      switch (n.type) {
+        case 'email':
+          return { ...n, smtpUrl: redactUrl(n.smtpUrl) };
+        case 'slack':
+          return { ...n, webhookUrl: REDACTED };
+        default:
+          return n;
+      }
+    }),
+  };
+}
+
+/** Milliseconds as an exact duration text: 90_000 -> "1m30s", 0 -> "0s". */
+export function durationText(ms: number): string {
+  if (ms === 0) return '0s';
+  const parts: string[] = [];
+  let rest = ms;
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000], ['ms', 1]] as const) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return parts.join('');
+}
+
+function durationsToText(value: unknown, key?: string): unknown {
+  if (typeof value === 'number' && key !== undefined && DURATION_KEYS.has(key)) return durationText(value);
+  if (Array.isArray(value)) return value.map((v) => durationsToText(v));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, durationsToText(v, k)]));
+  }
+  return value;
+}
+
+/** The configuration as YAML in the file's shape (snake_case keys, durations as text). */
+export function formatConfig(config: Config, options: { redact?: boolean } = {}): string {
+  const shown = options.redact === false ? config : redactConfig(config);
+  const doc = durationsToText(snakeKeys(shown)) as Record<string, unknown>;
+  const http = doc['http'] as { enabled: boolean } | undefined;
+  if (http && !http.enabled) doc['http'] = false;
+  return stringify(doc, { lineWidth: 0 });
+}

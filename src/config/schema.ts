@@ -1,0 +1,278 @@
+/**
+ * The configuration schema (zod). Keys are snake_case here, exactly as written in YAML, so that
+ * validation errors name the path the user wrote (`poll.details_every`). Every object is strict:
+ * an unknown key (a typo) is an error. The TypeScript type `Config` is the camelCase form of the
+ * schema's output (see `Camelize`); durations are milliseconds there.
+ */
+import { z } from 'zod';
+import cron from 'node-cron';
+import { tryParseDuration } from '../duration.js';
+
+export const SEVERITIES = ['critical', 'warning', 'info'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** Higher is more severe: critical 3, warning 2, info 1. */
+export function severityRank(severity: Severity): number {
+  return SEVERITIES.length - SEVERITIES.indexOf(severity);
+}
+
+export const RULE_KINDS = ['disconnected', 'low_battery', 'weak_signal', 'stale', 'firmware_drift', 'missing'] as const;
+export type RuleKind = (typeof RULE_KINDS)[number];
+
+/** The built-in rules about the gateway itself (configured under `alerting.gateway`). */
+export const GATEWAY_RULES = ['gateway_unreachable', 'gateway_unauthorized', 'gateway_schema'] as const;
+export type GatewayRuleName = (typeof GATEWAY_RULES)[number];
+
+export const NOTIFIER_TYPES = ['email', 'slack', 'console'] as const;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const VERSION = /^v?\d+(\.\d+)*([-+][0-9A-Za-z.+-]*)?$/;
+const LISTEN = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]*):(\d{1,5})$/;
+
+/** A duration written `30s`, `5m`, `2h`, `7d` (or `0`), parsed to milliseconds. */
+function duration(defaultText: string, options: { positive?: boolean } = {}) {
+  return z
+    .unknown()
+    .transform((value, ctx) => {
+      const ms = typeof value === 'number' && value === 0 ? 0 : typeof value === 'string' ? tryParseDuration(value) : undefined;
+      if (ms === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            typeof value === 'string'
+              ? `invalid duration "${value}" (use e.g. 30s, 5m, 2h, 7d)`
+              : `invalid duration ${JSON.stringify(value)} (write a unit, e.g. 30s, 5m, 2h, 7d)`,
+        });
+        return z.NEVER;
+      }
+      if (options.positive && ms <= 0) {
+        ctx.addIssue({ code: 'custom', message: 'must be longer than 0s' });
+        return z.NEVER;
+      }
+      return ms;
+    })
+    .prefault(defaultText);
+}
+
+const name = z.string().regex(NAME, { error: 'must start with a letter or digit and contain only letters, digits, "_", "." and "-"' });
+
+/** One glob or a list of globs over box serials (`*` any text, `?` one character). */
+const globs = z
+  .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.string().min(1)).min(1))
+  .prefault(['*']);
+
+const version = z.string().regex(VERSION, { error: 'must be a version such as 2.10.0' });
+
+const gatewaySchema = z.strictObject({
+  base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://127.0.0.1:8080'),
+  secret_key: z.string({ error: (iss) => (iss.input === undefined ? 'is required (e.g. secret_key: ${BOXWATCH_SECRET_KEY})' : 'must be a string') }).min(1, { error: 'must not be empty' }),
+  timeout: duration('10s', { positive: true }),
+  concurrency: z.int().min(1).max(256).default(8),
+});
+
+const pollSchema = z.strictObject({
+  schedule: z
+    .string()
+    .refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "*/30 * * * * *")' })
+    .default('*/30 * * * * *'),
+  details_every: duration('5m', { positive: true }),
+});
+
+const storageSchema = z
+  .strictObject({
+    path: z.string().min(1).default('./data/boxwatch.db'),
+    raw_retention: duration('14d', { positive: true }),
+    rollup_retention: duration('400d', { positive: true }),
+  })
+  .superRefine((s, ctx) => {
+    if (s.rollup_retention < s.raw_retention) {
+      ctx.addIssue({ code: 'custom', path: ['rollup_retention'], message: 'must not be shorter than raw_retention' });
+    }
+  });
+
+/** Fields every rule has besides name and kind. */
+const ruleCommon = {
+  severity: z.enum(SEVERITIES),
+  for: duration('0s'),
+  keep_firing_for: duration('0s'),
+  boxes: globs,
+};
+
+const disconnectedRule = z.strictObject({ name, kind: z.literal('disconnected'), ...ruleCommon });
+
+const lowBatteryRule = z
+  .strictObject({
+    name,
+    kind: z.literal('low_battery'),
+    ...ruleCommon,
+    below: z.number().gt(0).max(100).default(20),
+    clear_above: z.number().optional(),
+  })
+  .transform((r, ctx) => {
+    const clear = r.clear_above ?? r.below + 5;
+    if (clear < r.below) ctx.addIssue({ code: 'custom', path: ['clear_above'], message: `must not be lower than below (${r.below})` });
+    else if (clear >= 100) ctx.addIssue({ code: 'custom', path: [r.clear_above === undefined ? 'below' : 'clear_above'], message: `clear_above (${clear}) must be below 100, or the alert never clears` });
+    return { ...r, clear_above: clear };
+  });
+
+const weakSignalRule = z
+  .strictObject({
+    name,
+    kind: z.literal('weak_signal'),
+    ...ruleCommon,
+    below_dbm: z.number().max(0).default(-105),
+    clear_above_dbm: z.number().max(0).optional(),
+  })
+  .transform((r, ctx) => {
+    const clear = r.clear_above_dbm ?? r.below_dbm + 5;
+    if (clear < r.below_dbm) ctx.addIssue({ code: 'custom', path: ['clear_above_dbm'], message: `must not be lower than below_dbm (${r.below_dbm})` });
+    else if (clear >= 0) ctx.addIssue({ code: 'custom', path: [r.clear_above_dbm === undefined ? 'below_dbm' : 'clear_above_dbm'], message: `clear_above_dbm (${clear}) must be below 0, or the alert never clears` });
+    return { ...r, clear_above_dbm: clear };
+  });
+
+const staleRule = z.strictObject({ name, kind: z.literal('stale'), ...ruleCommon, max_age: duration('15m', { positive: true }) });
+
+const firmwareDriftRule = z
+  .strictObject({
+    name,
+    kind: z.literal('firmware_drift'),
+    ...ruleCommon,
+    /** `majority` (the fleet's most common version), a version string, or `none` to check only min_version. */
+    expected: z.string().min(1).optional(),
+    min_version: version.optional(),
+  })
+  .transform((r) => ({ ...r, expected: r.expected ?? (r.min_version === undefined ? 'majority' : 'none') }));
+
+const missingRule = z.strictObject({ name, kind: z.literal('missing'), ...ruleCommon });
+
+export const ruleSchema = z.discriminatedUnion('kind', [
+  disconnectedRule,
+  lowBatteryRule,
+  weakSignalRule,
+  staleRule,
+  firmwareDriftRule,
+  missingRule,
+]);
+
+/** The rules used when the file has no `rules:` key (an explicit `rules: []` means none). */
+export const DEFAULT_RULES: z.input<typeof ruleSchema>[] = [
+  { name: 'box-offline', kind: 'disconnected', for: '2m', severity: 'critical' },
+  { name: 'battery-low', kind: 'low_battery', below: 20, clear_above: 25, severity: 'warning' },
+  { name: 'signal-weak', kind: 'weak_signal', below_dbm: -105, for: '10m', severity: 'warning' },
+  { name: 'box-stale', kind: 'stale', max_age: '15m', severity: 'warning' },
+  { name: 'firmware', kind: 'firmware_drift', expected: 'majority', for: '1d', severity: 'info' },
+  { name: 'box-missing', kind: 'missing', severity: 'warning' },
+];
+
+const alertingSchema = z.strictObject({
+  repeat_interval: duration('4h', { positive: true }),
+  group_wait: duration('30s'),
+  inhibit: z.boolean().default(true),
+  gateway: z
+    .strictObject({
+      /** gateway_unreachable fires after this many consecutive failed cycles. */
+      unreachable_after: z.int().min(1).default(3),
+      /** gateway_schema fires after this many consecutive cycles with unexpected responses. */
+      schema_after: z.int().min(1).default(1),
+      severity: z.enum(SEVERITIES).default('critical'),
+    })
+    .prefault({}),
+  delivery: z
+    .strictObject({
+      /** First retry delay; doubles on each failure (with jitter) up to max_backoff. */
+      initial_backoff: duration('5s', { positive: true }),
+      max_backoff: duration('5m', { positive: true }),
+      /** A message not delivered within this time is marked dead. */
+      max_age: duration('24h', { positive: true }),
+    })
+    .prefault({}),
+});
+
+/** Fields every notifier has besides name and type. */
+const notifierCommon = {
+  /** Only alerts of this severity or higher are sent (default: all). */
+  min_severity: z.enum(SEVERITIES).default('info'),
+  /** Only these rules (names, including the gateway_* built-ins); default: all. */
+  rules: z.array(z.string().min(1)).min(1).optional(),
+  boxes: globs,
+};
+
+const emailNotifier = z.strictObject({
+  name,
+  type: z.literal('email'),
+  ...notifierCommon,
+  smtp_url: z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' }),
+  from: z.string().min(3),
+  to: z.preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.email({ error: 'must be an email address' })).min(1)),
+});
+
+const slackNotifier = z.strictObject({
+  name,
+  type: z.literal('slack'),
+  ...notifierCommon,
+  webhook_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
+});
+
+const consoleNotifier = z.strictObject({ name, type: z.literal('console'), ...notifierCommon });
+
+export const notifierSchema = z.discriminatedUnion('type', [emailNotifier, slackNotifier, consoleNotifier]);
+
+const httpSchema = z.preprocess(
+  (v) => (v === false ? { enabled: false } : v),
+  z.strictObject(
+    {
+      enabled: z.boolean().default(true),
+      listen: z
+        .string()
+        .refine((s) => {
+          const port = LISTEN.exec(s)?.[1];
+          return port !== undefined && Number(port) <= 65535;
+        }, { error: 'must be host:port, e.g. 127.0.0.1:9464' })
+        .default('127.0.0.1:9464'),
+    },
+    { error: 'must be { listen: host:port } or false' },
+  ),
+);
+
+const logSchema = z.strictObject({
+  level: z.enum(LOG_LEVELS).default('info'),
+  /** `auto`: human-readable on a terminal, JSON lines otherwise. */
+  format: z.enum(['auto', 'json', 'pretty']).default('auto'),
+});
+
+export const configSchema = z.strictObject({
+  // A missing gateway section is validated as {} so that the error names gateway.secret_key.
+  gateway: gatewaySchema.prefault({} as z.input<typeof gatewaySchema>),
+  poll: pollSchema.prefault({}),
+  storage: storageSchema.prefault({}),
+  rules: z.array(ruleSchema).prefault(DEFAULT_RULES),
+  alerting: alertingSchema.prefault({}),
+  notifiers: z.array(notifierSchema).prefault([{ name: 'console', type: 'console' }]),
+  http: httpSchema.prefault({}),
+  log: logSchema.prefault({}),
+});
+
+/** The schema's output with snake_case keys (what YAML holds, durations in ms). */
+export type RawConfig = z.output<typeof configSchema>;
+
+type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
+/** Deeply renames snake_case keys to camelCase (arrays and unions preserved). */
+export type Camelize<T> = T extends readonly (infer U)[]
+  ? Camelize<U>[]
+  : T extends object
+    ? { [K in keyof T as K extends string ? CamelCase<K> : K]: Camelize<T[K]> }
+    : T;
+
+/** The validated configuration. Durations are milliseconds. */
+export type Config = Camelize<RawConfig>;
+export type GatewayConfig = Config['gateway'];
+export type PollConfig = Config['poll'];
+export type StorageConfig = Config['storage'];
+export type RuleConfig = Config['rules'][number];
+export type AlertingConfig = Config['alerting'];
+export type NotifierConfig = Config['notifiers'][number];
+export type HttpConfig = Config['http'];
+export type LogConfig = Config['log'];
+export type RuleOfKind<K extends RuleKind> = Extract<RuleConfig, { kind: K }>;
+export type NotifierOfType<T extends NotifierConfig['type']> = Extract<NotifierConfig, { type: T }>;

@@ -1,0 +1,358 @@
+/**
+ * The undici implementation of GatewayClient: one keep-alive connection pool per gateway origin,
+ * a per-attempt timeout, bounded retries with exponential backoff and full jitter for GETs, zod
+ * parsing of every response, and typed GatewayErrors (errors.ts).
+ *
+ * The account secret key is sent only in the `account-secret-key` header. Errors carry our own
+ * words, the vendor's message and sanitized copies of low-level errors, never the key.
+ */
+import { FormData, Pool, type Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { systemClock, type Clock } from '../clock.js';
+import { GatewayError, classifyErrorResponse, redact, sanitizeCause, type GatewayErrorCode } from './errors.js';
+import { API_PREFIX, BOX_FROM, E164 } from './messages.js';
+import {
+  callListEnvelopeSchema,
+  callSchema,
+  deviceSchema,
+  deviceSummarySchema,
+  errorEnvelopeSchema,
+  makeCallResultSchema,
+  successEnvelope,
+} from './schemas.js';
+import type { Call, Device, MakeCallResult } from './schemas.js';
+import type {
+  CallListResult,
+  DeviceListResult,
+  Endpoint,
+  GatewayClient,
+  MakeCallInput,
+  RequestEvent,
+  RequestOptions,
+} from './types.js';
+
+type IncomingHttpHeaders = Dispatcher.ResponseData['headers'];
+
+export interface BackoffOptions {
+  /** Delay ceiling of the first retry; doubles per retry (default 200 ms). */
+  baseMs?: number;
+  /** Upper bound of any backoff delay (default 5 s). */
+  maxMs?: number;
+}
+
+export interface GatewayClientOptions {
+  /** e.g. `http://127.0.0.1:8080`; a path prefix before `/api/gateway/v1` is kept. */
+  baseUrl: string;
+  secretKey: string;
+  /** Per attempt, from sending the request to the end of the body (default 10 s). */
+  timeoutMs?: number;
+  /** Further attempts of a GET after a retryable failure (default 3). */
+  retries?: number;
+  backoff?: BackoffOptions;
+  /** A `Retry-After` longer than this is waited for this long only (default 30 s). */
+  maxRetryAfterMs?: number;
+  /** Keep-alive connections in the pool (default 16). */
+  connections?: number;
+  /** Called once per HTTP attempt. */
+  onRequest?: (e: RequestEvent) => void;
+  /** Used for backoff sleeps, Retry-After dates and attempt durations (default systemClock). */
+  clock?: Clock;
+  /** Source of jitter in [0, 1) (default Math.random). */
+  random?: () => number;
+}
+
+const DEFAULTS = {
+  timeoutMs: 10_000,
+  retries: 3,
+  baseMs: 200,
+  maxMs: 5_000,
+  maxRetryAfterMs: 30_000,
+  connections: 16,
+};
+
+/** Errors of the connect phase: the request was certainly not written, so even make-call may retry. */
+const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+interface Outgoing {
+  endpoint: Endpoint;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: () => FormData;
+}
+
+/** Creates a GatewayClient over HTTP. Call `close()` to release the connection pool. */
+export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
+  const url = parseBaseUrl(options.baseUrl);
+  const secret = options.secretKey;
+  const timeoutMs = positive(options.timeoutMs, DEFAULTS.timeoutMs);
+  const retries = Math.max(0, Math.floor(options.retries ?? DEFAULTS.retries));
+  const baseMs = options.backoff?.baseMs ?? DEFAULTS.baseMs;
+  const maxMs = options.backoff?.maxMs ?? DEFAULTS.maxMs;
+  const maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs;
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
+  const pool = new Pool(url.origin, {
+    connections: positive(options.connections, DEFAULTS.connections),
+    pipelining: 1,
+  });
+  const prefix = url.pathname.replace(/\/+$/, '') + API_PREFIX;
+  /** Errors known to have happened before any byte of the request was written. */
+  const notSent = new WeakSet<GatewayError>();
+
+  /** A client-side check failed: no request is sent. Inputs are echoed, so the key is cut out. */
+  const invalidArgument = (endpoint: Endpoint, message: string): GatewayError =>
+    new GatewayError('invalid_argument', redact(message, secret), { endpoint });
+
+  const emit = (endpoint: Endpoint, outcome: string, started: number, attempt: number): void => {
+    options.onRequest?.({ endpoint, outcome, durationMs: Math.max(0, clock.now() - started), attempt });
+  };
+
+  /** One HTTP attempt: returns the status, headers and parsed JSON, or throws a GatewayError. */
+  async function attemptOnce(
+    call: Outgoing,
+    signal: AbortSignal | undefined,
+  ): Promise<{ status: number; headers: IncomingHttpHeaders; json: unknown }> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error('timeout'));
+    }, timeoutMs);
+    const onAbort = (): void => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const res = await pool.request({
+        path: prefix + call.path,
+        method: call.method,
+        headers: { 'account-secret-key': secret, accept: 'application/json' },
+        body: call.body?.() ?? null,
+        signal: controller.signal,
+      });
+      const text = await res.body.text();
+      return { status: res.statusCode, headers: res.headers, json: parseJson(text, call.endpoint, res.statusCode) };
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      if (signal?.aborted) throw signal.reason;
+      if (timedOut) {
+        throw new GatewayError('unavailable', `gateway did not answer ${call.endpoint} within ${timeoutMs} ms`, {
+          endpoint: call.endpoint,
+        });
+      }
+      const cause = sanitizeCause(err, secret);
+      const code = (cause as { code?: string }).code;
+      const error = new GatewayError('unavailable', `gateway unreachable (${call.endpoint}): ${cause.message}`, {
+        endpoint: call.endpoint,
+        cause,
+      });
+      if (code !== undefined && CONNECT_PHASE_CODES.has(code)) notSent.add(error);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Sends with retries; returns the response of the first successful (2xx, success) attempt. */
+  async function send<T extends z.ZodType>(
+    call: Outgoing,
+    schema: T,
+    signal: AbortSignal | undefined,
+  ): Promise<{ body: z.infer<T>; headers: IncomingHttpHeaders }> {
+    for (let attempt = 1; ; attempt += 1) {
+      signal?.throwIfAborted();
+      const started = clock.now();
+      try {
+        const res = await attemptOnce(call, signal);
+        const body = interpret(call.endpoint, res.status, res.headers, res.json, schema);
+        emit(call.endpoint, 'ok', started, attempt);
+        return { body, headers: res.headers };
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err; // the caller aborted
+        emit(call.endpoint, err.code, started, attempt);
+        const mayRetry = call.method === 'GET' ? err.retryable : notSent.has(err);
+        if (!mayRetry || attempt > retries) throw err;
+        await clock.sleep(delayFor(err, attempt), signal);
+      }
+    }
+  }
+
+  function delayFor(err: GatewayError, attempt: number): number {
+    if (err.retryAfterMs !== undefined) return Math.min(err.retryAfterMs, maxRetryAfterMs);
+    return Math.floor(random() * Math.min(maxMs, baseMs * 2 ** (attempt - 1)));
+  }
+
+  /** Turns one response into the parsed body, or throws the classified GatewayError. */
+  function interpret<T extends z.ZodType>(
+    endpoint: Endpoint,
+    status: number,
+    headers: IncomingHttpHeaders,
+    json: unknown,
+    schema: T,
+  ): z.infer<T> {
+    const envelope = errorEnvelopeSchema.safeParse(json);
+    const vendorMessage = envelope.success ? redact(envelope.data.message, secret) : undefined;
+    if (status >= 200 && status < 300 && !envelope.success) {
+      const parsed = schema.safeParse(json);
+      if (parsed.success) return parsed.data;
+      throw new GatewayError('schema', `unexpected ${endpoint} response: ${describeIssues(parsed.error.issues)}`, {
+        endpoint,
+        status,
+      });
+    }
+    const code: GatewayErrorCode = classifyErrorResponse(endpoint, status, vendorMessage);
+    const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(headers['retry-after'], clock.now()) : undefined;
+    // A recognised vendor error keeps the vendor's words; anything else says what happened.
+    const generic = code === 'rejected' || code === 'unavailable' || code === 'rate_limited' || vendorMessage === undefined;
+    const message = generic
+      ? `gateway answered HTTP ${status} on ${endpoint}${vendorMessage === undefined ? '' : `: ${vendorMessage}`}`
+      : vendorMessage;
+    throw new GatewayError(code, message, { endpoint, status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+  }
+
+  const get = (endpoint: Endpoint, path: string): Outgoing => ({ endpoint, method: 'GET', path });
+
+  return {
+    async listDevices(opts?: RequestOptions): Promise<DeviceListResult> {
+      const { body, headers } = await send(
+        get('device_list', '/box/device-list'),
+        successEnvelope(deviceSummarySchema.array()),
+        opts?.signal,
+      );
+      return { devices: body.data, serverTime: parseHttpDate(headers.date) };
+    },
+
+    async getDevice(serial: string, opts?: RequestOptions): Promise<Device> {
+      if (typeof serial !== 'string' || serial.length === 0) {
+        throw invalidArgument('device_details', 'device serial must be a non-empty string');
+      }
+      const call = get('device_details', `/box/device/${encodeURIComponent(serial)}`);
+      return (await send(call, successEnvelope(deviceSchema), opts?.signal)).body.data;
+    },
+
+    async listCalls(params: { perPage?: number; page?: number } = {}, opts?: RequestOptions): Promise<CallListResult> {
+      const query = new URLSearchParams();
+      if (params.perPage !== undefined) {
+        if (!isPositiveInt(params.perPage)) throw invalidArgument('call_list', `perPage must be a positive integer, got ${String(params.perPage)}`);
+        query.set('per_page', String(params.perPage));
+      }
+      if (params.page !== undefined) {
+        if (!isPositiveInt(params.page)) throw invalidArgument('call_list', `page must be a positive integer, got ${String(params.page)}`);
+        query.set('page', String(params.page));
+      }
+      const qs = query.size > 0 ? `?${query.toString()}` : '';
+      const { body } = await send(get('call_list', `/call/list${qs}`), callListEnvelopeSchema, opts?.signal);
+      return { items: body.data, meta: body.meta };
+    },
+
+    async getCall(id: string | number, opts?: RequestOptions): Promise<Call> {
+      const text = String(id);
+      if (!/^\d+$/.test(text)) throw invalidArgument('call_details', `call id must be an integer, got "${text}"`);
+      return (await send(get('call_details', `/call/${text}`), successEnvelope(callSchema), opts?.signal)).body.data;
+    },
+
+    async makeCall(input: MakeCallInput, opts?: RequestOptions): Promise<MakeCallResult> {
+      const problem = checkMakeCall(input);
+      if (problem !== undefined) throw invalidArgument('make_call', problem);
+      const call: Outgoing = {
+        endpoint: 'make_call',
+        method: 'POST',
+        path: '/call/make-call',
+        body: () => {
+          const form = new FormData();
+          form.set('from', input.from);
+          form.set('to', input.to);
+          form.set('agent_id', String(input.agentId));
+          return form;
+        },
+      };
+      return (await send(call, successEnvelope(makeCallResultSchema), opts?.signal)).body.data;
+    },
+
+    close: () => pool.close(),
+  };
+}
+
+/** The client-side checks of make-call: the problem, or undefined when the input is fine. */
+function checkMakeCall(input: MakeCallInput): string | undefined {
+  if (typeof input.from !== 'string' || !BOX_FROM.test(input.from)) {
+    return `from must be box:<serial> (e.g. box:SN-0001), got "${String(input.from)}"`;
+  }
+  if (typeof input.to !== 'string' || !E164.test(input.to)) {
+    return `to must be an E.164 phone number (+ then 8 to 15 digits), got "${String(input.to)}"`;
+  }
+  const agent = String(input.agentId);
+  return /^\d+$/.test(agent) ? undefined : `agent id must be an integer, got "${agent}"`;
+}
+
+function parseBaseUrl(baseUrl: string): URL {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new GatewayError('invalid_argument', `invalid gateway URL "${baseUrl}"`, { endpoint: 'device_list' });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new GatewayError('invalid_argument', `gateway URL must be http or https, got "${url.protocol}"`, {
+      endpoint: 'device_list',
+    });
+  }
+  return url;
+}
+
+const MALFORMED = Symbol('malformed');
+
+/**
+ * Parses a body as JSON. A 2xx body that is not JSON is a 'schema' error marked retryable (a
+ * truncated or garbled body is usually transient); on error statuses it is classified by status.
+ */
+function parseJson(text: string, endpoint: Endpoint, status: number): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    if (status >= 200 && status < 300) {
+      throw new GatewayError('schema', `unexpected ${endpoint} response: body is not valid JSON`, {
+        endpoint,
+        status,
+        retryable: true,
+      });
+    }
+    return MALFORMED;
+  }
+}
+
+/** `data[3].serial_no: expected string, received undefined` (at most three issues). */
+export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  const parts = issues.slice(0, 3).map((issue) => {
+    const path = issue.path.reduce<string>(
+      (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc === '' ? String(key) : `${acc}.${String(key)}`),
+      '',
+    );
+    return `${path === '' ? '(root)' : path}: ${issue.message.replace(/^Invalid input: /, '')}`;
+  });
+  if (issues.length > 3) parts.push(`and ${issues.length - 3} more`);
+  return parts.join('; ');
+}
+
+/** Retry-After as delta-seconds or an HTTP date, in ms from `now`; undefined when absent or invalid. */
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || text.trim() === '') return undefined;
+  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function parseHttpDate(value: string | string[] | undefined): number | null {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined) return null;
+  const t = Date.parse(text);
+  return Number.isNaN(t) ? null : t;
+}
+
+function isPositiveInt(n: number): boolean {
+  return Number.isInteger(n) && n > 0;
+}
+
+function positive(value: number | undefined, fallback: number): number {
+  return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
+}

@@ -1,0 +1,281 @@
+/**
+ * The outbox dispatcher: delivers queued messages per notifier, independently (a Slack outage
+ * never delays e-mail: each notifier has its own loop and its own pause), with the retry policy of
+ * retry.ts. The durable queue is an interface (`OutboxQueue`) so that SQLite can back it; the
+ * dispatcher keeps only soft state in memory (pauses, pending failure notices).
+ *
+ * Order: within one notifier messages go out oldest first. After a transient failure the notifier
+ * pauses until the failed message's next attempt, so a later message does not overtake it.
+ * Dead messages (permanent error, or older than maxAge when an attempt fails) are reported on the
+ * other notifiers as one `delivery_failure` message, at most once per `failureNoticeIntervalMs`.
+ */
+import type { Clock } from '../clock.js';
+import { errorMessage } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
+import { NotifyError } from './errors.js';
+import { DEFAULT_RETRY_POLICY, decideAfterFailure, type RetryPolicy } from './retry.js';
+import type { DeliveryFailure, NotificationMessage, Notifier } from './types.js';
+
+type Awaitable<T> = T | Promise<T>;
+
+/** One queued delivery of one message to one notifier. */
+export interface OutboxRow {
+  id: number;
+  notifier: string;
+  message: NotificationMessage;
+  createdAt: number;
+  /** Failed attempts so far. */
+  attempts: number;
+  nextAttemptAt: number;
+}
+
+/** The durable outbox as the dispatcher sees it. Methods may be synchronous (better-sqlite3) or not. */
+export interface OutboxQueue {
+  /** Pending rows of `notifier` with nextAttemptAt <= now, oldest (lowest id) first, at most `limit`. */
+  due(notifier: string, now: number, limit: number): Awaitable<OutboxRow[]>;
+  markDelivered(id: number, now: number): Awaitable<void>;
+  /** attempts += 1, remember the error, try again at `nextAttemptAt`. */
+  markFailed(id: number, now: number, error: string, nextAttemptAt: number): Awaitable<void>;
+  /** attempts += 1, remember the error, never try again. */
+  markDead(id: number, now: number, error: string): Awaitable<void>;
+  /** Queues a new message (used for delivery-failure notices). */
+  enqueue(notifier: string, message: NotificationMessage, now: number): Awaitable<void>;
+  /** Earliest nextAttemptAt among pending rows of `notifier`, or null. Optional: lets an idle loop sleep exactly. */
+  nextDue?(notifier: string): Awaitable<number | null>;
+}
+
+export type DeliveryResult = 'delivered' | 'retry' | 'dead';
+
+export interface DeliveryOutcome {
+  notifier: string;
+  id: number;
+  result: DeliveryResult;
+  /** Attempts including this one. */
+  attempts: number;
+  error?: string;
+  /** For `retry`. */
+  nextAttemptAt?: number;
+}
+
+export interface DispatcherOptions {
+  notifiers: readonly Notifier[];
+  queue: OutboxQueue;
+  clock: Clock;
+  policy?: Partial<RetryPolicy>;
+  /** Rows fetched per pass (default 20). */
+  batchSize?: number;
+  /** How often an idle notifier looks for new rows (default 5 s); `wake()` makes it look at once. */
+  pollIntervalMs?: number;
+  /** Upper bound of one send (default 60 s; the channels have their own, shorter timeouts). */
+  sendTimeoutMs?: number;
+  /** At most one delivery-failure notice per failing notifier per interval (default 1 h). */
+  failureNoticeIntervalMs?: number;
+  logger?: Logger;
+  /** Called after every attempt (metrics). */
+  onOutcome?: (outcome: DeliveryOutcome) => void;
+}
+
+export interface PassResult {
+  delivered: number;
+  retried: number;
+  dead: number;
+  /** True when a full batch went out: there may be more due now. */
+  more: boolean;
+}
+
+interface PendingNotice {
+  failingSince: number;
+  dead: number;
+  lastError: string;
+}
+
+export class Dispatcher {
+  private readonly notifiers: ReadonlyMap<string, Notifier>;
+  private readonly policy: RetryPolicy;
+  private readonly log: Logger;
+  private readonly pausedUntil = new Map<string, number>();
+  private readonly notices = new Map<string, PendingNotice>();
+  private readonly lastNoticeAt = new Map<string, number>();
+  private readonly sleepers = new Map<string, AbortController>();
+  private loops: Promise<void>[] = [];
+  private stopping = false;
+  private readonly stopController = new AbortController();
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.notifiers = new Map(options.notifiers.map((n) => [n.name, n]));
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
+    this.log = options.logger ?? silentLogger;
+  }
+
+  /** When the notifier may send again after a transient failure (undefined: not paused). */
+  pausedUntilOf(notifier: string): number | undefined {
+    return this.pausedUntil.get(notifier);
+  }
+
+  /**
+   * One pass for one notifier: delivers its due rows in order, stops at the first transient failure
+   * (and pauses the notifier until that row's next attempt), marks permanent failures dead.
+   */
+  async runOnce(name: string): Promise<PassResult> {
+    const notifier = this.notifiers.get(name);
+    if (notifier === undefined) throw new Error(`unknown notifier "${name}"`);
+    const result: PassResult = { delivered: 0, retried: 0, dead: 0, more: false };
+    const paused = this.pausedUntil.get(name);
+    if (paused !== undefined && this.options.clock.now() < paused) return result;
+    this.pausedUntil.delete(name);
+
+    const limit = this.options.batchSize ?? 20;
+    const rows = await this.options.queue.due(name, this.options.clock.now(), limit);
+    for (const row of rows) {
+      if (this.stopping) break;
+      const error = await this.attempt(notifier, row);
+      const now = this.options.clock.now();
+      if (error === undefined) {
+        await this.options.queue.markDelivered(row.id, now);
+        result.delivered++;
+        this.outcome({ notifier: name, id: row.id, result: 'delivered', attempts: row.attempts + 1 });
+        continue;
+      }
+      const decision = decideAfterFailure(row, error, now, this.policy);
+      if (decision.action === 'retry') {
+        await this.options.queue.markFailed(row.id, now, error.message, decision.at);
+        this.pausedUntil.set(name, decision.at);
+        result.retried++;
+        this.log.warn({ notifier: name, id: row.id, attempts: row.attempts + 1, retryAt: new Date(decision.at).toISOString(), err: error.message }, 'notification failed, will retry');
+        this.outcome({ notifier: name, id: row.id, result: 'retry', attempts: row.attempts + 1, error: error.message, nextAttemptAt: decision.at });
+        break;
+      }
+      await this.options.queue.markDead(row.id, now, error.message);
+      result.dead++;
+      this.log.error({ notifier: name, id: row.id, attempts: row.attempts + 1, reason: decision.reason, err: error.message }, 'notification given up');
+      this.outcome({ notifier: name, id: row.id, result: 'dead', attempts: row.attempts + 1, error: error.message });
+      if (row.message.kind !== 'delivery_failure') this.recordDead(name, row, error.message);
+    }
+    result.more = rows.length === limit && result.retried === 0 && !this.stopping;
+    await this.flushNotices(this.options.clock.now());
+    return result;
+  }
+
+  /** One pass for every notifier, concurrently. */
+  async runAllOnce(): Promise<Map<string, PassResult>> {
+    const names = [...this.notifiers.keys()];
+    const results = await Promise.all(names.map((n) => this.runOnce(n)));
+    return new Map(names.map((n, i) => [n, results[i] as PassResult]));
+  }
+
+  /** Starts one delivery loop per notifier. */
+  start(): void {
+    if (this.loops.length > 0) return;
+    this.loops = [...this.notifiers.keys()].map((n) => this.loop(n));
+  }
+
+  /** New rows were queued: idle loops look at once (paused ones keep their pause). */
+  wake(): void {
+    for (const controller of this.sleepers.values()) controller.abort();
+  }
+
+  /** Stops the loops; a send in flight is allowed to finish (bounded by sendTimeoutMs). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.stopController.abort();
+    this.wake();
+    await Promise.all(this.loops);
+    this.loops = [];
+  }
+
+  /** Closes every notifier's connections. */
+  async close(): Promise<void> {
+    await Promise.all([...this.notifiers.values()].map((n) => n.close?.()));
+  }
+
+  private async loop(name: string): Promise<void> {
+    while (!this.stopping) {
+      let more = false;
+      try {
+        more = (await this.runOnce(name)).more;
+      } catch (err) {
+        this.log.error({ notifier: name, err: errorMessage(err) }, 'outbox pass failed');
+      }
+      if (more || this.stopping) continue;
+      const now = this.options.clock.now();
+      let wakeAt = now + (this.options.pollIntervalMs ?? 5_000);
+      const paused = this.pausedUntil.get(name);
+      if (paused !== undefined) {
+        wakeAt = paused;
+      } else if (this.options.queue.nextDue) {
+        try {
+          const next = await this.options.queue.nextDue(name);
+          if (next !== null) wakeAt = Math.min(wakeAt, Math.max(next, now));
+        } catch (err) {
+          this.log.error({ notifier: name, err: errorMessage(err) }, 'outbox query failed');
+        }
+      }
+      if (wakeAt > now) await this.sleep(name, wakeAt - now, paused !== undefined);
+    }
+  }
+
+  /** Sleeps until the time passes, or until wake() (unless paused) or stop(). */
+  private async sleep(name: string, ms: number, paused: boolean): Promise<void> {
+    const controller = new AbortController();
+    if (!paused) this.sleepers.set(name, controller);
+    const signal = AbortSignal.any([controller.signal, this.stopController.signal]);
+    try {
+      await this.options.clock.sleep(ms, signal);
+    } catch {
+      // woken up
+    } finally {
+      if (this.sleepers.get(name) === controller) this.sleepers.delete(name);
+    }
+  }
+
+  /** Sends one row; returns the failure as a NotifyError, or undefined on success. */
+  private async attempt(notifier: Notifier, row: OutboxRow): Promise<NotifyError | undefined> {
+    const signal = AbortSignal.timeout(this.options.sendTimeoutMs ?? 60_000);
+    try {
+      await notifier.send(row.message, signal);
+      return undefined;
+    } catch (err) {
+      if (err instanceof NotifyError) return err;
+      // A channel bug or an unexpected error: retried, with only its message (channels never put secrets there).
+      return new NotifyError('notify_failed', notifier.name, errorMessage(err), { retryable: true });
+    }
+  }
+
+  private recordDead(name: string, row: OutboxRow, error: string): void {
+    const pending = this.notices.get(name);
+    this.notices.set(name, {
+      failingSince: Math.min(pending?.failingSince ?? row.createdAt, row.createdAt),
+      dead: (pending?.dead ?? 0) + 1,
+      lastError: error,
+    });
+  }
+
+  /** Queues one delivery-failure message on every other notifier for the failing ones whose interval has passed. */
+  private async flushNotices(now: number): Promise<void> {
+    const interval = this.options.failureNoticeIntervalMs ?? 3_600_000;
+    const ready: DeliveryFailure[] = [];
+    for (const [name, notice] of this.notices) {
+      const last = this.lastNoticeAt.get(name);
+      if (last !== undefined && now - last < interval) continue;
+      ready.push({ notifier: name, ...notice });
+    }
+    if (ready.length === 0) return;
+    for (const failure of ready) {
+      this.notices.delete(failure.notifier);
+      this.lastNoticeAt.set(failure.notifier, now);
+    }
+    const failing = new Set(ready.map((f) => f.notifier));
+    const message: NotificationMessage = { kind: 'delivery_failure', items: [], failures: ready, createdAt: now };
+    const targets = [...this.notifiers.keys()].filter((n) => !failing.has(n));
+    for (const target of targets) await this.options.queue.enqueue(target, message, now);
+    if (targets.length > 0) this.wake();
+  }
+
+  private outcome(outcome: DeliveryOutcome): void {
+    try {
+      this.options.onOutcome?.(outcome);
+    } catch (err) {
+      this.log.error({ err: errorMessage(err) }, 'onOutcome failed');
+    }
+  }
+}

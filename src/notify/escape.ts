@@ -1,0 +1,68 @@
+/**
+ * Escaping of text that comes from boxes (names, locations, serials) and from the gateway before it
+ * is rendered in a notification. One place for every channel:
+ *
+ * - `cleanText`: control characters (newlines, ESC sequences for terminals, NUL) become spaces.
+ * - `escapeHtml`: for e-mail HTML bodies.
+ * - `escapeMrkdwn`: for Slack mrkdwn (`&`, `<`, `>` as entities, as Slack prescribes; formatting
+ *   characters neutralised where they could open or close formatting).
+ */
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+
+/** Replaces runs of control characters (including newlines and terminal escapes) by one space. */
+export function cleanText(text: string): string {
+  return text.replace(CONTROL, ' ');
+}
+
+const HTML_ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Escapes text for HTML element content and quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return cleanText(text).replace(/[&<>"']/g, (c) => HTML_ENTITIES[c] as string);
+}
+
+/** Zero-width space: invisible, and breaks Slack's pairing of formatting characters. */
+const ZWSP = '\u200b';
+const WORD = /[\p{L}\p{N}]/u;
+
+/**
+ * Escapes text for Slack mrkdwn. `&`, `<` and `>` become `&amp;`, `&lt;`, `&gt;` (so `<!channel>`
+ * and `<http://x|label>` are shown, not interpreted). Slack has no escape for `*`, `_`, `~` and
+ * `` ` ``; a formatting character between two letters or digits cannot format (`SN_0042` stays
+ * as it is, so serials can be copied), and every other one gets a zero-width space on both sides,
+ * which stops Slack from pairing it.
+ */
+export function escapeMrkdwn(text: string): string {
+  const s = cleanText(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i] as string;
+    if (c === '*' || c === '_' || c === '~' || c === '`') {
+      const before = s[i - 1];
+      const after = s[i + 1];
+      const inWord = before !== undefined && after !== undefined && WORD.test(before) && WORD.test(after);
+      out += inWord && c !== '`' ? c : `${ZWSP}${c}${ZWSP}`;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+/** Shortens text to at most `max` characters, ending with an ellipsis when it was cut. */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // Do not cut a surrogate pair in half.
+  let end = max - 1;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
+}

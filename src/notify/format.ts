@@ -1,0 +1,140 @@
+/**
+ * Plain-text pieces shared by every channel: headlines (e-mail subject, Slack header, console),
+ * item descriptions and times. Everything returned here is plain, unescaped text with control
+ * characters removed; each channel escapes it for its own format.
+ */
+import { formatDuration } from '../duration.js';
+import { cleanText } from './escape.js';
+import type { AlertItem, NotificationMessage, Severity } from './types.js';
+import { SEVERITY_ORDER } from './types.js';
+
+/** `2026-01-01 00:02:00 UTC`. */
+export function formatTime(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** `2026-01-01 00:02:00 UTC (5m ago)` relative to `now`; no suffix when `now` is not later. */
+export function formatSince(since: number, now: number): string {
+  return now > since ? `${formatTime(since)} (${formatDuration(now - since)} ago)` : formatTime(since);
+}
+
+/** The highest severity among the items (info when empty). */
+export function highestSeverity(items: readonly AlertItem[]): Severity {
+  for (const s of SEVERITY_ORDER) if (items.some((i) => i.severity === s)) return s;
+  return 'info';
+}
+
+/** Items grouped as they are shown: still-firing ones (firing, repeat) first, then resolved ones. */
+export function splitByStatus(items: readonly AlertItem[]): { firing: AlertItem[]; resolved: AlertItem[] } {
+  return {
+    firing: items.filter((i) => i.status !== 'resolved'),
+    resolved: items.filter((i) => i.status === 'resolved'),
+  };
+}
+
+/** `FIRING`, `RESOLVED`, `FIRING 3, RESOLVED 2`. */
+export function statusLabel(items: readonly AlertItem[]): string {
+  const { firing, resolved } = splitByStatus(items);
+  if (resolved.length === 0) return 'FIRING';
+  if (firing.length === 0) return 'RESOLVED';
+  return `FIRING ${firing.length}, RESOLVED ${resolved.length}`;
+}
+
+/** `box SN-0042 "Lobby"`, or `gateway` for gateway-level items. */
+export function boxLabel(item: AlertItem): string {
+  if (item.serial === '') return 'gateway';
+  const name = item.boxName ? cleanText(item.boxName).trim() : '';
+  return name === '' || name === item.serial ? `box ${cleanText(item.serial)}` : `box ${cleanText(item.serial)} "${name}"`;
+}
+
+/** `box SN-0042 "Lobby" disconnected`; gateway-level: the summary alone (`gateway unreachable`). */
+export function describeItem(item: AlertItem): string {
+  const summary = cleanText(item.summary).trim() || item.rule;
+  const text = item.serial === '' ? summary : `${boxLabel(item)} ${summary}`;
+  return item.status === 'repeat' ? `${text} (still firing)` : text;
+}
+
+/**
+ * The one-line headline of a message: the e-mail subject, the Slack header, the first console word.
+ * `[FIRING] critical: box SN-0042 "Lobby" disconnected`, `[RESOLVED] warning: ...`,
+ * `[FIRING] critical: 30 boxes disconnected`, `[FIRING 3, RESOLVED 2] warning: 5 alerts`.
+ */
+export function headline(message: NotificationMessage): string {
+  if (message.kind === 'test') return '[TEST] boxwatch test notification';
+  if (message.kind === 'delivery_failure') {
+    const failures = message.failures ?? [];
+    const names = failures.map((f) => `"${cleanText(f.notifier)}"`).join(', ');
+    const since = Math.min(...failures.map((f) => f.failingSince));
+    return failures.length === 0
+      ? '[DELIVERY FAILURE] notifications are failing'
+      : `[DELIVERY FAILURE] notifications to ${names} are failing since ${formatTime(since)}`;
+  }
+  const items = message.items;
+  const { firing } = splitByStatus(items);
+  const severity = highestSeverity(firing.length > 0 ? firing : items);
+  return `[${statusLabel(items)}] ${severity}: ${groupDescription(items)}`;
+}
+
+function groupDescription(items: readonly AlertItem[]): string {
+  const first = items[0];
+  if (first === undefined) return 'no alerts';
+  if (items.length === 1) return describeItem(first);
+  const allBoxes = items.every((i) => i.serial !== '');
+  const serials = new Set(items.map((i) => i.serial));
+  if (allBoxes && serials.size === items.length) {
+    const summary = cleanText(first.summary).trim();
+    if (summary !== '' && items.every((i) => cleanText(i.summary).trim() === summary)) return `${items.length} boxes ${summary}`;
+    if (items.every((i) => i.rule === first.rule)) return `${items.length} boxes: ${cleanText(first.rule)}`;
+  }
+  return `${items.length} alerts`;
+}
+
+/** Value and threshold as text, or undefined when the item has neither. */
+export function valueText(item: AlertItem): string | undefined {
+  return item.value === undefined ? undefined : item.value === null ? 'unknown' : cleanText(String(item.value));
+}
+
+export function thresholdText(item: AlertItem): string | undefined {
+  return item.threshold === undefined || item.threshold === null ? undefined : cleanText(String(item.threshold));
+}
+
+/** When it fired, and for resolved items when it resolved. */
+export function timeText(item: AlertItem, now: number): string {
+  if (item.status === 'resolved' && item.resolvedAt != null) {
+    return `fired ${formatTime(item.since)}, resolved ${formatTime(item.resolvedAt)} (after ${formatDuration(Math.max(0, item.resolvedAt - item.since))})`;
+  }
+  return `since ${formatSince(item.since, now)}`;
+}
+
+/**
+ * One plain line per item (console, e-mail text body):
+ * `FIRING critical box-offline: box SN-0042 "Lobby" (Hall A) disconnected; value 12, threshold below 20; since ...`.
+ */
+export function itemLine(item: AlertItem, now: number): string {
+  const location = item.location ? ` (${cleanText(item.location).trim()})` : '';
+  const summary = cleanText(item.summary).trim() || item.rule;
+  const what = item.serial === '' ? summary : `${boxLabel(item)}${location} ${summary}`;
+  const details: string[] = [];
+  const value = valueText(item);
+  const threshold = thresholdText(item);
+  if (value !== undefined) details.push(`value ${value}`);
+  if (threshold !== undefined) details.push(`threshold ${threshold}`);
+  details.push(timeText(item, now));
+  if (item.silencedUntil != null) details.push(`held back by a silence until ${formatTime(item.silencedUntil)}`);
+  const status = item.status === 'repeat' ? 'STILL FIRING' : item.status.toUpperCase();
+  return `${status} ${item.severity} ${cleanText(item.rule)}: ${what}; ${details.join('; ')}`;
+}
+
+/** The body of a test message. */
+export function testText(message: NotificationMessage, notifier: string): string {
+  const from = message.source ? ` from ${cleanText(message.source)}` : '';
+  return `This is a test notification${from} sent at ${formatTime(message.createdAt)} through the notifier "${cleanText(notifier)}". If you can read it, the notifier works.`;
+}
+
+/** One line per failing notifier. */
+export function failureLines(message: NotificationMessage): string[] {
+  return (message.failures ?? []).map(
+    (f) =>
+      `Notifications to "${cleanText(f.notifier)}" are failing since ${formatTime(f.failingSince)}: ${f.dead} message${f.dead === 1 ? '' : 's'} given up. Last error: ${cleanText(f.lastError)}`,
+  );
+}

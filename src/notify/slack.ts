@@ -1,0 +1,262 @@
+/**
+ * Slack channel: an incoming webhook (@slack/webhook) with a Block Kit message.
+ *
+ * `buildSlackPayload` is the pure payload builder: a header block with the headline, then one
+ * coloured attachment per status group (firing: colour of the highest severity; resolved: green)
+ * with fields for box, location, value, threshold and since. Box text is escaped for mrkdwn. Block
+ * Kit limits are respected (header 150 characters, 50 blocks, 10 fields per section, 2000
+ * characters per field, 3000 per text): a big group lists the first boxes and summarises the rest.
+ *
+ * `SlackNotifier` sends it and wraps every error so that the webhook URL never leaks.
+ */
+import { IncomingWebhook, IncomingWebhookHTTPError, type FetchFunction } from '@slack/webhook';
+import { cleanText, escapeMrkdwn, truncate } from './escape.js';
+import { NotifyError, abortKind, redact, safeCause, urlSecrets } from './errors.js';
+import {
+  boxLabel,
+  failureLines,
+  formatTime,
+  headline,
+  highestSeverity,
+  splitByStatus,
+  testText,
+  thresholdText,
+  valueText,
+} from './format.js';
+import type { AlertItem, NotificationMessage, Notifier, Severity } from './types.js';
+
+export interface SlackText {
+  type: 'plain_text' | 'mrkdwn';
+  text: string;
+}
+export type SlackBlock =
+  | { type: 'header'; text: { type: 'plain_text'; text: string } }
+  | { type: 'section'; text?: SlackText; fields?: SlackText[] }
+  | { type: 'context'; elements: SlackText[] };
+export interface SlackAttachment {
+  color: string;
+  fallback: string;
+  blocks: SlackBlock[];
+}
+/** The JSON body posted to the webhook. */
+export interface SlackPayload {
+  /** Notification fallback (mrkdwn). */
+  text: string;
+  blocks: SlackBlock[];
+  attachments: SlackAttachment[];
+}
+
+/** Block Kit limits (https://docs.slack.dev/reference/block-kit/blocks). */
+export const SLACK_LIMITS = {
+  headerText: 150,
+  blocksPerMessage: 50,
+  fieldsPerSection: 10,
+  fieldText: 2000,
+  sectionText: 3000,
+  contextElements: 10,
+} as const;
+
+/** At most this many items get a field of their own; the rest are summarised in one line. */
+export const SLACK_MAX_LISTED_ITEMS = 50;
+
+export const SLACK_COLOURS: Record<Severity | 'resolved' | 'neutral', string> = {
+  critical: '#d0021b',
+  warning: '#f2a900',
+  info: '#2f80ed',
+  resolved: '#2eb67d',
+  neutral: '#8d8d8d',
+};
+
+/** `<!date^...>`: Slack shows the time in the reader's time zone; the fallback is UTC. */
+function slackDate(ms: number): string {
+  return `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} {time}|${formatTime(ms)}>`;
+}
+
+const mrkdwn = (text: string): SlackText => ({ type: 'mrkdwn', text });
+
+/** `*Label*\nvalue` with the value escaped and cut to fit a field. */
+function field(label: string, value: string): SlackText {
+  return mrkdwn(`*${label}*\n${escapeMrkdwn(truncate(value, 500))}`);
+}
+
+function whenText(item: AlertItem): string {
+  if (item.status === 'resolved' && item.resolvedAt != null) return `${slackDate(item.since)} → ${slackDate(item.resolvedAt)}`;
+  return slackDate(item.since);
+}
+
+/** The fields of a message with one item. */
+function detailFields(item: AlertItem): SlackText[] {
+  const fields: SlackText[] = [field('Box', item.serial === '' ? 'gateway' : boxLabel(item).replace(/^box /, ''))];
+  if (item.location) fields.push(field('Location', item.location));
+  const value = valueText(item);
+  const threshold = thresholdText(item);
+  if (value !== undefined) fields.push(field('Value', value));
+  if (threshold !== undefined) fields.push(field('Threshold', threshold));
+  fields.push(mrkdwn(`*${item.status === 'resolved' ? 'Fired → resolved' : 'Since'}*\n${whenText(item)}`));
+  fields.push(field('Rule', `${item.rule} (${item.ruleKind}, ${item.severity})`));
+  if (item.silencedUntil != null) fields.push(mrkdwn(`*Silenced until*\n${slackDate(item.silencedUntil)}`));
+  return fields;
+}
+
+/** One field per item in a group: `*SN-0042* "Lobby" · Hall A` then summary, value and time. */
+function listField(item: AlertItem): SlackText {
+  const title = item.serial === '' ? '*gateway*' : `*${escapeMrkdwn(truncate(cleanText(item.serial), 80))}*`;
+  const name = item.serial !== '' && item.boxName ? ` "${escapeMrkdwn(truncate(cleanText(item.boxName), 80))}"` : '';
+  const location = item.location ? ` · ${escapeMrkdwn(truncate(cleanText(item.location), 80))}` : '';
+  const parts = [escapeMrkdwn(truncate(cleanText(item.summary), 200))];
+  const value = valueText(item);
+  const threshold = thresholdText(item);
+  if (value !== undefined || threshold !== undefined) {
+    parts.push(escapeMrkdwn(truncate([value, threshold].filter((x) => x !== undefined).join(' / '), 120)));
+  }
+  parts.push(item.status === 'resolved' ? `resolved ${whenText(item)}` : `since ${whenText(item)}`);
+  if (item.status === 'repeat') parts.push('still firing');
+  return mrkdwn(`${title}${name}${location}\n${parts.join(' · ')}`);
+}
+
+function chunk<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+/** `…and 70 more: SN-0051, SN-0052, ...` cut to the section text limit. */
+function overflowBlock(rest: readonly AlertItem[]): SlackBlock {
+  const names = rest.map((i) => (i.serial === '' ? 'gateway' : cleanText(i.serial))).join(', ');
+  const text = `…and ${rest.length} more: ${escapeMrkdwn(names)}`;
+  return { type: 'section', text: mrkdwn(truncate(text, SLACK_LIMITS.sectionText)) };
+}
+
+/** Builds the webhook body of one message. Pure. `notifier` names the channel in test messages. */
+export function buildSlackPayload(message: NotificationMessage, notifier: string): SlackPayload {
+  const title = headline(message);
+  const header: SlackBlock = { type: 'header', text: { type: 'plain_text', text: truncate(title, SLACK_LIMITS.headerText) } };
+  const footer: SlackBlock = {
+    type: 'context',
+    elements: [mrkdwn(escapeMrkdwn(`boxwatch${message.source ? ` · ${message.source}` : ''}`) + ` · ${slackDate(message.createdAt)}`)],
+  };
+  const text = escapeMrkdwn(truncate(title, 300));
+
+  if (message.kind !== 'alert') {
+    const lines = message.kind === 'test' ? [testText(message, notifier)] : failureLines(message);
+    const colour = message.kind === 'test' ? SLACK_COLOURS.neutral : SLACK_COLOURS.critical;
+    const blocks: SlackBlock[] = lines
+      .slice(0, SLACK_LIMITS.blocksPerMessage - 3)
+      .map((l) => ({ type: 'section', text: mrkdwn(escapeMrkdwn(truncate(l, SLACK_LIMITS.sectionText - 500))) }));
+    return { text, blocks: [header], attachments: [{ color: colour, fallback: text, blocks: [...blocks, footer] }] };
+  }
+
+  const { firing, resolved } = splitByStatus(message.items);
+  const attachments: SlackAttachment[] = [];
+  let listed = 0;
+  for (const [group, colour] of [
+    [firing, SLACK_COLOURS[highestSeverity(firing)]],
+    [resolved, SLACK_COLOURS.resolved],
+  ] as const) {
+    if (group.length === 0) continue;
+    const blocks: SlackBlock[] = [];
+    const only = message.items.length === 1 ? message.items[0] : undefined;
+    if (only !== undefined) {
+      blocks.push({ type: 'section', text: mrkdwn(escapeMrkdwn(truncate(cleanText(only.summary), 1000))) });
+      blocks.push({ type: 'section', fields: detailFields(only) });
+    } else {
+      const shown = group.slice(0, Math.max(0, SLACK_MAX_LISTED_ITEMS - listed));
+      listed += shown.length;
+      for (const part of chunk(shown, SLACK_LIMITS.fieldsPerSection)) blocks.push({ type: 'section', fields: part.map(listField) });
+      if (shown.length < group.length) blocks.push(overflowBlock(group.slice(shown.length)));
+    }
+    attachments.push({ color: colour, fallback: text, blocks });
+  }
+  // The footer goes into the last attachment so that it shares its colour bar.
+  attachments.at(-1)?.blocks.push(footer);
+  return { text, blocks: [header], attachments };
+}
+
+export interface SlackNotifierOptions {
+  name: string;
+  /** The incoming webhook URL: a secret, never logged or shown. */
+  webhookUrl: string;
+  /** Request timeout in ms (default 10 s). */
+  timeoutMs?: number;
+  username?: string;
+  iconEmoji?: string;
+}
+
+/** Seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Posts each message to one incoming webhook. */
+export class SlackNotifier implements Notifier {
+  readonly name: string;
+  readonly type = 'slack' as const;
+  private readonly secrets: string[];
+
+  constructor(private readonly options: SlackNotifierOptions) {
+    this.name = options.name;
+    this.secrets = urlSecrets(options.webhookUrl);
+    let protocol: string;
+    try {
+      protocol = new URL(options.webhookUrl).protocol;
+    } catch {
+      throw new NotifyError('notify_config', options.name, 'webhook_url is not a valid URL', { retryable: false });
+    }
+    if (protocol !== 'https:' && protocol !== 'http:') {
+      throw new NotifyError('notify_config', options.name, 'webhook_url must be an https:// URL', { retryable: false });
+    }
+  }
+
+  async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
+    const payload = buildSlackPayload(message, this.name);
+    const timeoutMs = this.options.timeoutMs ?? 10_000;
+    let retryAfterMs: number | undefined;
+    // Our own fetch: per-send timeout and cancellation, and the Retry-After header, which
+    // @slack/webhook's error does not keep.
+    const fetchWithSignal: FetchFunction = async (url, init) => {
+      const signals = [AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])];
+      const response = await fetch(url, { ...init, signal: AbortSignal.any(signals) });
+      retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      return response;
+    };
+    const webhook = new IncomingWebhook(this.options.webhookUrl, {
+      fetch: fetchWithSignal,
+      timeout: 0,
+      ...(this.options.username ? { username: this.options.username } : {}),
+      ...(this.options.iconEmoji ? { icon_emoji: this.options.iconEmoji } : {}),
+    });
+    try {
+      await webhook.send(payload);
+    } catch (err) {
+      throw this.wrap(err, retryAfterMs);
+    }
+  }
+
+  private wrap(err: unknown, retryAfterMs: number | undefined): NotifyError {
+    if (err instanceof IncomingWebhookHTTPError) {
+      const status = err.statusCode;
+      const body = redact(truncate(cleanText(String(err.body ?? '')).trim(), 200), this.secrets);
+      const detail = `Slack answered HTTP ${status}${body ? `: ${body}` : ''}`;
+      // Only status and body are kept: the library error is not attached at all.
+      if (status === 429) return new NotifyError('notify_rate_limited', this.name, detail, { retryable: true, status, retryAfterMs });
+      if (status === 408) return new NotifyError('notify_timeout', this.name, detail, { retryable: true, status });
+      if (status >= 500) return new NotifyError('notify_server_error', this.name, detail, { retryable: true, status, retryAfterMs });
+      return new NotifyError('notify_rejected', this.name, detail, { retryable: false, status });
+    }
+    const cause = safeCause(err, this.secrets);
+    const kind = abortKind(err);
+    if (kind === 'timeout') return new NotifyError('notify_timeout', this.name, 'the Slack webhook timed out', { retryable: true, cause });
+    if (kind === 'abort') return new NotifyError('notify_aborted', this.name, 'sending to Slack was aborted', { retryable: true, cause });
+    // No response: the innermost cause says why (`connect ECONNREFUSED 127.0.0.1:9`).
+    let inner: Error | undefined = cause;
+    while (inner?.cause instanceof Error) inner = inner.cause;
+    return new NotifyError('notify_unreachable', this.name, `cannot reach the Slack webhook: ${inner?.message ?? 'request failed'}`, {
+      retryable: true,
+      cause,
+    });
+  }
+}

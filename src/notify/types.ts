@@ -1,0 +1,75 @@
+/**
+ * The notification model: what the alert engine puts in the outbox and what every channel renders.
+ * Plain data only (JSON-serialisable, times in milliseconds since the epoch), so that one message is
+ * one JSON column of an outbox row and survives restarts unchanged.
+ */
+
+export type Severity = 'critical' | 'warning' | 'info';
+
+/** critical > warning > info. */
+export const SEVERITY_ORDER: readonly Severity[] = ['critical', 'warning', 'info'];
+
+/** `repeat`: still firing, re-notified after `repeat_interval`. */
+export type ItemStatus = 'firing' | 'resolved' | 'repeat';
+
+/** One alert in a message. A grouped message (a site power cut) carries many. */
+export interface AlertItem {
+  status: ItemStatus;
+  /** Rule name from the configuration (`box-offline`). */
+  rule: string;
+  /** Rule kind (`disconnected`, `low_battery`, `gateway_unreachable`, ...). */
+  ruleKind: string;
+  severity: Severity;
+  /** Box serial; '' for gateway-level alerts. */
+  serial: string;
+  /** Box name and location as the gateway reports them: untrusted text, escaped where rendered. */
+  boxName?: string | null;
+  location?: string | null;
+  /** Current value (battery percent, dBm, firmware version, age); null = unknown. */
+  value?: string | number | null;
+  /** The threshold, as people read it (`below 20`, `2.10.0`). */
+  threshold?: string | number | null;
+  /** When the alert started firing. */
+  since: number;
+  /** When it resolved (status `resolved`). */
+  resolvedAt?: number | null;
+  /** Short lower-case phrase for subjects and lines: `disconnected`, `battery 12% below 20%`. */
+  summary: string;
+  /** Set when a silence held this notification back until then (it is sent because the silence ended). */
+  silencedUntil?: number | null;
+}
+
+/** "Notifications to `notifier` are failing": sent by the dispatcher on the other notifiers. */
+export interface DeliveryFailure {
+  notifier: string;
+  /** Creation time of the oldest message that could not be delivered. */
+  failingSince: number;
+  /** How many messages were given up (marked dead). */
+  dead: number;
+  /** The last error, already free of secrets (a NotifyError message). */
+  lastError: string;
+}
+
+export type MessageKind = 'alert' | 'test' | 'delivery_failure';
+
+export interface NotificationMessage {
+  kind: MessageKind;
+  /** Alert items (kind `alert`); empty for the other kinds. */
+  items: AlertItem[];
+  /** Kind `delivery_failure`: one entry per failing notifier. */
+  failures?: DeliveryFailure[];
+  /** When the message was built (the reference for "for 5m" in texts). */
+  createdAt: number;
+  /** Who sends it (instance or host name), shown in test messages and footers. */
+  source?: string;
+}
+
+/** A delivery channel. Channels do not retry: the dispatcher does. */
+export interface Notifier {
+  readonly name: string;
+  readonly type: 'email' | 'slack' | 'console';
+  /** Delivers one message; rejects with a NotifyError (retryable or not). */
+  send(message: NotificationMessage, signal?: AbortSignal): Promise<void>;
+  /** Releases connections. */
+  close?(): Promise<void>;
+}

@@ -1,0 +1,86 @@
+/**
+ * Rules: one pure function per kind (this directory, one file each) and the dispatcher.
+ * `evaluateRule` says, for one rule and one box, whether the condition is active, inactive or
+ * unknown this cycle; `for`, `keep_firing_for`, inhibition and silences are the alert state
+ * machine's business (src/alerts/), not the rules'.
+ */
+import type { BoxSnapshot } from '../model.js';
+import type { RuleConfig } from '../config/schema.js';
+import type { BoxState, FleetContext, RuleResult } from './types.js';
+import { evaluateDisconnected } from './disconnected.js';
+import { evaluateLowBattery } from './low-battery.js';
+import { evaluateWeakSignal } from './weak-signal.js';
+import { evaluateStale } from './stale.js';
+import { evaluateFirmwareDrift } from './firmware-drift.js';
+import { evaluateMissing } from './missing.js';
+import { matchesAny } from './glob.js';
+import { compareVersions } from './version.js';
+
+export type { Condition, FleetContext, KindEvaluator, RuleResult } from './types.js';
+export { compareVersions, isVersion } from './version.js';
+export { globToRegExp, matchesAny, matchesGlob } from './glob.js';
+
+/** True when the rule's `boxes` globs select this serial. */
+export function ruleAppliesTo(rule: RuleConfig, serial: string): boolean {
+  return matchesAny(serial, rule.boxes);
+}
+
+/**
+ * Evaluates one rule for one box. `box` is undefined when the store has never seen it (unknown);
+ * a box absent from the device list has `missingSince` set: only `missing` rules judge it, every
+ * other rule says unknown (no fresh data). A box outside the rule's `boxes` globs is inactive.
+ * `wasActive` (the alert is pending or firing) selects the clear level of threshold rules.
+ */
+export function evaluateRule(rule: RuleConfig, box: BoxState | undefined, ctx: FleetContext, wasActive: boolean): RuleResult {
+  if (box === undefined) return { condition: 'unknown', value: null, summary: 'no data for this box' };
+  if (!ruleAppliesTo(rule, box.serial)) return { condition: 'inactive', summary: 'not selected by the rule' };
+  if (rule.kind === 'missing') return evaluateMissing(rule, box, ctx, wasActive);
+  if (box.missingSince !== null) return { condition: 'unknown', value: null, summary: 'missing from the device list' };
+  switch (rule.kind) {
+    case 'disconnected':
+      return evaluateDisconnected(rule, box, ctx, wasActive);
+    case 'low_battery':
+      return evaluateLowBattery(rule, box, ctx, wasActive);
+    case 'weak_signal':
+      return evaluateWeakSignal(rule, box, ctx, wasActive);
+    case 'stale':
+      return evaluateStale(rule, box, ctx, wasActive);
+    case 'firmware_drift':
+      return evaluateFirmwareDrift(rule, box, ctx, wasActive);
+  }
+}
+
+/**
+ * The fleet's most common firmware among present boxes (missing ones excluded). Ties go to the
+ * newest version, then to string order, so the answer never depends on the order of the list.
+ */
+export function firmwareMajority(boxes: readonly (Pick<BoxSnapshot, 'firmware'> & { missingSince?: number | null })[]): string | null {
+  const counts = new Map<string, number>();
+  for (const box of boxes) {
+    if (box.missingSince !== undefined && box.missingSince !== null) continue;
+    if (box.firmware === '') continue;
+    counts.set(box.firmware, (counts.get(box.firmware) ?? 0) + 1);
+  }
+  let best: string | null = null;
+  let bestCount = 0;
+  for (const [version, count] of counts) {
+    const better =
+      best === null ||
+      count > bestCount ||
+      (count === bestCount && (compareVersions(version, best) > 0 || (compareVersions(version, best) === 0 && version > best)));
+    if (better) {
+      best = version;
+      bestCount = count;
+    }
+  }
+  return best;
+}
+
+/** The per-cycle context: our clock, the gateway's clock (HTTP Date; null if unknown), the firmware majority. */
+export function fleetContext(
+  boxes: readonly (Pick<BoxSnapshot, 'firmware'> & { missingSince?: number | null })[],
+  now: number,
+  gatewayNow: number | null,
+): FleetContext {
+  return { now, gatewayNow, firmwareMajority: firmwareMajority(boxes) };
+}

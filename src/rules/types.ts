@@ -1,0 +1,39 @@
+/** Types shared by the rule kinds and the dispatcher (src/rules/index.ts). */
+import type { BoxState } from '../store/types.js';
+import type { RuleConfig, RuleKind, RuleOfKind } from '../config/schema.js';
+
+/** What one rule says about one box this cycle. `unknown` (no usable data) changes no alert. */
+export type Condition = 'active' | 'inactive' | 'unknown';
+
+export interface RuleResult {
+  condition: Condition;
+  /**
+   * The observed value: battery percent, signal dBm, seconds since last seen, firmware version,
+   * or a state word ('disconnected', 'missing', ...). null when the box reports none.
+   */
+  value?: number | string | null;
+  /** The threshold in words, e.g. "below 20% (clears above 25%)". */
+  threshold?: string;
+  /** One human-readable line about the box's condition, without the box's name. */
+  summary?: string;
+}
+
+/** Facts about the whole fleet and the time, computed once per cycle. */
+export interface FleetContext {
+  /** boxwatch's clock (ms). */
+  now: number;
+  /** The gateway's clock estimate from the HTTP Date header (ms); null if unknown. */
+  gatewayNow: number | null;
+  /** The most common firmware among present boxes; null with no boxes. */
+  firmwareMajority: string | null;
+}
+
+/** A rule kind's pure evaluation for a box that is present in the device list. */
+export type KindEvaluator<K extends RuleKind> = (
+  rule: RuleOfKind<K>,
+  box: BoxState,
+  ctx: FleetContext,
+  wasActive: boolean,
+) => RuleResult;
+
+export type { BoxState, RuleConfig };

@@ -1,0 +1,380 @@
+/**
+ * The gateway client against a scripted local HTTP server: retries, timeouts, resets, 429 and
+ * Retry-After, malformed and schema-violating bodies, classification by status and by message,
+ * keep-alive reuse, and that the secret key never leaks into thrown errors.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/clock.js';
+import { createGatewayClient, type GatewayClientOptions } from '../../src/gateway/client.js';
+import { GatewayError } from '../../src/gateway/errors.js';
+import { MESSAGES } from '../../src/gateway/messages.js';
+import type { GatewayClient, RequestEvent } from '../../src/gateway/types.js';
+import { caught, deepText } from './leak.js';
+import { DEVICE_SUMMARY, deviceList, json, startLocalServer, type Handler, type LocalServer } from './local-server.js';
+
+const KEY = 'sk-live-7f3a9c1e5b2d4a60-SECRET';
+const NOW = Date.parse('2026-03-01T12:00:00Z');
+
+/** A clock whose sleeps return at once and are recorded (no real waiting in backoff). */
+function recordingClock(): Clock & { sleeps: number[] } {
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    now: () => NOW,
+    sleep: (ms, signal) => {
+      sleeps.push(ms);
+      signal?.throwIfAborted();
+      return Promise.resolve();
+    },
+  };
+}
+
+let server: LocalServer | undefined;
+let client: GatewayClient | undefined;
+afterEach(async () => {
+  await client?.close();
+  await server?.close();
+  client = undefined;
+  server = undefined;
+});
+
+async function setup(
+  handler: Handler,
+  options: Partial<GatewayClientOptions> = {},
+): Promise<{ client: GatewayClient; server: LocalServer; clock: ReturnType<typeof recordingClock>; events: RequestEvent[] }> {
+  server = await startLocalServer(handler);
+  const clock = recordingClock();
+  const events: RequestEvent[] = [];
+  client = createGatewayClient({
+    baseUrl: server.url,
+    secretKey: KEY,
+    clock,
+    random: () => 0.5,
+    onRequest: (e) => events.push(e),
+    ...options,
+  });
+  return { client, server, clock, events };
+}
+
+async function gatewayError(promise: Promise<unknown>): Promise<GatewayError> {
+  const err = await caught(() => promise);
+  expect(err).toBeInstanceOf(GatewayError);
+  return err as GatewayError;
+}
+
+const CALL_OK = { status: 'success', data: { call_id: '42', status: 'initiated', agent_id: 1, from: 'box:SN-0001', to: '+14155550123' } };
+const CALL_INPUT = { from: 'box:SN-0001', to: '+14155550123', agentId: 1 };
+
+describe('requests', () => {
+  it('sends the key header, the API path and parses the device list with the Date header', async () => {
+    const date = 'Sun, 01 Mar 2026 11:59:30 GMT';
+    const { client, server } = await setup((_req, res) => deviceList(res, { date }));
+    const result = await client.listDevices();
+    expect(result).toEqual({ devices: [DEVICE_SUMMARY], serverTime: Date.parse(date) });
+    expect(server.requests[0]).toMatchObject({ method: 'GET', url: '/api/gateway/v1/box/device-list' });
+    expect(server.requests[0]?.headers['account-secret-key']).toBe(KEY);
+  });
+
+  it('keeps a path prefix of the base URL and sends per_page and page', async () => {
+    server = await startLocalServer((_req, res) =>
+      json(res, 200, { status: 'success', data: [], meta: { per_page: 5, page: 2, has_next: false } }),
+    );
+    client = createGatewayClient({ baseUrl: `${server.url}/vendor/`, secretKey: KEY });
+    const result = await client.listCalls({ perPage: 5, page: 2 });
+    expect(result).toEqual({ items: [], meta: { per_page: 5, page: 2, has_next: false } });
+    expect(server.requests[0]?.url).toBe('/vendor/api/gateway/v1/call/list?per_page=5&page=2');
+  });
+
+  it('sends make-call as multipart/form-data with from, to and agent_id', async () => {
+    const { client, server } = await setup((_req, res) => json(res, 200, CALL_OK));
+    expect(await client.makeCall({ ...CALL_INPUT, agentId: '3' })).toEqual(CALL_OK.data);
+    const req = server.requests[0];
+    expect(req?.method).toBe('POST');
+    expect(req?.url).toBe('/api/gateway/v1/call/make-call');
+    expect(req?.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    const form = await new Request('http://x/', {
+      method: 'POST',
+      headers: { 'content-type': String(req?.headers['content-type']) },
+      body: req?.body ?? '',
+    }).formData();
+    expect(Object.fromEntries(form.entries())).toEqual({ from: 'box:SN-0001', to: '+14155550123', agent_id: '3' });
+  });
+
+  it('reuses keep-alive connections for sequential requests', async () => {
+    const { client, server } = await setup((_req, res) => deviceList(res));
+    for (let i = 0; i < 20; i += 1) await client.listDevices();
+    expect(server.requests).toHaveLength(20);
+    // undici may open a second connection when the next request comes before the first is released.
+    expect(server.sockets()).toBeLessThanOrEqual(2);
+  });
+
+  it('opens at most `connections` sockets for concurrent requests', async () => {
+    const { client, server } = await setup((_req, res) => setTimeout(() => deviceList(res), 20), { connections: 3 });
+    await Promise.all(Array.from({ length: 12 }, () => client.listDevices()));
+    expect(server.requests).toHaveLength(12);
+    expect(server.sockets()).toBe(3);
+  });
+
+  it('tolerates unknown extra fields and keeps them', async () => {
+    const { client } = await setup((_req, res) =>
+      json(res, 200, { status: 'success', data: [{ ...DEVICE_SUMMARY, new_field: 'x' }], extra: true }),
+    );
+    const { devices } = await client.listDevices();
+    expect(devices[0]).toMatchObject({ serial_no: 'SN-0001', new_field: 'x' });
+  });
+});
+
+describe('client-side checks', () => {
+  it.each([
+    [{ ...CALL_INPUT, from: 'SN-0001' }, /from must be box:<serial>/],
+    [{ ...CALL_INPUT, from: 'box:' }, /from must be box:<serial>/],
+    [{ ...CALL_INPUT, to: '4155550123' }, /to must be an E\.164/],
+    [{ ...CALL_INPUT, to: '+1415' }, /to must be an E\.164/],
+    [{ ...CALL_INPUT, agentId: 'abc' }, /agent id must be an integer/],
+  ])('rejects make-call %j without a request', async (input, message) => {
+    const { client, server } = await setup((_req, res) => json(res, 200, CALL_OK));
+    const err = await gatewayError(client.makeCall(input));
+    expect(err.code).toBe('invalid_argument');
+    expect(err.message).toMatch(message);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('rejects a bad page, per_page or call id without a request', async () => {
+    const { client, server } = await setup((_req, res) => json(res, 200, {}));
+    expect((await gatewayError(client.listCalls({ perPage: 0 }))).code).toBe('invalid_argument');
+    expect((await gatewayError(client.listCalls({ page: 1.5 }))).code).toBe('invalid_argument');
+    expect((await gatewayError(client.getCall('12/../x'))).code).toBe('invalid_argument');
+    expect((await gatewayError(client.getDevice(''))).code).toBe('invalid_argument');
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('retries of GETs', () => {
+  it('retries a 5xx and then succeeds, with jittered exponential backoff', async () => {
+    const { client, server, clock, events } = await setup(
+      (_req, res, i) => (i < 2 ? json(res, 502, { status: 'error', message: 'bad gateway' }) : deviceList(res)),
+      { backoff: { baseMs: 100, maxMs: 1000 } },
+    );
+    expect((await client.listDevices()).devices).toHaveLength(1);
+    expect(server.requests).toHaveLength(3);
+    expect(clock.sleeps).toEqual([50, 100]); // random 0.5 of 100, 200
+    expect(events.map((e) => [e.outcome, e.attempt])).toEqual([
+      ['unavailable', 1],
+      ['unavailable', 2],
+      ['ok', 3],
+    ]);
+  });
+
+  it('gives up after the configured retries with unavailable and the status', async () => {
+    const { client, server, clock } = await setup((_req, res) => json(res, 500, { oops: true }), {
+      retries: 2,
+      backoff: { baseMs: 100, maxMs: 150 },
+    });
+    const err = await gatewayError(client.listDevices());
+    expect(err).toMatchObject({ code: 'unavailable', status: 500, retryable: true, endpoint: 'device_list' });
+    expect(server.requests).toHaveLength(3);
+    expect(clock.sleeps).toEqual([50, 75]);
+  });
+
+  it('honours Retry-After in seconds on 429', async () => {
+    const { client, server, clock } = await setup((_req, res, i) =>
+      i === 0 ? json(res, 429, { status: 'error', message: 'Too many requests' }, { 'retry-after': '7' }) : deviceList(res),
+    );
+    await client.listDevices();
+    expect(server.requests).toHaveLength(2);
+    expect(clock.sleeps).toEqual([7000]);
+  });
+
+  it('honours Retry-After as an HTTP date, and caps long waits', async () => {
+    const at = new Date(NOW + 5000).toUTCString();
+    const { client, clock } = await setup((_req, res, i) => {
+      if (i === 0) json(res, 503, { status: 'error', message: 'down' }, { 'retry-after': at });
+      else if (i === 1) json(res, 429, { status: 'error', message: 'slow down' }, { 'retry-after': '3600' });
+      else deviceList(res);
+    });
+    await client.listDevices();
+    expect(clock.sleeps).toEqual([5000, 30_000]);
+  });
+
+  it('reports rate_limited with retryAfterMs when retries run out', async () => {
+    const { client } = await setup((_req, res) => json(res, 429, { status: 'error', message: 'x' }, { 'retry-after': '2' }), {
+      retries: 0,
+    });
+    const err = await gatewayError(client.listDevices());
+    expect(err).toMatchObject({ code: 'rate_limited', status: 429, retryAfterMs: 2000, retryable: true });
+  });
+
+  it('times out a slow answer and retries', async () => {
+    const { client, server } = await setup(
+      (_req, res, i) => {
+        if (i === 0) setTimeout(() => deviceList(res), 2000).unref();
+        else deviceList(res);
+      },
+      { timeoutMs: 150 },
+    );
+    expect((await client.listDevices()).devices).toHaveLength(1);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('reports a timeout as unavailable when retries run out', async () => {
+    const { client } = await setup((_req, res) => setTimeout(() => deviceList(res), 2000).unref(), {
+      timeoutMs: 100,
+      retries: 0,
+    });
+    const err = await gatewayError(client.listDevices());
+    expect(err.code).toBe('unavailable');
+    expect(err.message).toMatch(/did not answer device_list within 100 ms/);
+  });
+
+  it('retries after a connection reset', async () => {
+    const { client, server } = await setup((req, res, i) => (i === 0 ? req.socket.destroy() : deviceList(res)));
+    expect((await client.listDevices()).devices).toHaveLength(1);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('retries malformed JSON (retryable schema error), then succeeds', async () => {
+    const { client, server } = await setup((_req, res, i) => {
+      if (i === 0) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"status":"success","data":[{"id":1,');
+      } else deviceList(res);
+    });
+    expect((await client.listDevices()).devices).toHaveLength(1);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('reports malformed JSON as schema when retries run out', async () => {
+    const { client } = await setup((_req, res) => res.end('<html>oops</html>'), { retries: 1 });
+    const err = await gatewayError(client.listDevices());
+    expect(err).toMatchObject({ code: 'schema', retryable: true, status: 200 });
+    expect(err.message).toMatch(/not valid JSON/);
+  });
+
+  it('stops at once when the caller aborts', async () => {
+    const controller = new AbortController();
+    const { client, server } = await setup(() => controller.abort(new Error('shutting down')));
+    const err = await caught(() => client.listDevices({ signal: controller.signal }));
+    expect(err).toEqual(new Error('shutting down'));
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe('schema violations', () => {
+  it('names the path of a missing field and does not retry', async () => {
+    const { client, server } = await setup((_req, res) => {
+      const { serial_no: _drop, ...broken } = DEVICE_SUMMARY;
+      json(res, 200, { status: 'success', data: [DEVICE_SUMMARY, broken] });
+    });
+    const err = await gatewayError(client.listDevices());
+    expect(err).toMatchObject({ code: 'schema', retryable: false, endpoint: 'device_list' });
+    expect(err.message).toContain('data[1].serial_no: expected string');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('names a mistyped field', async () => {
+    const { client } = await setup((_req, res) =>
+      json(res, 200, { status: 'success', data: [{ ...DEVICE_SUMMARY, battery_level: '80' }] }),
+    );
+    const err = await gatewayError(client.listDevices());
+    expect(err.message).toContain('data[0].battery_level: expected number');
+  });
+
+  it('rejects a call list without meta', async () => {
+    const { client } = await setup((_req, res) => json(res, 200, { status: 'success', data: [] }));
+    const err = await gatewayError(client.listCalls());
+    expect(err.code).toBe('schema');
+    expect(err.message).toContain('meta: expected object');
+  });
+});
+
+describe('classification by status and by message', () => {
+  const cases: [string, number, unknown, (c: GatewayClient) => Promise<unknown>, string][] = [
+    ['unauthorized message on a 400', 400, { status: 'error', message: MESSAGES.unauthorized }, (c) => c.listDevices(), 'unauthorized'],
+    ['401 with an odd message', 401, { status: 'error', message: 'nope' }, (c) => c.listDevices(), 'unauthorized'],
+    ['401 without a body', 401, '', (c) => c.listDevices(), 'unauthorized'],
+    ['404 envelope on call details', 404, { status: 'error', message: 'gone' }, (c) => c.getCall(9), 'call_not_found'],
+    ['404 envelope on device details', 404, { status: 'error', message: 'gone' }, (c) => c.getDevice('X'), 'device_not_found'],
+    ['no devices message', 404, { status: 'error', message: MESSAGES.noDevices }, (c) => c.listDevices(), 'no_devices'],
+    ['404 without envelope (wrong base URL)', 404, '<h1>Not Found</h1>', (c) => c.listDevices(), 'rejected'],
+    ['404 envelope with an odd message on the device list', 404, { status: 'error', message: 'Not found' }, (c) => c.listDevices(), 'rejected'],
+    ['200 with an error envelope', 200, { status: 'error', message: MESSAGES.callNotFound }, (c) => c.getCall(9), 'call_not_found'],
+    ['invalid serial on 400', 400, { status: 'error', message: MESSAGES.invalidDeviceSerial }, (c) => c.makeCall(CALL_INPUT), 'invalid_device_serial'],
+    ['invalid phone on 422', 422, { status: 'error', message: MESSAGES.invalidPhoneNumber }, (c) => c.makeCall(CALL_INPUT), 'invalid_phone_number'],
+    ['unknown agent on 422', 422, { status: 'error', message: 'Invalid agent_id. The agent does not exist or is not active.' }, (c) => c.makeCall(CALL_INPUT), 'invalid_agent'],
+    ['invalid per_page', 400, { status: 'error', message: MESSAGES.invalidPerPage }, (c) => c.listCalls({ perPage: 5000 }), 'invalid_per_page'],
+    ['unknown 422 message', 422, { status: 'error', message: 'Something else' }, (c) => c.makeCall(CALL_INPUT), 'rejected'],
+  ];
+  it.each(cases)('%s', async (_name, status, body, run, code) => {
+    const { client, server } = await setup((_req, res) => {
+      if (typeof body === 'string') {
+        res.writeHead(status, { 'content-type': 'text/html' });
+        res.end(body);
+      } else json(res, status, body);
+    });
+    const err = await gatewayError(run(client));
+    expect(err.code).toBe(code);
+    expect(err.retryable).toBe(false);
+    expect(server.requests).toHaveLength(1);
+    const message = (body as { message?: string }).message;
+    if (code === 'rejected') expect(err.message).toBe(`gateway answered HTTP ${status} on ${err.endpoint}${message ? `: ${message}` : ''}`);
+    else if (message !== undefined) expect(err.message).toBe(message);
+  });
+});
+
+describe('make-call is not retried once it may have been sent', () => {
+  it.each([
+    ['503', ((_req, res) => json(res, 503, { status: 'error', message: 'down' })) as Handler, 'unavailable'],
+    ['429', ((_req, res) => json(res, 429, { status: 'error', message: 'slow' }, { 'retry-after': '1' })) as Handler, 'rate_limited'],
+    ['connection reset', ((req) => req.socket.destroy()) as Handler, 'unavailable'],
+    ['timeout', (() => undefined) as Handler, 'unavailable'],
+    ['malformed JSON', ((_req, res) => res.end('{')) as Handler, 'schema'],
+  ])('%s', async (_name, handler, code) => {
+    const { client, server, events } = await setup(handler, { timeoutMs: 150 });
+    const err = await gatewayError(client.makeCall(CALL_INPUT));
+    expect(err.code).toBe(code);
+    expect(server.requests).toHaveLength(1);
+    expect(events).toHaveLength(1);
+  });
+
+  it('is retried when the connection was refused (nothing was sent)', async () => {
+    const { client: _unused, server: s } = await setup(() => undefined);
+    const url = s.url;
+    await client?.close();
+    await s.close();
+    server = undefined;
+    const events: RequestEvent[] = [];
+    client = createGatewayClient({ baseUrl: url, secretKey: KEY, clock: recordingClock(), onRequest: (e) => events.push(e) });
+    const err = await gatewayError(client.makeCall(CALL_INPUT));
+    expect(err.code).toBe('unavailable');
+    expect(err.message).toMatch(/ECONNREFUSED/);
+    expect(events.map((e) => e.attempt)).toEqual([1, 2, 3, 4]);
+  });
+});
+
+describe('the secret key never leaks', () => {
+  const echoKey: Handler = (req, res) =>
+    json(res, 401, { status: 'error', message: `Unauthorized: key ${String(req.headers['account-secret-key'])} is invalid` });
+  const failures: [string, Handler, (c: GatewayClient) => Promise<unknown>][] = [
+    ['vendor message echoing the key', echoKey, (c) => c.listDevices()],
+    ['connection reset', (req) => req.socket.destroy(), (c) => c.listDevices()],
+    ['timeout', () => undefined, (c) => c.getDevice('SN-0001')],
+    ['malformed JSON', (_req, res) => res.end('not json'), (c) => c.listCalls()],
+    ['schema violation', (_req, res) => json(res, 200, { status: 'success', data: { call_id: 1 } }), (c) => c.getCall(1)],
+    ['make-call reset', (req) => req.socket.destroy(), (c) => c.makeCall(CALL_INPUT)],
+    ['bad argument', (_req, res) => json(res, 200, {}), (c) => c.makeCall({ ...CALL_INPUT, to: KEY })],
+  ];
+  it.each(failures)('%s', async (_name, handler, run) => {
+    const { client } = await setup(handler, { timeoutMs: 100, retries: 1 });
+    const err = await caught(() => run(client));
+    expect(err).toBeInstanceOf(GatewayError);
+    expect(deepText(err)).not.toContain(KEY);
+  });
+
+  it('on a refused connection', async () => {
+    client = createGatewayClient({ baseUrl: 'http://127.0.0.1:1', secretKey: KEY, retries: 0 });
+    const err = await caught(() => client!.listDevices());
+    expect((err as GatewayError).code).toBe('unavailable');
+    expect((err as GatewayError).cause).toBeInstanceOf(Error);
+    expect(deepText(err)).not.toContain(KEY);
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { cleanText, escapeHtml, escapeMrkdwn, truncate } from '../../src/notify/escape.js';
+import { HOSTILE } from './fixtures.js';
+
+const ZWSP = '\u200b';
+
+describe('escapeHtml', () => {
+  it('escapes markup and quotes', () => {
+    expect(escapeHtml(`<script>alert("x")</script> & 'y'`)).toBe('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;');
+  });
+
+  it('leaves nothing of a hostile box name interpretable', () => {
+    const out = escapeHtml(HOSTILE);
+    expect(out).not.toMatch(/[<>"]/);
+    expect(out).toBe('&lt;!channel&gt; *bold* _x_ &amp; &lt;http://evil|click&gt;');
+  });
+});
+
+describe('escapeMrkdwn', () => {
+  it('turns Slack control sequences into entities, so mentions and links are shown, not used', () => {
+    const out = escapeMrkdwn(HOSTILE);
+    expect(out).not.toContain('<');
+    expect(out).not.toContain('>');
+    expect(out).toContain('&lt;!channel&gt;');
+    expect(out).toContain('&lt;http://evil|click&gt;');
+    expect(out).toContain(' &amp; ');
+  });
+
+  it('neutralises formatting characters at word boundaries', () => {
+    const out = escapeMrkdwn('*bold* _x_ ~strike~ `code`');
+    // Every formatting character is fenced by zero-width spaces: no pair can form.
+    for (const c of ['*', '_', '~', '`']) {
+      for (const m of out.matchAll(new RegExp(`\\${c}`, 'g'))) {
+        expect(out[m.index - 1]).toBe(ZWSP);
+        expect(out[m.index + 1]).toBe(ZWSP);
+      }
+    }
+    expect(out.replaceAll(ZWSP, '')).toBe('*bold* _x_ ~strike~ `code`');
+  });
+
+  it('keeps formatting characters inside words, so serials can be copied', () => {
+    expect(escapeMrkdwn('SN_0042 a*b')).toBe('SN_0042 a*b');
+  });
+
+  it('removes control characters (no forged lines)', () => {
+    expect(escapeMrkdwn('Lobby\n> quote')).toBe('Lobby &gt; quote');
+  });
+});
+
+describe('cleanText and truncate', () => {
+  it('replaces terminal escapes and newlines by spaces', () => {
+    expect(cleanText('a\u001b[2Jb\r\nc')).toBe('a [2Jb c');
+  });
+
+  it('cuts with an ellipsis and never splits a surrogate pair', () => {
+    expect(truncate('abcdef', 4)).toBe('abc…');
+    expect(truncate('abc', 3)).toBe('abc');
+    const cut = truncate('ab😀cd', 4);
+    expect(cut).toBe('ab…');
+  });
+});
