@@ -1,0 +1,37 @@
+/** Output formats shared by the read commands: aligned table, JSON, CSV. */
+import { Option } from 'commander';
+import type { CliContext } from './context.js';
+
+export type OutputFormat = 'table' | 'json' | 'csv';
+
+export function formatOption(choices: OutputFormat[]): Option {
+  return new Option('-f, --format <format>', 'output format').choices(choices).default('table');
+}
+
+/** Plain aligned columns, two spaces apart; the last column is not padded. */
+export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n') + '\n';
+}
+
+/** RFC 4180 CSV. */
+export function formatCsv(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const cell = (c: string): string => (/[",\n\r]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c);
+  return [headers, ...rows].map((r) => r.map(cell).join(',')).join('\n') + '\n';
+}
+
+export function printRows(
+  ctx: CliContext,
+  format: OutputFormat,
+  table: { headers: string[]; rows: string[][]; json: unknown; empty?: string },
+): void {
+  if (format === 'json') ctx.out(JSON.stringify(table.json, null, 2) + '\n');
+  else if (format === 'csv') ctx.out(formatCsv(table.headers, table.rows));
+  else if (table.rows.length === 0 && table.empty) ctx.out(table.empty + '\n');
+  else ctx.out(formatTable(table.headers, table.rows));
+}
