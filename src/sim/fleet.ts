@@ -59,6 +59,8 @@ export interface SimBox {
   staleUntil: number | null;
   /** When a disconnected box comes back. Infinity: held by a scenario; null: when its battery recovers. */
   reconnectAt: number | null;
+  /** False while the box is gone from the account's device list (its details answer "not found"). */
+  listed: boolean;
   readonly rng: Rng;
 }
 
@@ -69,7 +71,9 @@ export type BoxAction =
   | { kind: 'battery'; level: number }
   | { kind: 'signal'; dbm: number }
   | { kind: 'stale'; on: boolean }
-  | { kind: 'firmware'; version: string };
+  | { kind: 'firmware'; version: string }
+  /** Takes the box off the device list (deregistered, or the vendor lost it), or puts it back. */
+  | { kind: 'listed'; on: boolean };
 
 export interface FleetOptions {
   devices: number;
@@ -87,6 +91,20 @@ export class Fleet {
   /** Bumped on every change; lets the server reuse the serialized device list. */
   private versionCounter = 0;
   private listCache: { version: number; body: string } | null = null;
+  /**
+   * How far the gateway's clock is off (ms, positive = ahead): added to every time the API reports
+   * (last_seen, registered_at, the Date header), as a gateway with a skewed clock would.
+   */
+  private skew = 0;
+
+  get skewMs(): number {
+    return this.skew;
+  }
+
+  set skewMs(ms: number) {
+    this.skew = ms;
+    this.versionCounter += 1;
+  }
 
   constructor(options: FleetOptions) {
     this.boxes = createBoxes(options);
@@ -106,6 +124,17 @@ export class Fleet {
 
   get(serial: string): SimBox | undefined {
     return this.bySerial.get(serial);
+  }
+
+  /** A box the account's API shows: in the fleet and on the device list. */
+  getListed(serial: string): SimBox | undefined {
+    const box = this.bySerial.get(serial);
+    return box?.listed ? box : undefined;
+  }
+
+  /** Boxes on the device list. */
+  listed(): SimBox[] {
+    return this.boxes.filter((b) => b.listed);
   }
 
   /** Serials matching a pattern in which `*` stands for any run of characters. */
@@ -143,7 +172,7 @@ export class Fleet {
       device_name: box.name,
       connected: box.connected,
       battery_level: box.connected ? Math.round(box.charge) : null,
-      last_seen: new Date(box.lastSeen).toISOString(),
+      last_seen: new Date(box.lastSeen + this.skew).toISOString(),
       firmware_version: box.firmware,
     };
   }
@@ -152,14 +181,14 @@ export class Fleet {
     return {
       ...this.summary(box),
       signal_strength: Math.round(box.signal),
-      registered_at: new Date(box.registeredAt).toISOString(),
+      registered_at: new Date(box.registeredAt + this.skew).toISOString(),
       location: box.location,
       ip_address: box.ip,
     };
   }
 
   summaries(): DeviceSummary[] {
-    return this.boxes.map((b) => this.summary(b));
+    return this.listed().map((b) => this.summary(b));
   }
 
   /** The JSON text of the device-list envelope, cached until the fleet changes (the hot path at 10,000 boxes). */
@@ -214,6 +243,7 @@ function createBoxes({ devices, seed, start }: FleetOptions): SimBox[] {
       signalBase,
       lastSeen: connected ? start - rng.int(0, TICK_MS) : start - rng.int(MINUTE, 30 * MINUTE),
       staleUntil: null,
+      listed: true,
       reconnectAt: connected ? null : start + rng.int(MINUTE, 30 * MINUTE),
       rng,
     };
@@ -303,6 +333,9 @@ function applyAction(box: SimBox, action: BoxAction, t: number): void {
       break;
     case 'firmware':
       box.firmware = action.version;
+      break;
+    case 'listed':
+      box.listed = action.on;
       break;
   }
 }

@@ -80,6 +80,7 @@ const entrySchema = z.strictObject({
   signal: z.number().int().min(-140).max(0).optional(),
   stale: z.boolean().optional(),
   firmware: z.string().min(1).optional(),
+  listed: z.boolean().optional(),
   // key rotation
   rotate_key: z.string().min(1).optional(),
   grace: duration.optional(),
@@ -105,7 +106,7 @@ const scenarioSchema = z.strictObject({
   timeline: z.array(entrySchema).default([]),
 });
 
-const BOX_KEYS = ['disconnect', 'connect', 'battery', 'signal', 'stale', 'firmware'] as const;
+const BOX_KEYS = ['disconnect', 'connect', 'battery', 'signal', 'stale', 'firmware', 'listed'] as const;
 const FAULT_KEYS = ['latency', 'status', 'malformed_json', 'schema_violation', 'reset', 'hang'] as const;
 const FAULT_ONLY = [...FAULT_KEYS, 'endpoints', 'rate', 'count', 'retry_after', 'from', 'to'] as const;
 
@@ -187,13 +188,15 @@ function boxEvents(entry: Entry, path: string, problem: (field: string, message:
   if (entry.signal !== undefined) actions.push({ kind: 'signal', dbm: entry.signal });
   if (entry.stale !== undefined) actions.push({ kind: 'stale', on: entry.stale });
   if (entry.firmware !== undefined) actions.push({ kind: 'firmware', version: entry.firmware });
+  if (entry.listed !== undefined) actions.push({ kind: 'listed', on: entry.listed });
   if (actions.length === 0) problem('', `a box event needs one of: ${BOX_KEYS.join(', ')}`);
   if (entry.disconnect && entry.connect) problem('connect', 'cannot both connect and disconnect');
   for (const action of actions) out.push({ at: entry.at, path, type: 'box', target, action });
   if (entry.for !== undefined) {
     if (entry.disconnect) out.push({ at: entry.at + entry.for, path, type: 'box', target, action: { kind: 'connect' } });
     else if (entry.stale === true) out.push({ at: entry.at + entry.for, path, type: 'box', target, action: { kind: 'stale', on: false } });
-    else problem('for', '`for` applies to disconnect and stale: true only');
+    else if (entry.listed === false) out.push({ at: entry.at + entry.for, path, type: 'box', target, action: { kind: 'listed', on: true } });
+    else problem('for', '`for` applies to disconnect, stale: true and listed: false only');
   }
 }
 

@@ -86,13 +86,13 @@ export function createSimHandler(sim: Simulator, options: { onError?: (err: unkn
       return;
     }
     if (url.pathname !== API_PREFIX && !url.pathname.startsWith(`${API_PREFIX}/`)) {
-      send(res, sim.sync(), failure(404, SIM_MESSAGES.notFound));
+      send(res, sim.sync() + sim.fleet.skewMs, failure(404, SIM_MESSAGES.notFound));
       return;
     }
     const r = route(method, url.pathname);
     if ('error' in r) {
       const reply = r.error === 405 ? failure(405, SIM_MESSAGES.methodNotAllowed, { Allow: r.allow }) : failure(404, SIM_MESSAGES.notFound);
-      send(res, sim.sync(), reply);
+      send(res, sim.sync() + sim.fleet.skewMs, reply);
       return;
     }
     const now = sim.sync();
@@ -107,23 +107,23 @@ export function createSimHandler(sim: Simulator, options: { onError?: (err: unkn
     if (effect?.kind === 'status') {
       const headers: Record<string, string> | undefined =
         effect.retryAfterMs === undefined ? undefined : { 'Retry-After': String(Math.ceil(effect.retryAfterMs / 1000)) };
-      send(res, now, failure(effect.status, messageForStatus(effect.status), headers));
+      send(res, now + sim.fleet.skewMs, failure(effect.status, messageForStatus(effect.status), headers));
       return;
     }
     const key = req.headers['account-secret-key'];
     if (!sim.acceptsKey(typeof key === 'string' ? key : undefined, now)) {
       req.resume();
-      send(res, now, failure(401, MESSAGES.unauthorized));
+      send(res, now + sim.fleet.skewMs, failure(401, MESSAGES.unauthorized));
       return;
     }
     const reply = await answer(sim, r.endpoint, r.param, url, req, now);
-    send(res, now, reply.status === 200 && effect ? corrupt(r.endpoint, reply, effect) : reply);
+    send(res, now + sim.fleet.skewMs, reply.status === 200 && effect ? corrupt(r.endpoint, reply, effect) : reply);
   }
 
   return (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((err: unknown) => {
       options.onError?.(err);
-      if (!res.headersSent) send(res, sim.now(), failure(500, SIM_MESSAGES.serverError));
+      if (!res.headersSent) send(res, sim.now() + sim.fleet.skewMs, failure(500, SIM_MESSAGES.serverError));
       else res.destroy();
     });
   };
@@ -132,10 +132,10 @@ export function createSimHandler(sim: Simulator, options: { onError?: (err: unkn
 async function answer(sim: Simulator, endpoint: Endpoint, param: string | undefined, url: URL, req: IncomingMessage, now: number): Promise<Reply> {
   switch (endpoint) {
     case 'device_list':
-      if (sim.fleet.boxes.length === 0) return failure(404, MESSAGES.noDevices);
+      if (!sim.fleet.boxes.some((b) => b.listed)) return failure(404, MESSAGES.noDevices);
       return { status: 200, body: sim.fleet.deviceListBody() };
     case 'device_details': {
-      const box = sim.fleet.get(safeDecode(param ?? ''));
+      const box = sim.fleet.getListed(safeDecode(param ?? ''));
       return box ? success(sim.fleet.details(box)) : failure(404, MESSAGES.deviceNotFound);
     }
     case 'call_details': {
@@ -250,11 +250,11 @@ function serveRecording(sim: Simulator, path: string, method: string, res: Serve
   const token = /^\/recordings\/([0-9a-f]{8,64})\.wav$/.exec(path)?.[1];
   const call = token === undefined ? undefined : sim.calls.byRecordingToken(token);
   if (method !== 'GET' && method !== 'HEAD') {
-    send(res, now, failure(405, SIM_MESSAGES.methodNotAllowed, { Allow: 'GET, HEAD' }));
+    send(res, now + sim.fleet.skewMs, failure(405, SIM_MESSAGES.methodNotAllowed, { Allow: 'GET, HEAD' }));
     return;
   }
   if (!call || !sim.calls.recordingAvailable(call, now)) {
-    send(res, now, failure(404, SIM_MESSAGES.recordingNotFound));
+    send(res, now + sim.fleet.skewMs, failure(404, SIM_MESSAGES.recordingNotFound));
     return;
   }
   res.writeHead(200, { 'Content-Type': 'audio/wav', 'Content-Length': SILENT_WAV.length, Date: new Date(now).toUTCString() });

@@ -181,7 +181,7 @@ export class Simulator {
   /** Validates make-call fields as the vendor does and places the call. */
   makeCall(fields: { from?: string; to?: string; agentId?: string }, now: number): MakeCallOutcome {
     const serial = BOX_FROM.exec(fields.from?.trim() ?? '')?.[1];
-    const box = serial === undefined ? undefined : this.fleet.get(serial);
+    const box = serial === undefined ? undefined : this.fleet.getListed(serial);
     if (!box || !box.connected) return { ok: false, error: 'invalid_device_serial' };
     const to = fields.to?.trim() ?? '';
     if (!E164.test(to)) return { ok: false, error: 'invalid_phone_number' };

@@ -1,0 +1,146 @@
+/**
+ * One alert-engine cycle: pure and deterministic. Given the alerts as they were, this cycle's
+ * rule evaluations and the context (time, gateway health, silences, inhibition, repeat interval),
+ * returns the new alerts, the transitions to record and the notifications to send.
+ *
+ * Order of work: every alert is stepped first; inhibition is then computed from the new states
+ * (so a box that disconnects and runs low on battery in the same cycle has its battery alert held
+ * back); finally each alert is reconciled with what people were last told (notifyStep).
+ */
+import { BoxwatchError } from '../errors.js';
+import type { InhibitRule } from './inhibit.js';
+import { DEFAULT_INHIBIT_RULES, inhibitedBy } from './inhibit.js';
+import type { Silence } from './silences.js';
+import { matchingSilences } from './silences.js';
+import type { Timing } from './state.js';
+import { initialState, isAtRest, notifyStep, step, timingOf } from './state.js';
+import type { AlertRuleRef, AlertState, Condition, HeldBackReason, NotificationIntent, RuleEvaluation, Severity, Transition } from './types.js';
+import { alertKey } from './types.js';
+
+export interface CycleContext {
+  now: number;
+  /**
+   * The cycle failed (gateway unreachable, unauthorized, bad responses): every per-box condition
+   * is treated as unknown, so no per-box alert changes state, and nothing per-box is notified.
+   * Fleet-level alerts (serial '') are evaluated as usual.
+   */
+  gatewayDown: boolean;
+  silences: readonly Silence[];
+  /** `alerting.inhibit`. */
+  inhibit: boolean;
+  /** `alerting.repeat_interval`; 0: never repeat. */
+  repeatIntervalMs: number;
+  /** Default: disconnected holds back low_battery, weak_signal and stale of the same box. */
+  inhibitRules?: readonly InhibitRule[];
+  /**
+   * Every configured rule name, built-ins included. When given, alerts of rules that are no longer
+   * configured are retired: resolved at once (and notified if their firing was), then dropped.
+   * When omitted, alerts without an evaluation are simply left unchanged (unknown).
+   */
+  ruleNames?: Iterable<string>;
+}
+
+export interface CycleResult {
+  /** Alerts that are not at rest, by key, in key order. An absent key means inactive. */
+  states: Map<string, AlertState>;
+  /** State changes of this cycle, in key order. */
+  transitions: Transition[];
+  /** Notifications to route and group, in key order. */
+  notifications: NotificationIntent[];
+  /** Keys present in `prev` and absent from `states` (came to rest: delete their rows). */
+  dropped: string[];
+}
+
+const RETIRE: Timing = { forMs: 0, keepFiringForMs: 0, forCycles: 1 };
+
+/** Runs one cycle of the alert engine. Throws if `results` holds two evaluations of one alert. */
+export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: readonly RuleEvaluation[], ctx: CycleContext): CycleResult {
+  const { now } = ctx;
+  const byKey = new Map<string, RuleEvaluation>();
+  for (const ev of results) {
+    const key = alertKey(ev.rule.name, ev.serial);
+    if (byKey.has(key)) throw new BoxwatchError('alerts_duplicate_evaluation', `two evaluations of rule "${ev.rule.name}" for box "${ev.serial}" in one cycle`);
+    byKey.set(key, ev);
+  }
+  const configured = ctx.ruleNames === undefined ? undefined : new Set(ctx.ruleNames);
+  // An alert without a previous state that is not active this cycle stays at rest: skip it (the
+  // common case by far: most boxes are fine most of the time).
+  const work: string[] = [...prev.keys()];
+  for (const [key, ev] of byKey) if (!prev.has(key) && ev.condition === 'active' && !(ctx.gatewayDown && ev.serial !== '')) work.push(key);
+  const keys = work.sort();
+
+  // 1. Step every alert.
+  const stepped = new Map<string, AlertState>();
+  const transitionOf = new Map<string, Transition>();
+  for (const key of keys) {
+    const ev = byKey.get(key);
+    const before = prev.get(key);
+    let state: AlertState;
+    let condition: Condition;
+    let timing: Timing;
+    if (ev !== undefined) {
+      const base = before ?? initialState(ev.rule, ev.serial, now);
+      state = base.kind === ev.rule.kind && base.severity === ev.rule.severity ? base : { ...base, kind: ev.rule.kind, severity: ev.rule.severity };
+      condition = ctx.gatewayDown && ev.serial !== '' ? 'unknown' : ev.condition;
+      timing = timingOf(ev.rule);
+    } else {
+      state = before as AlertState;
+      const retired = configured !== undefined && !configured.has(state.rule);
+      condition = retired ? 'inactive' : 'unknown';
+      timing = RETIRE;
+    }
+    const input = ev === undefined ? { condition, now } : { condition, now, value: ev.value, threshold: ev.threshold, summary: ev.summary };
+    const { next, transition } = step(state, input, timing);
+    stepped.set(key, next);
+    if (transition) transitionOf.set(key, transition);
+  }
+
+  // 2. Inhibition from the new states.
+  const inhibited = ctx.inhibit ? inhibitedBy(stepped.values(), ctx.inhibitRules ?? DEFAULT_INHIBIT_RULES) : new Map<string, string[]>();
+
+  // 3. Hold back, annotate, notify.
+  const states = new Map<string, AlertState>();
+  const transitions: Transition[] = [];
+  const notifications: NotificationIntent[] = [];
+  for (const key of keys) {
+    const state = stepped.get(key) as AlertState;
+    const held = heldBack(state, ctx, inhibited);
+    const transition = transitionOf.get(key);
+    if (transition) transitions.push(held ? { ...transition, heldBack: held.reason, heldBy: held.by } : transition);
+    const { next, intent } = notifyStep(state, { now, heldBack: held !== null, repeatIntervalMs: ctx.repeatIntervalMs });
+    if (intent) notifications.push(intent);
+    if (!isAtRest(next)) states.set(key, next);
+  }
+  const dropped = [...prev.keys()].filter((k) => !states.has(k)).sort();
+  return { states, transitions, notifications, dropped };
+}
+
+function heldBack(state: AlertState, ctx: CycleContext, inhibited: ReadonlyMap<string, string[]>): { reason: HeldBackReason; by: string[] } | null {
+  if (ctx.gatewayDown && state.serial !== '') return { reason: 'gateway_down', by: [] };
+  const silences = matchingSilences(state, ctx.silences, ctx.now);
+  if (silences.length > 0) return { reason: 'silenced', by: silences };
+  const by = inhibited.get(state.key);
+  if (by !== undefined) return { reason: 'inhibited', by };
+  return null;
+}
+
+/** Builds the `prev` map from stored rows (e.g. after a restart). */
+export function statesFromRows(rows: Iterable<AlertState>): Map<string, AlertState> {
+  const map = new Map<string, AlertState>();
+  for (const row of rows) map.set(alertKey(row.rule, row.serial), row);
+  return map;
+}
+
+/** A configured rule (Config['rules'][number] fits: durations already in ms) as the engine sees it. */
+export function ruleRef(rule: { name: string; kind: string; severity: Severity; for: number; keepFiringFor: number }): AlertRuleRef {
+  return { name: rule.name, kind: rule.kind, severity: rule.severity, forMs: rule.for, keepFiringForMs: rule.keepFiringFor };
+}
+
+/**
+ * True when the alert of `rule` for `serial` is pending or firing: threshold rules then judge by
+ * their clear level (hysteresis), e.g. a low battery stays active until above `clear_above`.
+ */
+export function wasActive(states: ReadonlyMap<string, AlertState>, rule: string, serial: string): boolean {
+  const status = states.get(alertKey(rule, serial))?.status;
+  return status === 'pending' || status === 'firing';
+}

@@ -1,0 +1,30 @@
+/**
+ * Glue from the alert engine to the notifiers: a notification intent plus what the store knows
+ * about the box (name, location) becomes one AlertItem of a NotificationMessage (src/notify/).
+ */
+import type { AlertItem } from '../notify/types.js';
+import type { NotificationIntent } from './types.js';
+
+/** The box fields messages show; untrusted text, escaped by the channels. */
+export interface BoxLabels {
+  name?: string | null;
+  location?: string | null;
+}
+
+/** One message item for an intent. `since` is when the alert started firing. */
+export function toAlertItem(intent: NotificationIntent, box: BoxLabels = {}): AlertItem {
+  return {
+    status: intent.type,
+    rule: intent.rule,
+    ruleKind: intent.kind,
+    severity: intent.severity,
+    serial: intent.serial,
+    boxName: box.name ?? null,
+    location: box.location ?? null,
+    value: intent.value,
+    threshold: intent.threshold,
+    since: intent.firingSince ?? intent.createdAt,
+    resolvedAt: intent.resolvedAt,
+    summary: intent.summary ?? intent.kind.replace(/_/g, ' '),
+  };
+}
