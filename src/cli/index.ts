@@ -1,4 +1,12 @@
 /** Every command of the CLI, in the order `--help` lists them. One file per command. */
 import type { RegisterCommand } from './context.js';
+import { registerSim } from './sim.js';
+import { registerCall } from './call.js';
+import { registerCalls } from './calls.js';
+import { registerCheckConfig } from './check-config.js';
+import { registerRun } from './run.js';
+import { registerStatus } from './status.js';
+import { registerHistory } from './history.js';
+import { registerUptime } from './uptime.js';
 
-export const allCommands: RegisterCommand[] = [];
+export const allCommands: RegisterCommand[] = [registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime];

@@ -10,7 +10,7 @@ import type { GatewayClient } from '../gateway/types.js';
 import type { Device, DeviceSummary } from '../gateway/schemas.js';
 import type { Logger } from '../log.js';
 import type { BoxSnapshot } from '../model.js';
-import type { BoxState, CycleRecord, Store } from '../store/types.js';
+import type { BoxState, CycleRecord, CycleWrite, Store } from '../store/types.js';
 import { selectForDetails, type DetailsPolicy } from './policy.js';
 import { mapWithConcurrency } from './pool.js';
 
@@ -25,6 +25,11 @@ export interface CycleDeps {
   /** HTTP attempts made so far by the client (retries included); the cycle records the difference. */
   requestCount: () => number;
   signal?: AbortSignal;
+  /**
+   * Writes the cycle (one transaction). Defaults to `store.recordCycle`; the app wraps it to write
+   * the alert transitions the cycle causes in the same transaction.
+   */
+  commit?: (write: CycleWrite, serverTime: number | null) => void;
 }
 
 export interface CycleResult {
@@ -45,6 +50,7 @@ const errorCode = (err: unknown): string => (err instanceof BoxwatchError ? err.
 
 export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
   const { client, store, clock, logger } = deps;
+  const commit = deps.commit ?? ((write: CycleWrite) => store.recordCycle(write));
   const startedAt = clock.now();
   const requestsBefore = deps.requestCount();
   const finish = (fields: Omit<CycleRecord, 'startedAt' | 'durationMs' | 'requests'>): CycleRecord => ({
@@ -65,7 +71,7 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
       summaries = []; // the vendor's "No connected devices found": an empty fleet, not a failure
     } else {
       const cycle = finish({ outcome: 'failed', errorCode: errorCode(err), error: errorMessage(err), boxes: 0, detailsFetched: 0 });
-      store.recordCycle({ cycle, seen: [], missing: [] });
+      commit({ cycle, seen: [], missing: [] }, serverTime);
       logger.warn({ code: cycle.errorCode, err: cycle.error }, 'poll cycle failed');
       return { cycle, seen: [], missing: [], returned: [], serverTime, detailsFailed: 0 };
     }
@@ -93,7 +99,7 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
   const returned = [...known.values()].filter((b) => b.missingSince !== null && listed.has(b.serial)).map((b) => b.serial);
 
   const cycle = finish({ outcome: 'ok', errorCode: null, error: null, boxes: summaries.length, detailsFetched: details.size });
-  store.recordCycle({ cycle, seen, missing });
+  commit({ cycle, seen, missing }, serverTime);
   if (missing.length > 0) logger.warn({ serials: missing }, 'boxes missing from the device list');
   if (returned.length > 0) logger.info({ serials: returned }, 'boxes back in the device list');
   logger.debug({ boxes: cycle.boxes, details: cycle.detailsFetched, ms: cycle.durationMs, requests: cycle.requests }, 'poll cycle done');

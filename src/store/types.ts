@@ -47,6 +47,11 @@ export interface RawPoint {
   t: number;
   /** number for battery/signal, 0/1 for connected, string for firmware, null = reported as absent. */
   value: number | string | null;
+  /**
+   * End (exclusive) of the stretch during which the value held, when known: the next change, or
+   * the start of a gap. Raw history points always carry it.
+   */
+  until?: number;
 }
 
 export interface RollupPoint {
@@ -71,15 +76,25 @@ export interface UptimeRow {
   observedMs: number;
 }
 
+export interface HistoryOptions {
+  maxPoints?: number;
+  kind?: 'raw' | 'rollup';
+}
+
 export interface Store {
   recordCycle(write: CycleWrite): void;
+  /** Runs `fn` in one transaction (nested calls become savepoints); rolls back if it throws. */
+  transaction<T>(fn: () => T): T;
   boxes(): BoxState[];
   box(serial: string): BoxState | undefined;
   lastCycle(): CycleRecord | undefined;
   /** Value of a metric at time t, undefined when there is no data covering t (a gap). */
   valueAt(serial: string, metric: Metric, t: number): RawPoint | undefined;
-  /** Raw points for short ranges, rollups for long ones, at most about maxPoints (default 500). */
-  history(serial: string, metric: Metric, from: number, to: number, options?: { maxPoints?: number }): HistoryResult;
+  /**
+   * Raw points for short ranges, rollups for long ones, at most about maxPoints (default 500).
+   * `kind` forces one form: 'raw' returns every raw point, 'rollup' buckets of at least an hour.
+   */
+  history(serial: string, metric: Metric, from: number, to: number, options?: HistoryOptions): HistoryResult;
   uptime(from: number, to: number): UptimeRow[];
   /** Deletes data past retention in small batches; returns rows deleted. */
   prune(now: number, retention: { rawMs: number; rollupMs: number }): number;

@@ -1,0 +1,91 @@
+/**
+ * Storage benchmark: (1) bytes on disk per box per day at a 30 s schedule, with the simulator's
+ * fleet dynamics (src/sim/fleet.ts) over a simulated week, samples and rollups separately;
+ * (2) recordCycle time for 1,000 and 10,000 boxes: first cycle, steady state, hour rollover.
+ *
+ *   npm run build && node dist/bench/storage.bench.js [--boxes 500] [--days 7]
+ */
+import Database from 'better-sqlite3';
+import { statSync } from 'node:fs';
+import { openStore } from '../src/store/index.js';
+import { DAY, FleetFeed, HOUR, POLL_MS, median, ms, percentile, tableBytes, tempDb } from './storage-helpers.js';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+const START = Date.parse('2026-03-02T00:00:00Z');
+
+function sizeBench(boxes: number, days: number): void {
+  const db = tempDb('size.db');
+  const store = openStore(db.path);
+  const feed = new FleetFeed(boxes, START);
+  const cycles = Math.round((days * DAY) / POLL_MS);
+  const began = performance.now();
+  let recordMs = 0;
+  for (let k = 0; k < cycles; k++) {
+    const write = feed.cycle(START + k * POLL_MS);
+    const t0 = performance.now();
+    store.recordCycle(write);
+    recordMs += performance.now() - t0;
+  }
+  store.close();
+  const raw = new Database(db.path);
+  raw.exec('VACUUM');
+  const bytes = tableBytes(raw);
+  const counts = raw.prepare('SELECT (SELECT count(*) FROM samples) AS samples, (SELECT count(*) FROM rollups) AS rollups, (SELECT avg(length(data)) FROM samples) AS blob').get() as { samples: number; rollups: number; blob: number };
+  raw.close();
+  const perBoxDay = (b: number): string => `${(b / boxes / days / 1024).toFixed(2)} KB`;
+  const samples = bytes.get('samples') ?? 0;
+  const rollups = bytes.get('rollups') ?? 0;
+  const cyclesB = bytes.get('cycles') ?? 0;
+  const file = statSync(db.path).size;
+  console.log(`\n### bytes on disk: ${boxes} boxes, ${days} simulated days at a 30 s schedule (src/sim/fleet.ts Fleet, details every 5 min)`);
+  console.log(`simulated in ${((performance.now() - began) / 1000).toFixed(1)} s (recordCycle total ${(recordMs / 1000).toFixed(1)} s, ${ms(recordMs / cycles)} per cycle)`);
+  console.log(`samples : ${perBoxDay(samples)} per box per day (${counts.samples} rows, mean blob ${counts.blob.toFixed(0)} B)`);
+  console.log(`rollups : ${perBoxDay(rollups)} per box per day (${counts.rollups} rows)`);
+  console.log(`cycles  : ${perBoxDay(cyclesB)} per box per day (shared by the fleet)`);
+  console.log(`file    : ${perBoxDay(file)} per box per day in all (${(file / 2 ** 20).toFixed(1)} MiB after VACUUM, boxes table and indexes included)`);
+  db.cleanup();
+}
+
+function cycleBench(boxes: number): void {
+  const db = tempDb('cycles.db');
+  const store = openStore(db.path);
+  // Start 20 minutes before an hour so that the run includes an hour rollover.
+  const start = START + 10 * DAY + HOUR - 20 * 60_000;
+  const feed = new FleetFeed(boxes, start - POLL_MS, 2);
+  const steady: number[] = [];
+  const cpu: number[] = [];
+  let first = 0;
+  let rollover = 0;
+  const n = 80;
+  for (let k = 0; k < n; k++) {
+    const t = start + k * POLL_MS;
+    const write = feed.cycle(t);
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    store.recordCycle(write);
+    const wall = performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    if (k === 0) first = wall;
+    else if (Math.floor(t / HOUR) !== Math.floor((t - POLL_MS) / HOUR)) rollover = wall;
+    else {
+      steady.push(wall);
+      cpu.push((c.user + c.system) / 1000);
+    }
+  }
+  store.close();
+  console.log(
+    `${String(boxes).padStart(6)} boxes: first cycle ${ms(first)}; steady state median ${ms(median(steady))}, p95 ${ms(percentile(steady, 95))}, CPU median ${ms(median(cpu))}; hour rollover cycle ${ms(rollover)}`,
+  );
+  db.cleanup();
+}
+
+const boxes = arg('boxes', 500);
+const days = arg('days', 7);
+console.log('\n### recordCycle (one transaction per cycle; fleet model time excluded)');
+cycleBench(1_000);
+cycleBench(10_000);
+sizeBench(boxes, days);

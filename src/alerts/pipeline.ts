@@ -1,0 +1,68 @@
+/**
+ * The alerting stage of a cycle: rules over the stored box states -> alert engine -> alert state,
+ * transitions and routed notifications written to SQLite. `afterCycle` runs inside the cycle's
+ * transaction (see app.ts), so a cycle, the transitions it caused and their notifications are
+ * stored together or not at all.
+ */
+import type { Config } from '../config/index.js';
+import { evaluateRule, fleetContext } from '../rules/index.js';
+import type { AlertStore } from '../store/alert-store.js';
+import type { BoxState, CycleRecord } from '../store/types.js';
+import { evaluateCycle, ruleRef, wasActive, type CycleResult as EngineResult } from './engine.js';
+import { GATEWAY_RULE_NAMES, gatewayEvaluations, isGatewayDown } from './gateway.js';
+import { fanOut } from './group.js';
+import { toAlertItem } from './message.js';
+import type { RuleEvaluation } from './types.js';
+
+export interface AlertPipelineDeps {
+  config: Config;
+  alerts: AlertStore;
+}
+
+export interface CycleAlerts extends EngineResult {
+  /** Items queued for the notifiers (after routing). */
+  queued: number;
+}
+
+export class AlertPipeline {
+  constructor(private readonly deps: AlertPipelineDeps) {}
+
+  /**
+   * Evaluates every rule for every box after a cycle was recorded. `boxes` are the stored states
+   * after the cycle; `gatewayNow` is the gateway's clock at `now` (from the HTTP Date header).
+   */
+  afterCycle(cycle: Pick<CycleRecord, 'outcome' | 'errorCode'>, boxes: readonly BoxState[], now: number, gatewayNow: number | null): CycleAlerts {
+    const { config, alerts } = this.deps;
+    const prev = alerts.states();
+    const down = isGatewayDown(cycle);
+    const evaluations: RuleEvaluation[] = gatewayEvaluations(cycle, config.alerting.gateway);
+    if (!down) {
+      const ctx = fleetContext(boxes.filter((b) => b.missingSince === null), now, gatewayNow);
+      for (const rule of config.rules) {
+        const ref = ruleRef(rule);
+        for (const box of boxes) {
+          const r = evaluateRule(rule, box, ctx, wasActive(prev, rule.name, box.serial));
+          evaluations.push({ rule: ref, serial: box.serial, condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
+        }
+      }
+    }
+    const result = evaluateCycle(prev, evaluations, {
+      now,
+      gatewayDown: down,
+      silences: alerts.silences(now),
+      inhibit: config.alerting.inhibit,
+      repeatIntervalMs: config.alerting.repeatInterval,
+      ruleNames: [...config.rules.map((r) => r.name), ...GATEWAY_RULE_NAMES],
+    });
+    alerts.saveEvaluation(prev, result.states, result.dropped, result.transitions);
+    const bySerial = new Map(boxes.map((b) => [b.serial, b]));
+    const routed = fanOut(result.notifications, config.notifiers);
+    alerts.enqueueItems(
+      routed.map((r) => {
+        const box = bySerial.get(r.intent.serial);
+        return { notifier: r.notifier, createdAt: r.createdAt, item: toAlertItem(r.intent, { name: box?.name ?? null, location: box?.location ?? null }) };
+      }),
+    );
+    return { ...result, queued: routed.length };
+  }
+}

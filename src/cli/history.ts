@@ -1,0 +1,66 @@
+/**
+ * `boxwatch history SERIAL`: raw points for short ranges, hourly (or coarser) rollups for long
+ * ones, at most about 500 points; the table ends with a sparkline.
+ */
+import { Option, type Command } from 'commander';
+import { UsageError } from '../errors.js';
+import { METRICS, type HistoryResult, type Metric } from '../store/types.js';
+import type { CliContext, RegisterCommand } from './context.js';
+import { formatOption, printRows, type OutputFormat } from './output.js';
+import { sparkline } from './sparkline.js';
+import { withStore } from './store-access.js';
+import { parseRange, type RangeOptions } from './time-range.js';
+
+interface HistoryOptions extends RangeOptions {
+  config?: string;
+  metric: string;
+  format: OutputFormat;
+}
+
+const iso = (t: number): string => new Date(t).toISOString();
+const show = (v: number | string | null): string => (v === null ? '-' : typeof v === 'number' ? String(Math.round(v * 100) / 100) : v);
+
+export function historyRows(h: HistoryResult): { headers: string[]; rows: string[][]; numbers: (number | null)[] } {
+  if (h.kind === 'raw') {
+    return {
+      headers: ['TIME', h.metric.toUpperCase()],
+      rows: h.points.map((p) => [iso(p.t), show(p.value)]),
+      numbers: h.points.map((p) => (typeof p.value === 'number' ? p.value : null)),
+    };
+  }
+  return {
+    headers: ['BUCKET START', 'MIN', 'MEAN', 'MAX', 'SAMPLES'],
+    rows: h.points.map((p) => [iso(p.t), show(p.min), show(p.mean), show(p.max), String(p.count)]),
+    numbers: h.points.map((p) => p.mean),
+  };
+}
+
+export const registerHistory: RegisterCommand = (program: Command, ctx: CliContext) => {
+  program
+    .command('history')
+    .description('the history of one metric of one box')
+    .argument('<serial>', 'box serial, e.g. SN-0042')
+    .option('--since <duration>', 'how far back, e.g. 24h, 7d (default 24h)')
+    .option('--from <iso>', 'start of the range (ISO 8601)')
+    .option('--to <iso>', 'end of the range (ISO 8601, default now)')
+    .addOption(new Option('-m, --metric <metric>', 'battery, signal, connected or firmware').default('battery'))
+    .addOption(formatOption(['table', 'json', 'csv']))
+    .option('-c, --config <file>', 'configuration file')
+    .action((serial: string, opts: HistoryOptions) =>
+      withStore(opts.config, ctx, (store, now) => {
+        if (!METRICS.includes(opts.metric as Metric)) {
+          throw new UsageError(`unknown metric "${opts.metric}" (use ${METRICS.join(', ')})`);
+        }
+        const { from, to } = parseRange(opts, now, '24h');
+        const box = store.box(serial);
+        if (!box) throw new UsageError(`unknown box serial "${serial}" (see \`boxwatch status\`)`);
+        const h = store.history(serial, opts.metric as Metric, from, to);
+        const { headers, rows, numbers } = historyRows(h);
+        printRows(ctx, opts.format, { headers, rows, json: { serial, name: box.name, ...h }, empty: `no ${h.metric} data for ${serial} in that range` });
+        if (opts.format === 'table' && rows.length > 0) {
+          const granularity = h.kind === 'raw' ? 'raw samples' : `${Math.round(h.bucketMs / 3_600_000)}h rollups`;
+          ctx.out(`\n${sparkline(numbers)}  ${serial} ${h.metric}, ${iso(from)} .. ${iso(to)}, ${rows.length} points (${granularity})\n`);
+        }
+      }),
+    );
+};

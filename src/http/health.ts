@@ -1,0 +1,69 @@
+/**
+ * `/healthz` as a pure function of what is known about the poll cycles and `now`: healthy while the
+ * last successful cycle ended less than `maxCycleAgeMs` ago, unhealthy with a reason otherwise.
+ */
+import { formatDuration } from '../duration.js';
+import type { CycleRecord } from '../store/types.js';
+
+export interface HealthInput {
+  now: number;
+  maxCycleAgeMs: number;
+  /** The latest cycle recorded (ok or failed), if any. */
+  lastCycle: CycleRecord | undefined;
+  /** End of the last successful cycle (ms), null if unknown. */
+  lastSuccessAt: number | null;
+  /** Start of the first failed cycle after the last success, when known. */
+  failingSince: number | null;
+}
+
+export interface CycleJson {
+  startedAt: string;
+  durationMs: number;
+  outcome: string;
+  errorCode: string | null;
+  requests: number;
+  boxes: number;
+  detailsFetched: number;
+}
+
+export type HealthBody =
+  | { status: 'ok'; lastSuccessAt: string; lastCycle: CycleJson | null }
+  | { status: 'unhealthy'; reason: string; lastSuccessAt: string | null; lastCycle: CycleJson | null };
+
+const iso = (t: number): string => new Date(t).toISOString();
+
+/** A cycle record for JSON: ISO start time, the error code but not the error text. */
+export function cycleJson(c: CycleRecord): CycleJson {
+  return {
+    startedAt: iso(c.startedAt),
+    durationMs: c.durationMs,
+    outcome: c.outcome,
+    errorCode: c.errorCode,
+    requests: c.requests,
+    boxes: c.boxes,
+    detailsFetched: c.detailsFetched,
+  };
+}
+
+export function evaluateHealth(input: HealthInput): { healthy: boolean; body: HealthBody } {
+  const { now, maxCycleAgeMs, lastCycle, lastSuccessAt } = input;
+  const last = lastCycle ? cycleJson(lastCycle) : null;
+  const success = lastSuccessAt === null ? null : iso(lastSuccessAt);
+  if (lastSuccessAt !== null && now - lastSuccessAt <= maxCycleAgeMs) {
+    return { healthy: true, body: { status: 'ok', lastSuccessAt: iso(lastSuccessAt), lastCycle: last } };
+  }
+  return { healthy: false, body: { status: 'unhealthy', reason: reason(input), lastSuccessAt: success, lastCycle: last } };
+}
+
+function reason({ now, maxCycleAgeMs, lastCycle, lastSuccessAt, failingSince }: HealthInput): string {
+  if (lastCycle === undefined) return 'no poll cycle has run yet';
+  if (lastCycle.outcome === 'failed') {
+    const code = lastCycle.errorCode ?? 'unknown error';
+    const last = `last failure: ${code} at ${iso(lastCycle.startedAt)}`;
+    if (failingSince !== null) return `gateway polls failing since ${iso(failingSince)} (${last})`;
+    if (lastSuccessAt !== null) return `no successful poll cycle since ${iso(lastSuccessAt)} (${last})`;
+    return `no successful poll cycle since the daemon started (${last})`;
+  }
+  const age = lastSuccessAt === null ? now - lastCycle.startedAt : now - lastSuccessAt;
+  return `last successful poll cycle ended ${formatDuration(age)} ago, more than the allowed ${formatDuration(maxCycleAgeMs)}`;
+}

@@ -1,0 +1,195 @@
+/**
+ * The daemon's read-only HTTP server (node:http, no framework): `/healthz`, `/metrics` and the JSON
+ * API under `/api/`. Only GET and HEAD are allowed (405 with `Allow` otherwise); every answer is
+ * `Cache-Control: no-store`; errors are JSON without stack traces.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Clock } from '../clock.js';
+import { BoxwatchError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { Store } from '../store/types.js';
+import { alertsJson, boxDetailJson, boxesJson, historyJson, type AlertsReader } from './api.js';
+import { HttpError, badRequest, notFound } from './errors.js';
+import { evaluateHealth } from './health.js';
+import { parseListen, urlOf } from './listen.js';
+
+export interface HealthOptions {
+  /** `/healthz` answers 503 once the last successful cycle ended longer ago than this. */
+  maxCycleAgeMs: number;
+  /**
+   * End of the last successful cycle (ms) or null. Default: the later of what the metrics observed
+   * and the last ok cycle seen in the store (from the start of the server on; so a restart followed
+   * by a failure is judged by the success before the restart).
+   */
+  lastSuccessAt?: () => number | null;
+}
+
+export interface HttpServerOptions {
+  /** `HOST:PORT`, e.g. `127.0.0.1:9464`; port 0 picks a free port. */
+  listen: string;
+  store: Store;
+  metrics: Metrics;
+  clock: Clock;
+  health: HealthOptions;
+  alerts?: AlertsReader;
+  logger: Logger;
+}
+
+export interface RunningHttpServer {
+  /** `http://HOST:PORT` with the bound port, no trailing slash. */
+  url: string;
+  close(): Promise<void>;
+}
+
+const ALLOW = 'GET, HEAD';
+const JSON_TYPE = 'application/json; charset=utf-8';
+/** Connections still busy this long after close() are cut. */
+const CLOSE_GRACE_MS = 1_000;
+
+type Handler = (query: URLSearchParams) => Promise<{ status: number; body: string; type: string }> | { status: number; body: string; type: string };
+
+const json = (status: number, value: unknown): { status: number; body: string; type: string } => ({
+  status,
+  body: `${JSON.stringify(value, null, 2)}\n`,
+  type: JSON_TYPE,
+});
+
+const ENDPOINTS = ['/healthz', '/metrics', '/api/boxes', '/api/boxes/:serial', '/api/boxes/:serial/history', '/api/alerts'];
+
+/** Starts listening; resolves once bound. */
+export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const { store, metrics, clock, logger } = options;
+  const { host, port } = parseListen(options.listen);
+
+  /** The latest successful cycle seen in the store, remembered across later failed ones. */
+  let storedOk: number | null = null;
+  const storeLastOk = (): number | null => {
+    const last = store.lastCycle();
+    if (last?.outcome === 'ok') storedOk = Math.max(storedOk ?? 0, last.startedAt + last.durationMs);
+    return storedOk;
+  };
+  storeLastOk();
+  const lastSuccessAt =
+    options.health.lastSuccessAt ??
+    ((): number | null => {
+      const seen = metrics.cycleStatus().lastOkAt;
+      const stored = storeLastOk();
+      return seen === null ? stored : stored === null ? seen : Math.max(seen, stored);
+    });
+
+  const health: Handler = () => {
+    const { healthy, body } = evaluateHealth({
+      now: clock.now(),
+      maxCycleAgeMs: options.health.maxCycleAgeMs,
+      lastCycle: store.lastCycle(),
+      lastSuccessAt: lastSuccessAt(),
+      failingSince: metrics.cycleStatus().failingSince,
+    });
+    return json(healthy ? 200 : 503, body);
+  };
+
+  /** Finds the handler for a path (segments already URL-decoded); undefined for unknown paths. */
+  const route = (segments: string[]): Handler | undefined => {
+    const [a, b, serial, d, ...rest] = segments;
+    if (rest.length > 0) return undefined;
+    if (segments.length === 1 && a === '') return () => json(200, { service: 'boxwatch', endpoints: ENDPOINTS });
+    if (segments.length === 1 && a === 'healthz') return health;
+    if (segments.length === 1 && a === 'metrics') {
+      return async () => ({ status: 200, body: await metrics.text(), type: metrics.registry.contentType });
+    }
+    if (a !== 'api') return undefined;
+    if (segments.length === 2 && b === 'alerts') return (q) => alertsJson(options.alerts, q, clock.now()).then((v) => json(200, v));
+    if (b !== 'boxes') return undefined;
+    if (segments.length === 2) return () => json(200, boxesJson(store));
+    if (serial === undefined || serial === '') return undefined;
+    if (segments.length === 3) return () => json(200, boxDetailJson(store, serial));
+    if (d === 'history') return (q) => json(200, historyJson(store, serial, q, clock.now()));
+    return undefined;
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const started = performance.now();
+    let path = '';
+    let answer: { status: number; body: string; type: string; allow?: boolean };
+    try {
+      const target = req.url ?? '/';
+      const q = target.indexOf('?');
+      path = q < 0 ? target : target.slice(0, q);
+      const query = new URLSearchParams(q < 0 ? '' : target.slice(q + 1));
+      if (!path.startsWith('/')) throw notFound(`no such endpoint: ${path}`);
+      const segments = path
+        .slice(1)
+        .split('/')
+        .map((s) => {
+          try {
+            return decodeURIComponent(s);
+          } catch {
+            throw badRequest('path', `malformed percent-encoding in path segment "${s}"`);
+          }
+        });
+      const handler = route(segments);
+      if (!handler) throw notFound(`no such endpoint: ${path} (see / for the list)`);
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        answer = { ...json(405, { error: 'method_not_allowed', message: `${req.method ?? ''} is not allowed; this API is read-only (${ALLOW})` }), allow: true };
+      } else {
+        answer = await handler(query);
+      }
+    } catch (err) {
+      if (err instanceof HttpError) {
+        answer = json(err.status, err.toJSON());
+      } else {
+        logger.error({ err, method: req.method, path }, 'http request failed');
+        answer = json(500, { error: 'internal', message: 'internal error (see the daemon log)' });
+      }
+    }
+    const headers: Record<string, string | number> = {
+      'content-type': answer.type,
+      'content-length': Buffer.byteLength(answer.body),
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    };
+    if (answer.allow) headers.allow = ALLOW;
+    res.writeHead(answer.status, headers);
+    res.end(answer.body);
+    logger.debug({ method: req.method, path, status: answer.status, ms: Math.round(performance.now() - started) }, 'http request');
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      logger.error({ err }, 'http response failed');
+      res.destroy();
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException): void => {
+      reject(new BoxwatchError('http_listen', `cannot listen on ${options.listen}: ${err.code ?? errorMessage(err)}`, { cause: err }));
+    };
+    server.once('error', onError);
+    server.listen({ host: host === '' ? undefined : host, port }, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  server.on('error', (err) => logger.error({ err }, 'http server error'));
+  const address = server.address() as AddressInfo;
+  const url = urlOf(host === '' ? address.address : host, address.port);
+  logger.info({ url }, 'http server listening');
+
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        cut.unref();
+        server.close((err) => {
+          clearTimeout(cut);
+          if (err) reject(err);
+          else resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,211 @@
+/**
+ * Prometheus metrics of the daemon, on a Registry of their own (never prom-client's global one, so
+ * several apps or tests in one process do not collide). Counters and histograms are fed by the app
+ * through small methods; per-box gauges, firing alerts and outbox depths are read from provider
+ * callbacks at scrape time, so a box that left the fleet has no series and nothing goes stale.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Clock } from './clock.js';
+import { systemClock } from './clock.js';
+import type { RequestEvent } from './gateway/types.js';
+import type { BoxState, CycleRecord } from './store/types.js';
+
+export interface FiringAlertCount {
+  rule: string;
+  severity: string;
+  count: number;
+}
+
+export interface OutboxDepth {
+  notifier: string;
+  depth: number;
+}
+
+/** What the metrics saw of the poll cycles since start (healthz uses it for its reason). */
+export interface CycleStatus {
+  /** End of the last successful cycle (ms), null if none since start. */
+  lastOkAt: number | null;
+  /** Start of the first failed cycle after the last successful one, null while not failing. */
+  failingSince: number | null;
+  /** Error code of the last failed cycle, null if none. */
+  lastErrorCode: string | null;
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** One finished poll cycle (ok or failed). */
+  observeCycle(record: CycleRecord): void;
+  /** One HTTP attempt to the gateway. */
+  observeRequest(event: RequestEvent): void;
+  /** A scheduler tick skipped because the previous cycle was still running. */
+  tickSkipped(): void;
+  /** One delivery attempt of a notifier; outcome e.g. 'ok', 'retry', 'failed'. */
+  observeNotification(notifier: string, outcome: string): void;
+  setBoxesProvider(provider: () => BoxState[]): void;
+  setAlertsProvider(provider: () => FiringAlertCount[]): void;
+  setOutboxProvider(provider: () => OutboxDepth[]): void;
+  cycleStatus(): CycleStatus;
+  /** The exposition text (Prometheus text format, content type `registry.contentType`). */
+  text(): Promise<string>;
+}
+
+export interface MetricsOptions {
+  /** Used for `boxwatch_box_last_seen_age_seconds`; default the system clock. */
+  clock?: Clock;
+  /** Adds prom-client's process metrics (CPU, memory, event loop, ...); default true. */
+  processMetrics?: boolean;
+}
+
+const CYCLE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+const REQUEST_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Builds the registry and every boxwatch metric on it. */
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const clock = options.clock ?? systemClock;
+  const registry = new Registry();
+  const registers = [registry];
+  let boxes: () => BoxState[] = () => [];
+  let alerts: () => FiringAlertCount[] = () => [];
+  let outbox: () => OutboxDepth[] = () => [];
+  const status: CycleStatus = { lastOkAt: null, failingSince: null, lastErrorCode: null };
+
+  /** Read once per scrape by text() and shared by the four per-box gauges. */
+  let scrapeFleet: BoxState[] | null = null;
+  /** The boxes in the fleet now: those the last device list still had. */
+  const fleet = (): BoxState[] => scrapeFleet ?? boxes().filter((b) => b.missingSince === null);
+
+  /** A per-box gauge whose samples are rebuilt from the boxes provider on every scrape. */
+  const boxGauge = (name: string, help: string, value: (b: BoxState, now: number) => number | null): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames: ['serial', 'name'] as const,
+      registers,
+      collect() {
+        this.reset();
+        const now = clock.now();
+        for (const b of fleet()) {
+          const v = value(b, now);
+          if (v !== null) this.set({ serial: b.serial, name: b.name }, v);
+        }
+      },
+    });
+  };
+  boxGauge('boxwatch_box_connected', '1 if the box is connected to the gateway, 0 if not.', (b) => (b.connected ? 1 : 0));
+  boxGauge('boxwatch_box_battery_percent', 'Battery level in percent; no sample while the gateway reports none.', (b) => b.battery);
+  boxGauge('boxwatch_box_signal_dbm', 'Signal strength in dBm; no sample before the first details fetch.', (b) => b.signal);
+  boxGauge(
+    'boxwatch_box_last_seen_age_seconds',
+    "Seconds since the box's last activity (last_seen on the gateway's clock).",
+    (b, now) => Math.max(0, (now - b.lastSeen) / 1000),
+  );
+
+  const cycleDuration = new Histogram({
+    name: 'boxwatch_poll_cycle_duration_seconds',
+    help: 'Duration of poll cycles.',
+    labelNames: ['outcome'] as const,
+    buckets: CYCLE_BUCKETS,
+    registers,
+  });
+  const cycles = new Counter({
+    name: 'boxwatch_poll_cycles_total',
+    help: 'Poll cycles by outcome (ok, failed).',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const lastOk = new Gauge({
+    name: 'boxwatch_poll_last_success_timestamp_seconds',
+    help: 'Unix time of the end of the last successful poll cycle since start.',
+    registers,
+  });
+  const skipped = new Counter({
+    name: 'boxwatch_poll_ticks_skipped_total',
+    help: 'Scheduler ticks skipped because the previous cycle was still running.',
+    registers,
+  });
+  const requests = new Counter({
+    name: 'boxwatch_gateway_requests_total',
+    help: "HTTP attempts to the Gateway API by endpoint and outcome ('ok' or the error code).",
+    labelNames: ['endpoint', 'outcome'] as const,
+    registers,
+  });
+  const requestDuration = new Histogram({
+    name: 'boxwatch_gateway_request_duration_seconds',
+    help: 'Duration of HTTP attempts to the Gateway API.',
+    labelNames: ['endpoint'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers,
+  });
+  new Gauge({
+    name: 'boxwatch_alerts_firing',
+    help: 'Alerts currently firing, by rule and severity.',
+    labelNames: ['rule', 'severity'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const a of alerts()) this.inc({ rule: a.rule, severity: a.severity }, a.count);
+    },
+  });
+  const notifications = new Counter({
+    name: 'boxwatch_notifications_total',
+    help: 'Notification delivery attempts by notifier and outcome.',
+    labelNames: ['notifier', 'outcome'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'boxwatch_outbox_depth',
+    help: 'Notifications waiting in the outbox, by notifier.',
+    labelNames: ['notifier'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const o of outbox()) this.set({ notifier: o.notifier }, o.depth);
+    },
+  });
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  return {
+    registry,
+    observeCycle(record) {
+      const seconds = record.durationMs / 1000;
+      cycleDuration.observe({ outcome: record.outcome }, seconds);
+      cycles.inc({ outcome: record.outcome });
+      if (record.outcome === 'ok') {
+        status.lastOkAt = record.startedAt + record.durationMs;
+        status.failingSince = null;
+        lastOk.set(status.lastOkAt / 1000);
+      } else {
+        status.failingSince ??= record.startedAt;
+        status.lastErrorCode = record.errorCode;
+      }
+    },
+    observeRequest(event) {
+      requests.inc({ endpoint: event.endpoint, outcome: event.outcome });
+      requestDuration.observe({ endpoint: event.endpoint }, event.durationMs / 1000);
+    },
+    tickSkipped() {
+      skipped.inc();
+    },
+    observeNotification(notifier, outcome) {
+      notifications.inc({ notifier, outcome });
+    },
+    setBoxesProvider(provider) {
+      boxes = provider;
+    },
+    setAlertsProvider(provider) {
+      alerts = provider;
+    },
+    setOutboxProvider(provider) {
+      outbox = provider;
+    },
+    cycleStatus: () => ({ ...status }),
+    async text() {
+      scrapeFleet = fleet();
+      try {
+        return await registry.metrics();
+      } finally {
+        scrapeFleet = null;
+      }
+    },
+  };
+}

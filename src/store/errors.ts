@@ -1,0 +1,36 @@
+/**
+ * Errors of the store, each with a stable code:
+ * - `store_not_found`: a read-only open of a file that does not exist;
+ * - `store_not_sqlite`: the file is not a SQLite database;
+ * - `store_foreign`: a SQLite database that boxwatch did not create;
+ * - `store_schema_newer`: the database was migrated by a newer boxwatch;
+ * - `store_schema_outdated`: a read-only open found migrations still to apply;
+ * - `store_migration_failed`: a migration file failed (nothing of it was applied);
+ * - `store_corrupt`: stored data could not be read;
+ * - `store_read_only`: a write on a store opened read-only;
+ * - `store_time_order`: a cycle was recorded with a start not after the previous one;
+ * - `unknown_box`: a query named a serial the store has never seen;
+ * - `bad_range`: a query range is empty or inverted.
+ */
+import { BoxwatchError } from '../errors.js';
+
+export type StoreErrorCode =
+  | 'store_not_found'
+  | 'store_not_sqlite'
+  | 'store_foreign'
+  | 'store_schema_newer'
+  | 'store_schema_outdated'
+  | 'store_migration_failed'
+  | 'store_corrupt'
+  | 'store_time_order'
+  | 'store_read_only'
+  | 'unknown_box'
+  | 'bad_range';
+
+export class StoreError extends BoxwatchError {
+  declare readonly code: StoreErrorCode;
+
+  constructor(code: StoreErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(code, message, options);
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * End-to-end rig: the simulator over real HTTP, the daemon (createApp) on a real SQLite file, a
+ * real SMTP server read back with mailparser, and a real HTTP receiver for the Slack webhook.
+ * Simulated time and the daemon share one FakeClock; tests step cycles with runOnce() and deliver
+ * with deliverNow(), so nothing waits on real timers.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp, type App } from '../../src/app.js';
+import { parseConfig, type Config } from '../../src/config/index.js';
+import { createGatewayClient } from '../../src/gateway/client.js';
+import { silentLogger } from '../../src/log.js';
+import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { openStore } from '../../src/store/index.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
+import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+
+export const KEY = 'e2e-account-key';
+
+export interface Rig {
+  sim: RunningSimulator;
+  app: App;
+  clock: FakeClock;
+  smtp: SmtpReceiver;
+  slack: SlackReceiver;
+  dbPath: string;
+  config: Config;
+  console: string[];
+  /** Advances the shared clock, runs one cycle, then one delivery pass. */
+  cycle(advanceMs?: number): Promise<void>;
+  /** Stops the daemon and starts a fresh one on the same database (a restart). */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RigOptions {
+  devices?: number;
+  /** YAML for `rules:` and `alerting:` (indented as top-level keys). */
+  yaml?: string;
+}
+
+export async function startRig(options: RigOptions = {}): Promise<Rig> {
+  const clock = new FakeClock('2026-03-01T12:00:00Z');
+  const sim = await startSimulator({ port: 0, key: KEY, devices: options.devices ?? 10, seed: 5, clock });
+  const smtp = await startSmtpReceiver();
+  const slack = await startSlackReceiver();
+  const dir = mkdtempSync(join(tmpdir(), 'boxwatch-e2e-'));
+  const dbPath = join(dir, 'boxwatch.db');
+  const yaml = `
+gateway: { base_url: "${sim.url}", secret_key: "\${KEY}" }
+poll: { schedule: "*/30 * * * * *" }
+storage: { path: "${dbPath}" }
+${options.yaml ?? 'rules:\n  - { name: box-offline, kind: disconnected, severity: critical }\nalerting: { group_wait: 0s }'}
+notifiers:
+  - { name: ops-mail, type: email, smtp_url: "${smtp.url()}", from: boxwatch@example.com, to: [ops@example.com] }
+  - { name: ops-slack, type: slack, webhook_url: "${slack.url}" }
+  - { name: console, type: console }
+`;
+  const config = parseConfig(yaml, { KEY }, 'e2e');
+  const consoleLines: string[] = [];
+  const stdout = {
+    write(chunk: string, callback?: (err?: Error | null) => void): boolean {
+      consoleLines.push(...chunk.split('\n').filter(Boolean));
+      callback?.();
+      return true;
+    },
+  };
+  const make = (): App =>
+    createApp({
+      config,
+      logger: silentLogger,
+      clock,
+      client: createGatewayClient({ baseUrl: sim.url, secretKey: KEY, retries: 0 }),
+      store: openStore(dbPath, { clock }),
+      stdout,
+    });
+  const rig: Rig = {
+    sim,
+    app: make(),
+    clock,
+    smtp,
+    slack,
+    dbPath,
+    config,
+    console: consoleLines,
+    async cycle(advanceMs = 30_000) {
+      clock.advance(advanceMs);
+      await rig.app.runOnce();
+      await rig.app.deliverNow();
+    },
+    async restart() {
+      await rig.app.stop();
+      rig.app = make();
+    },
+    async close() {
+      await rig.app.stop();
+      await sim.close();
+      await smtp.close();
+      await slack.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return rig;
+}
