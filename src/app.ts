@@ -27,6 +27,8 @@ import { runCycle, type CycleResult } from './poller/cycle.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { AlertStore } from './store/alert-store.js';
 import { openStore, type SqliteStore } from './store/index.js';
+import { startHttpServer, type AlertsReader, type RunningHttpServer } from './http/index.js';
+import { createMetrics, type Metrics } from './metrics.js';
 
 export interface AppDeps {
   config: Config;
@@ -51,8 +53,11 @@ export interface AppCycle extends CycleResult {
 export interface App {
   readonly store: SqliteStore;
   readonly alerts: AlertStore;
-  /** Starts the schedule, the grouper and the dispatcher. */
-  start(): void;
+  readonly metrics: Metrics;
+  /** The HTTP server's address once started (null when `http: false`). */
+  readonly httpUrl: string | null;
+  /** Starts the schedule, the grouper, the dispatcher and the HTTP server. */
+  start(): Promise<void>;
   /** One poll cycle now (no-overlap rules apply); undefined when the tick was skipped. */
   runOnce(): Promise<AppCycle | undefined>;
   /** Groups what is ready and runs one delivery pass for every notifier (tests, demo). */
@@ -67,6 +72,7 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
   const clock = deps.clock ?? systemClock;
+  const metrics = createMetrics({ clock });
   let requests = 0;
   const client =
     deps.client ??
@@ -76,8 +82,9 @@ export function createApp(deps: AppDeps): App {
       timeoutMs: config.gateway.timeout,
       connections: Math.max(config.gateway.concurrency, 2),
       clock,
-      onRequest: () => {
+      onRequest: (e) => {
         requests += 1;
+        metrics.observeRequest(e);
       },
     });
   const store = deps.store ?? openFileStore(config.storage.path, clock, logger);
@@ -94,7 +101,12 @@ export function createApp(deps: AppDeps): App {
       maxMs: config.alerting.delivery.maxBackoff,
       maxAgeMs: config.alerting.delivery.maxAge,
     },
+    onOutcome: (o) => metrics.observeNotification(o.notifier, o.result),
   });
+  metrics.setBoxesProvider(() => store.boxes());
+  metrics.setAlertsProvider(() => firingCounts(alerts));
+  metrics.setOutboxProvider(() => alerts.outboxStats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
+  let http: RunningHttpServer | null = null;
   const tickIntervalMs = scheduleIntervalMs(config.poll.schedule);
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // one listener per request in flight
@@ -134,6 +146,7 @@ export function createApp(deps: AppDeps): App {
         }),
     });
     last = { ...result, alerts: cycleAlerts };
+    metrics.observeCycle(result.cycle);
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) group();
     deps.onCycle?.(last);
     const now = clock.now();
@@ -145,15 +158,33 @@ export function createApp(deps: AppDeps): App {
     }
   };
 
-  let scheduler: Scheduler = startScheduler({ task: cycle, logger });
+  const onSkip = (): void => metrics.tickSkipped();
+  let scheduler: Scheduler = startScheduler({ task: cycle, logger, onSkip });
 
   return {
     store,
     alerts,
-    start() {
+    metrics,
+    get httpUrl() {
+      return http?.url ?? null;
+    },
+    async start() {
       running = true;
+      if (config.http.enabled) {
+        http = await startHttpServer({
+          listen: config.http.listen,
+          store,
+          metrics,
+          clock,
+          logger,
+          alerts: alertsReader(alerts, clock),
+          // healthy while the last good cycle is younger than three schedule intervals plus a timeout
+          health: { maxCycleAgeMs: 3 * tickIntervalMs + config.gateway.timeout },
+        });
+        logger.info({ url: http.url }, 'http endpoints listening');
+      }
       void scheduler.stop();
-      scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger });
+      scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip });
       dispatcher.start();
       group(); // anything left queued by a previous run
       logger.info({ schedule: config.poll.schedule, gateway: config.gateway.baseUrl, db: config.storage.path }, 'boxwatch polling');
@@ -175,10 +206,46 @@ export function createApp(deps: AppDeps): App {
       clearTimeout(groupTimer);
       await scheduler.stop();
       await dispatcher.stop();
+      await http?.close();
       controller.abort();
       await client.close();
       await Promise.all(notifiers.map((n) => n.close?.()));
       store.close();
+    },
+  };
+}
+
+/** Firing alerts counted by rule and severity (the boxwatch_alerts_firing gauge). */
+function firingCounts(alerts: AlertStore): { rule: string; severity: string; count: number }[] {
+  const counts = new Map<string, { rule: string; severity: string; count: number }>();
+  for (const s of alerts.states().values()) {
+    if (s.status !== 'firing') continue;
+    const key = `${s.rule}\u0000${s.severity}`;
+    const c = counts.get(key) ?? { rule: s.rule, severity: s.severity, count: 0 };
+    c.count += 1;
+    counts.set(key, c);
+  }
+  return [...counts.values()];
+}
+
+/**
+ * /api/alerts: one entry per alert: the open ones (pending, firing, or owing a notification) and,
+ * unless activeOnly, every alert with transitions since `since` (default 7 days), each with them.
+ */
+function alertsReader(alerts: AlertStore, clock: Clock): AlertsReader {
+  return {
+    list({ activeOnly, since }) {
+      const states = [...alerts.states().values()];
+      if (activeOnly) return states.filter((s) => s.status === 'pending' || s.status === 'firing');
+      const transitions = alerts.transitionsSince(since ?? clock.now() - 7 * 86_400_000);
+      const byKey = new Map<string, { key: string; rule: string; serial: string; status: string; transitions: unknown[] }>();
+      for (const s of states) byKey.set(s.key, { ...s, transitions: [] });
+      for (const t of transitions) {
+        const entry = byKey.get(t.key) ?? { key: t.key, rule: t.rule, serial: t.serial, status: 'inactive', transitions: [] };
+        entry.transitions.push(t);
+        byKey.set(t.key, entry);
+      }
+      return [...byKey.values()];
     },
   };
 }

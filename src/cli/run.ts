@@ -25,7 +25,7 @@ export const registerRun: RegisterCommand = (program: Command, ctx: CliContext) 
       const logger = createLogger({ level: config.log.level, format: chooseLogFormat(config.log.format, opts.logFormat, ctx.isTTY) });
       const app = createApp({ config, logger });
       logger.info({ config: source }, 'boxwatch starting');
-      app.start();
+      await app.start();
       await untilAborted(ctx.signal);
       logger.info('stopping: finishing the cycle in flight');
       await app.stop();

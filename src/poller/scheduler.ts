@@ -19,6 +19,8 @@ export interface SchedulerOptions {
   schedule?: string;
   task: () => Promise<unknown>;
   logger: Logger;
+  /** Called when a tick is skipped because the previous cycle is still running. */
+  onSkip?: () => void;
 }
 
 export function startScheduler(options: SchedulerOptions): Scheduler {
@@ -30,6 +32,7 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
     if (stopped) return 'skipped';
     if (inFlight) {
       skipped += 1;
+      options.onSkip?.();
       options.logger.warn({ skipped }, 'previous poll cycle still running; tick skipped');
       return 'skipped';
     }
