@@ -1,6 +1,6 @@
 /** `boxwatch status`: one line per box, the boxes in trouble first. */
 import type { Command } from 'commander';
-import type { BoxState } from '../store/types.js';
+import type { BoxState, Store } from '../store/types.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
 import { withStore } from './store-access.js';
@@ -26,23 +26,26 @@ export const registerStatus: RegisterCommand = (program: Command, ctx: CliContex
     .option('-c, --config <file>', 'configuration file')
     .addOption(formatOption(['table', 'json']))
     .action((opts: { config?: string; format: OutputFormat }) =>
-      withStore(opts.config, ctx, (store, now) => {
-        const boxes = sortByTrouble(store.boxes());
-        printRows(ctx, opts.format, {
-          headers: ['SERIAL', 'NAME', 'CONNECTED', 'BATTERY', 'SIGNAL', 'LAST SEEN', 'FIRMWARE', 'STATE'],
-          rows: boxes.map((b) => [
-            b.serial,
-            b.name,
-            b.connected ? 'yes' : 'no',
-            b.battery === null ? '-' : `${b.battery}%`,
-            b.signal === null ? '-' : `${b.signal} dBm`,
-            relativeTime(b.lastSeen, now),
-            b.firmware,
-            b.missingSince !== null ? `missing since ${relativeTime(b.missingSince, now)}` : '',
-          ]),
-          json: boxes.map((b) => ({ ...b, lastSeen: new Date(b.lastSeen).toISOString() })),
-          empty: 'no boxes yet: run `boxwatch run` (or `boxwatch demo`) to poll the gateway',
-        });
-      }),
+      withStore(opts.config, ctx, (store, now) => printStatus(ctx, store, now, opts.format)),
     );
 };
+
+/** The status table (or JSON) of every box the store knows; also printed at the end of the demo. */
+export function printStatus(ctx: CliContext, store: Store, now: number, format: OutputFormat): void {
+  const boxes = sortByTrouble(store.boxes());
+  printRows(ctx, format, {
+    headers: ['SERIAL', 'NAME', 'CONNECTED', 'BATTERY', 'SIGNAL', 'LAST SEEN', 'FIRMWARE', 'STATE'],
+    rows: boxes.map((b) => [
+      b.serial,
+      b.name,
+      b.connected ? 'yes' : 'no',
+      b.battery === null ? '-' : `${b.battery}%`,
+      b.signal === null ? '-' : `${b.signal} dBm`,
+      relativeTime(b.lastSeen, now),
+      b.firmware,
+      b.missingSince !== null ? `missing since ${relativeTime(b.missingSince, now)}` : '',
+    ]),
+    json: boxes.map((b) => ({ ...b, lastSeen: new Date(b.lastSeen).toISOString() })),
+    empty: 'no boxes yet: run `boxwatch run` (or `boxwatch demo`) to poll the gateway',
+  });
+}
