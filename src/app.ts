@@ -87,7 +87,10 @@ export function createApp(deps: AppDeps): App {
         metrics.observeRequest(e);
       },
     });
-  const store = deps.store ?? openFileStore(config.storage.path, clock, logger);
+  const tickIntervalMs = scheduleIntervalMs(config.poll.schedule);
+  // Polls further apart than this leave a gap in the history (no data) rather than "unchanged".
+  const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
+  const store = deps.store ?? openFileStore(config.storage.path, clock, logger, maxGapMs);
   const alerts = new AlertStore(store.db);
   const pipeline = new AlertPipeline({ config, alerts });
   const notifiers = deps.notifiers ?? notifiersFromConfig(config.notifiers, { stdout: deps.stdout });
@@ -107,7 +110,6 @@ export function createApp(deps: AppDeps): App {
   metrics.setAlertsProvider(() => firingCounts(alerts));
   metrics.setOutboxProvider(() => alerts.outboxStats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
   let http: RunningHttpServer | null = null;
-  const tickIntervalMs = scheduleIntervalMs(config.poll.schedule);
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // one listener per request in flight
   let lastPrune = 0;
@@ -250,7 +252,7 @@ function alertsReader(alerts: AlertStore, clock: Clock): AlertsReader {
   };
 }
 
-function openFileStore(path: string, clock: Clock, logger: Logger): SqliteStore {
+function openFileStore(path: string, clock: Clock, logger: Logger, maxGapMs: number): SqliteStore {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  return openStore(path, { clock, logger });
+  return openStore(path, { clock, logger, maxGapMs });
 }

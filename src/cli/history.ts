@@ -8,11 +8,12 @@ import { METRICS, type HistoryResult, type Metric } from '../store/types.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
 import { sparkline } from './sparkline.js';
-import { withStore } from './store-access.js';
+import { dbOption, withStore } from './store-access.js';
 import { parseRange, type RangeOptions } from './time-range.js';
 
 interface HistoryOptions extends RangeOptions {
   config?: string;
+  db?: string;
   metric: string;
   format: OutputFormat;
 }
@@ -46,8 +47,9 @@ export const registerHistory: RegisterCommand = (program: Command, ctx: CliConte
     .addOption(new Option('-m, --metric <metric>', 'battery, signal, connected or firmware').default('battery'))
     .addOption(formatOption(['table', 'json', 'csv']))
     .option('-c, --config <file>', 'configuration file')
+    .addOption(dbOption())
     .action((serial: string, opts: HistoryOptions) =>
-      withStore(opts.config, ctx, (store, now) => {
+      withStore(opts, ctx, (store, now) => {
         if (!METRICS.includes(opts.metric as Metric)) {
           throw new UsageError(`unknown metric "${opts.metric}" (use ${METRICS.join(', ')})`);
         }

@@ -5,8 +5,9 @@ import { registerCall } from './call.js';
 import { registerCalls } from './calls.js';
 import { registerCheckConfig } from './check-config.js';
 import { registerRun } from './run.js';
+import { registerDemo } from './demo.js';
 import { registerStatus } from './status.js';
 import { registerHistory } from './history.js';
 import { registerUptime } from './uptime.js';
 
-export const allCommands: RegisterCommand[] = [registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime];
+export const allCommands: RegisterCommand[] = [registerDemo, registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime];

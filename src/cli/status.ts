@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { BoxState, Store } from '../store/types.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
-import { withStore } from './store-access.js';
+import { dbOption, withStore } from './store-access.js';
 import { relativeTime } from './time-range.js';
 
 /** Lower is worse: missing, disconnected, no battery reading, low battery, weak signal, fine. */
@@ -24,9 +24,10 @@ export const registerStatus: RegisterCommand = (program: Command, ctx: CliContex
     .command('status')
     .description('one line per box, the boxes in trouble first')
     .option('-c, --config <file>', 'configuration file')
+    .addOption(dbOption())
     .addOption(formatOption(['table', 'json']))
     .action((opts: { config?: string; format: OutputFormat }) =>
-      withStore(opts.config, ctx, (store, now) => printStatus(ctx, store, now, opts.format)),
+      withStore(opts, ctx, (store, now) => printStatus(ctx, store, now, opts.format)),
     );
 };
 

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
-import { withStore } from './store-access.js';
+import { dbOption, withStore } from './store-access.js';
 import { parseRange } from './time-range.js';
 import { formatDuration } from '../duration.js';
 
@@ -13,8 +13,9 @@ export const registerUptime: RegisterCommand = (program: Command, ctx: CliContex
     .option('--since <duration>', 'how far back, e.g. 30d', '30d')
     .addOption(formatOption(['table', 'json']))
     .option('-c, --config <file>', 'configuration file')
-    .action((opts: { since: string; format: OutputFormat; config?: string }) =>
-      withStore(opts.config, ctx, (store, now) => {
+    .addOption(dbOption())
+    .action((opts: { since: string; format: OutputFormat; config?: string; db?: string }) =>
+      withStore(opts, ctx, (store, now) => {
         const { from, to } = parseRange({ since: opts.since }, now, '30d');
         const rows = store.uptime(from, to).sort((a, b) => (a.connectedFraction ?? -1) - (b.connectedFraction ?? -1) || a.serial.localeCompare(b.serial));
         printRows(ctx, opts.format, {

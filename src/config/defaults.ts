@@ -8,7 +8,7 @@ import type { Config } from './schema.js';
 /** The text of config/demo.yaml, embedded so that `boxwatch demo` needs no file. */
 export const DEMO_CONFIG_YAML = `# boxwatch demo configuration: the local Gateway API simulator, console notifier only.
 #
-#   boxwatch sim --speed 60 --scenario config/scenarios/demo.yaml &
+#   boxwatch sim --scenario config/scenarios/demo.yaml &
 #   boxwatch run --config config/demo.yaml
 #
 # (\`boxwatch demo\` does both in one process with this same configuration built in.)
@@ -20,7 +20,7 @@ gateway:
   base_url: http://127.0.0.1:8080
   # The simulator's documented development key: not a secret. Real deployments use
   # secret_key: \${BOXWATCH_SECRET_KEY}
-  secret_key: boxwatch-dev-key
+  secret_key: boxwatch-dev-secret-key
   timeout: 5s
   concurrency: 8
 

@@ -7,8 +7,8 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { packageFile } from '../package-files.js';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { StoreError } from './errors.js';
@@ -25,13 +25,7 @@ export interface Migration {
 
 /** The migrations/ folder of this installation: beside the package.json above this module. */
 export function defaultMigrationsDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'migrations'))) return join(dir, 'migrations');
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('cannot find the migrations folder (no package.json above src/store)');
-    dir = parent;
-  }
+  return packageFile('migrations');
 }
 
 export function loadMigrations(dir: string): Migration[] {
