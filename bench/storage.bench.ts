@@ -3,7 +3,7 @@
  * fleet dynamics (src/sim/fleet.ts) over a simulated week, samples and rollups separately;
  * (2) recordCycle time for 1,000 and 10,000 boxes: first cycle, steady state, hour rollover.
  *
- *   npm run build && node dist/bench/storage.bench.js [--boxes 500] [--days 7]
+ *   npm run build && node dist/bench/storage.bench.js [--boxes 250] [--days 7]
  */
 import Database from 'better-sqlite3';
 import { statSync } from 'node:fs';
@@ -83,7 +83,7 @@ function cycleBench(boxes: number): void {
   db.cleanup();
 }
 
-const boxes = arg('boxes', 500);
+const boxes = arg('boxes', 250);
 const days = arg('days', 7);
 console.log('\n### recordCycle (one transaction per cycle; fleet model time excluded)');
 cycleBench(1_000);

@@ -152,7 +152,7 @@ describe('shipped configurations', () => {
   it('config/demo.yaml is the embedded demo configuration, with no environment needed', () => {
     expect(readFileSync('config/demo.yaml', 'utf8')).toBe(DEMO_CONFIG_YAML);
     const demo = demoConfig();
-    expect(demo.gateway).toMatchObject({ baseUrl: 'http://127.0.0.1:8080', secretKey: 'boxwatch-dev-key' });
+    expect(demo.gateway).toMatchObject({ baseUrl: 'http://127.0.0.1:8080', secretKey: 'boxwatch-dev-secret-key' });
     expect(demo.notifiers).toEqual([{ name: 'console', type: 'console', minSeverity: 'info', boxes: ['*'] }]);
     expect(demoConfig({ baseUrl: 'http://127.0.0.1:4321', storagePath: '/tmp/d.db' })).toMatchObject({
       gateway: { baseUrl: 'http://127.0.0.1:4321' },

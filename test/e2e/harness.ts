@@ -30,20 +30,24 @@ export interface Rig {
   console: string[];
   /** Advances the shared clock, runs one cycle, then one delivery pass. */
   cycle(advanceMs?: number): Promise<void>;
-  /** Stops the daemon and starts a fresh one on the same database (a restart). */
-  restart(): Promise<void>;
+  /**
+   * Stops the daemon and starts a fresh one on the same database (a restart). `whileDown` runs
+   * while no daemon exists (change the fleet, move the clock).
+   */
+  restart(whileDown?: () => void | Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface RigOptions {
   devices?: number;
+  seed?: number;
   /** YAML for `rules:` and `alerting:` (indented as top-level keys). */
   yaml?: string;
 }
 
 export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const clock = new FakeClock('2026-03-01T12:00:00Z');
-  const sim = await startSimulator({ port: 0, key: KEY, devices: options.devices ?? 10, seed: 5, clock });
+  const sim = await startSimulator({ port: 0, key: KEY, devices: options.devices ?? 10, seed: options.seed ?? 5, clock });
   const smtp = await startSmtpReceiver();
   const slack = await startSlackReceiver();
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-e2e-'));
@@ -90,8 +94,9 @@ notifiers:
       await rig.app.runOnce();
       await rig.app.deliverNow();
     },
-    async restart() {
+    async restart(whileDown) {
       await rig.app.stop();
+      await whileDown?.();
       rig.app = make();
     },
     async close() {
@@ -103,4 +108,43 @@ notifiers:
     },
   };
   return rig;
+}
+
+/** Every `text` string of a Slack payload (header, sections, fields, context), in order. */
+export function slackTexts(body: unknown): string[] {
+  const out: string[] = [];
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node !== null && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'text' && typeof value === 'string') out.push(value);
+        else walk(value);
+      }
+    }
+  };
+  walk(body);
+  return out;
+}
+
+/** The mrkdwn texts of a Slack payload (the top-level fallback and every mrkdwn element), where box text must be escaped. */
+export function slackMrkdwn(body: unknown): string[] {
+  const out: string[] = [];
+  if (body !== null && typeof body === 'object' && typeof (body as { text?: unknown }).text === 'string') out.push((body as { text: string }).text);
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node !== null && typeof node === 'object') {
+      const record = node as Record<string, unknown>;
+      if (record.type === 'mrkdwn' && typeof record.text === 'string') out.push(record.text);
+      for (const value of Object.values(record)) walk(value);
+    }
+  };
+  walk(body);
+  return out;
+}
+
+/** The payload as Slack's Block Kit sees it (the shape boxwatch posts). */
+export interface SlackBody {
+  text: string;
+  blocks: { type: string; text?: { type: string; text: string } }[];
+  attachments: { color: string; blocks: { type: string; text?: { text: string }; fields?: { type: string; text: string }[]; elements?: unknown[] }[] }[];
 }

@@ -32,6 +32,14 @@ function inspect(file: string): { migrations: { name: string; applied_at: number
   }
 }
 
+/** The names of the real migration files (other features add theirs). */
+function realMigrations(): string[] {
+  return readdirSync(defaultMigrationsDir())
+    .filter((f) => /^\d{4}_.*\.sql$/.test(f))
+    .sort()
+    .map((f) => f.replace(/\.sql$/, ''));
+}
+
 /** A copy of the real migrations folder plus extra files. */
 function migrationsWith(extra: Record<string, string>): string {
   const dir = join(tmp.dir, 'migrations');
@@ -50,7 +58,8 @@ describe('migrations', () => {
     expect(store.db.pragma('application_id', { simple: true })).toBe(APPLICATION_ID);
     store.close();
     const { migrations, tables } = inspect(path);
-    expect(migrations).toEqual([{ name: '0001_init', applied_at: T0 }]);
+    expect(realMigrations()[0]).toBe('0001_init');
+    expect(migrations).toEqual(realMigrations().map((name) => ({ name, applied_at: T0 })));
     expect(tables).toEqual(expect.arrayContaining(['boxes', 'cycles', 'samples', 'rollups', 'schema_migrations']));
   });
 
@@ -58,31 +67,28 @@ describe('migrations', () => {
     const store = openStore(path, { clock: new FakeClock(T0) });
     store.recordCycle(okCycle(T0, [snap('BX-001', { battery: 42 })]));
     store.close();
-    const dir = migrationsWith({ '0002_notes.sql': 'CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL);' });
+    const dir = migrationsWith({ '9001_notes.sql': 'CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL);' });
     const again = openStore(path, { clock: new FakeClock(T0 + 1000), migrationsDir: dir });
     expect(again.box('BX-001')?.battery).toBe(42);
     again.close();
     const { migrations, tables } = inspect(path);
-    expect(migrations).toEqual([
-      { name: '0001_init', applied_at: T0 },
-      { name: '0002_notes', applied_at: T0 + 1000 },
-    ]);
+    expect(migrations).toEqual([...realMigrations().map((name) => ({ name, applied_at: T0 })), { name: '9001_notes', applied_at: T0 + 1000 }]);
     expect(tables).toContain('notes');
   });
 
   it('a failing migration is refused as a whole and leaves the database as it was', () => {
     openStore(path).close();
-    const dir = migrationsWith({ '0002_broken.sql': 'CREATE TABLE half (id INTEGER);\nCREATE TABLE oops (;' });
+    const dir = migrationsWith({ '9001_broken.sql': 'CREATE TABLE half (id INTEGER);\nCREATE TABLE oops (;' });
     expect(() => openStore(path, { migrationsDir: dir })).toThrow(expect.objectContaining({ code: 'store_migration_failed' }));
     const { migrations, tables } = inspect(path);
-    expect(migrations.map((m) => m.name)).toEqual(['0001_init']);
+    expect(migrations.map((m) => m.name)).toEqual(realMigrations());
     expect(tables).not.toContain('half');
   });
 
   it('refuses a database migrated by a newer boxwatch', () => {
     openStore(path).close();
     const db = new Database(path);
-    db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run('0042_future', T0);
+    db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run('9999_future', T0);
     db.close();
     expect(() => openStore(path)).toThrow(
       expect.objectContaining({
@@ -123,7 +129,7 @@ describe('migrations', () => {
     expect(reader.valueAt('BX-001', 'battery', T0)?.value).toBe(80);
     expect(() => reader.recordCycle(okCycle(T0 + 30_000, [snap('BX-001')]))).toThrow(expect.objectContaining({ code: 'store_read_only' }));
     reader.close();
-    const dir = migrationsWith({ '0002_notes.sql': 'CREATE TABLE notes (id INTEGER PRIMARY KEY);' });
+    const dir = migrationsWith({ '9001_notes.sql': 'CREATE TABLE notes (id INTEGER PRIMARY KEY);' });
     expect(() => openStore(path, { readonly: true, migrationsDir: dir })).toThrow(expect.objectContaining({ code: 'store_schema_outdated' }));
   });
 });
