@@ -41,7 +41,7 @@ describe('scenario files', () => {
     ['timeline:\n  - at: soon\n    box: BX-00001\n    disconnect: true\n', 'timeline[0].at', /duration/],
     ['timeline:\n  - at: 1m\n    box: BX-00001\n', 'timeline[0]', /needs one of/],
     ['timeline:\n  - at: 1m\n    box: BX-00001\n    battery: 140\n', 'timeline[0].battery', /100/],
-    ['timeline:\n  - at: 1m\n    box: BX-00001\n    battery: 10\n    for: 1m\n', 'timeline[0].for', /disconnect and stale/],
+    ['timeline:\n  - at: 1m\n    box: BX-00001\n    battery: 10\n    for: 1m\n', 'timeline[0].for', /applies to disconnect, stale/],
     ['timeline:\n  - from: 1m\n    to: 30s\n    status: 503\n', 'timeline[0].to', /after/],
     ['timeline:\n  - from: 1m\n    status: 500\n    retry_after: 5s\n', 'timeline[0].retry_after', /429 or 503/],
     ['timeline:\n  - from: 1m\n    status: 429\n    endpoints: [devices]\n', 'timeline[0].endpoints[0]', /./],
