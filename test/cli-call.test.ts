@@ -6,13 +6,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { registerCall } from '../src/cli/call.js';
 import { registerCalls } from '../src/cli/calls.js';
-import type { CliContext } from '../src/cli/context.js';
-import { runCli } from '../src/cli/program.js';
 import { callSchema, callSummarySchema } from '../src/gateway/schemas.js';
 import { MESSAGES } from '../src/gateway/messages.js';
 import { SIM_MESSAGES } from '../src/sim/messages.js';
 import { startSimulator, type RunningSimulator } from '../src/sim/server.js';
 import { DEV_KEY } from '../src/sim/simulator.js';
+import { runCommand, type CliRun } from './helpers/cli.js';
 import { FakeClock } from './helpers/fake-clock.js';
 import { startLocalServer } from './gateway/local-server.js';
 
@@ -31,25 +30,10 @@ async function sim(options: { key?: string; devices?: number } = {}): Promise<Ru
   return s;
 }
 
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<Run> {
-  let out = '';
-  let err = '';
-  const ctx: CliContext = {
-    out: (s) => void (out += s),
-    err: (s) => void (err += s),
-    env,
-    signal: new AbortController().signal,
-    isTTY: false,
-  };
-  const code = await runCli(argv, ctx, [registerCall, registerCalls]);
-  expect(out + err).not.toContain(KEY);
-  return { code, out, err };
+async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
+  const result = await runCommand(argv, env, [registerCall, registerCalls]);
+  expect(result.out + result.err).not.toContain(KEY);
+  return result;
 }
 
 const envFor = (s: RunningSimulator): NodeJS.ProcessEnv => ({ BOXWATCH_GATEWAY_URL: s.url, BOXWATCH_SECRET_KEY: KEY });
