@@ -12,7 +12,7 @@ import { evaluateCycle, ruleRef, wasActive, type CycleResult as EngineResult } f
 import { GATEWAY_RULE_NAMES, gatewayEvaluations, isGatewayDown } from './gateway.js';
 import { fanOut } from './group.js';
 import { toAlertItem } from './message.js';
-import type { RuleEvaluation } from './types.js';
+import type { AlertState, RuleEvaluation } from './types.js';
 
 export interface AlertPipelineDeps {
   config: Config;
@@ -22,6 +22,31 @@ export interface AlertPipelineDeps {
 export interface CycleAlerts extends EngineResult {
   /** Items queued for the notifiers (after routing). */
   queued: number;
+}
+
+/**
+ * The rule evaluations of one cycle: the built-in gateway rules, and (when the cycle succeeded)
+ * every configured rule for every known box. Pure; `rules test` runs the same function.
+ */
+export function cycleEvaluations(
+  config: Pick<Config, 'rules' | 'alerting'>,
+  cycle: Pick<CycleRecord, 'outcome' | 'errorCode'>,
+  boxes: readonly BoxState[],
+  prev: ReadonlyMap<string, AlertState>,
+  now: number,
+  gatewayNow: number | null,
+): RuleEvaluation[] {
+  const evaluations = gatewayEvaluations(cycle, config.alerting.gateway);
+  if (isGatewayDown(cycle)) return evaluations;
+  const ctx = fleetContext(boxes.filter((b) => b.missingSince === null), now, gatewayNow);
+  for (const rule of config.rules) {
+    const ref = ruleRef(rule);
+    for (const box of boxes) {
+      const r = evaluateRule(rule, box, ctx, wasActive(prev, rule.name, box.serial));
+      evaluations.push({ rule: ref, serial: box.serial, condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
+    }
+  }
+  return evaluations;
 }
 
 export class AlertPipeline {
@@ -35,17 +60,7 @@ export class AlertPipeline {
     const { config, alerts } = this.deps;
     const prev = alerts.states();
     const down = isGatewayDown(cycle);
-    const evaluations: RuleEvaluation[] = gatewayEvaluations(cycle, config.alerting.gateway);
-    if (!down) {
-      const ctx = fleetContext(boxes.filter((b) => b.missingSince === null), now, gatewayNow);
-      for (const rule of config.rules) {
-        const ref = ruleRef(rule);
-        for (const box of boxes) {
-          const r = evaluateRule(rule, box, ctx, wasActive(prev, rule.name, box.serial));
-          evaluations.push({ rule: ref, serial: box.serial, condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
-        }
-      }
-    }
+    const evaluations = cycleEvaluations(config, cycle, boxes, prev, now, gatewayNow);
     const result = evaluateCycle(prev, evaluations, {
       now,
       gatewayDown: down,

@@ -164,6 +164,8 @@ export function valueText(kind: string, value: AlertValue): string {
 
 const boxText = (serial: string): string => (serial === '' ? '(gateway)' : terminalSafe(serial));
 const iso = (t: number): string => new Date(t).toISOString();
+/** ISO 8601 to the second, for tables. */
+const short = (t: number): string => iso(t).replace(/\.\d{3}Z$/, 'Z');
 const isoOrNull = (t: number | null): string | null => (t === null ? null : iso(t));
 
 function toJson(v: AlertView): Record<string, unknown> {
@@ -204,7 +206,7 @@ export function printAlerts(ctx: CliContext, views: readonly AlertView[], option
     return;
   }
   if (views.length === 0) {
-    ctx.out(options.active ? 'no active alerts\n' : `no alerts since ${iso(options.from)}\n`);
+    ctx.out(options.active ? 'no active alerts\n' : `no alerts since ${short(options.from)}\n`);
     return;
   }
   ctx.out(
@@ -229,7 +231,7 @@ export function printAlerts(ctx: CliContext, views: readonly AlertView[], option
     .flatMap((v) => v.transitions)
     .sort((a, b) => a.at - b.at || a.id - b.id)
     .map((t) => [
-      iso(t.at),
+      short(t.at),
       t.rule,
       boxText(t.serial),
       `${t.from} -> ${t.to}`,
@@ -237,14 +239,14 @@ export function printAlerts(ctx: CliContext, views: readonly AlertView[], option
       terminalSafe(t.summary ?? ''),
       heldBackText(t.heldBack, t.heldBy),
     ]);
-  ctx.out(`\ntransitions since ${iso(options.from)}:\n`);
+  ctx.out(`\ntransitions since ${short(options.from)}:\n`);
   ctx.out(rows.length === 0 ? '(none)\n' : formatTable(['TIME', 'RULE', 'BOX', 'CHANGE', 'VALUE', 'SUMMARY', 'HELD BACK'], rows));
 }
 
 /** Reads everything `boxwatch alerts` shows from an open store. */
 export function readAlertViews(store: Store, alerts: AlertStore, config: Config | null, from: number, now: number): AlertView[] {
   const states = alerts.states();
-  const transitions = alerts.transitionsSince(from).filter((t) => t.at <= now);
+  const transitions = alerts.transitionsSince(from);
   const last = store.lastCycle();
   const kinds = new Map<string, string>((config?.rules ?? []).map((r) => [r.name, r.kind]));
   for (const s of states.values()) kinds.set(s.rule, s.kind);

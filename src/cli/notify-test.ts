@@ -1,0 +1,65 @@
+/**
+ * `boxwatch notify-test [--notifier NAME] [--config FILE]`: sends a test message through every
+ * configured notifier (or the named one) directly, without the outbox or retries, and prints one
+ * line per notifier: `ok`, or the exact failure. Exit 1 if any failed (runCli prints `error [notify_test_failed]: ...`); an unknown `--notifier`
+ * exits 2 listing the configured names. Failures are NotifyError messages, which never carry the
+ * webhook URL or the SMTP password; as a second guard, every secret of the configured notifiers
+ * is redacted from what is printed.
+ */
+import { hostname } from 'node:os';
+import type { Command } from 'commander';
+import { loadConfig, type Config } from '../config/index.js';
+import { BoxwatchError, UsageError } from '../errors.js';
+import { redact, urlSecrets } from '../notify/errors.js';
+import { notifiersFromConfig } from '../notify/from-config.js';
+import { sendTestMessages } from '../notify/test-message.js';
+import type { CliContext, RegisterCommand } from './context.js';
+import { formatTable } from './output.js';
+
+/** Every secret in the notifier configuration (SMTP URLs with passwords, webhook URLs). */
+export function notifierSecrets(notifiers: Config['notifiers']): string[] {
+  return notifiers.flatMap((n) => (n.type === 'email' ? urlSecrets(n.smtpUrl) : n.type === 'slack' ? urlSecrets(n.webhookUrl) : []));
+}
+
+export const registerNotifyTest: RegisterCommand = (program: Command, ctx: CliContext) => {
+  program
+    .command('notify-test')
+    .description('send a test message through each configured notifier (or one) and report ok or the exact failure')
+    .option('-n, --notifier <name>', 'only this notifier')
+    .option('-c, --config <file>', 'configuration file')
+    .action(async (opts: { notifier?: string; config?: string }) => {
+      const { config } = loadConfig({ path: opts.config, env: ctx.env });
+      const names = config.notifiers.map((n) => n.name);
+      if (names.length === 0) throw new UsageError('no notifiers are configured (see `notifiers:` in the configuration)');
+      if (opts.notifier !== undefined && !names.includes(opts.notifier)) {
+        throw new UsageError(`no notifier named "${opts.notifier}" (configured: ${names.join(', ')})`);
+      }
+      const secrets = notifierSecrets(config.notifiers);
+      const safe = (text: string): string => redact(text, secrets);
+      // The console notifier writes its test line to our output.
+      const stdout = {
+        write(chunk: string, callback?: (err?: Error | null) => void): boolean {
+          ctx.out(safe(chunk));
+          callback?.();
+          return true;
+        },
+      };
+      const notifiers = notifiersFromConfig(config.notifiers, { stdout });
+      try {
+        const results = await sendTestMessages(notifiers, { now: Date.now(), only: opts.notifier, source: `boxwatch notify-test on ${hostname()}`, signal: ctx.signal });
+        const byName = new Map(results.map((r) => [r.notifier, r]));
+        const rows = notifiers
+          .filter((n) => byName.has(n.name))
+          .map((n) => {
+            const r = byName.get(n.name) as (typeof results)[number];
+            return [n.name, n.type, r.ok ? 'ok' : `FAILED: ${safe(r.error ?? 'unknown error')}${r.retryable ? ' (temporary: try again later)' : ''}`];
+          });
+        ctx.out(formatTable(['NOTIFIER', 'TYPE', 'RESULT'], rows));
+        const failed = results.filter((r) => !r.ok).length;
+        // runCli prints this on stderr and exits 1.
+        if (failed > 0) throw new BoxwatchError('notify_test_failed', `${failed} of ${results.length} notifier(s) failed`);
+      } finally {
+        await Promise.all(notifiers.map((n) => n.close?.()));
+      }
+    });
+};

@@ -1,0 +1,152 @@
+/**
+ * `boxwatch rules test FILE`: the shipped example passes against the example configuration's
+ * rules; a wrong expectation fails with a diff and exit 1; every kind of invalid test file exits 2
+ * naming the path of the bad field. Plus the value-string expansion on its own.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { expandTimeline } from '../../src/rules/test-runner.js';
+import { run } from './run.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'boxwatch-rules-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let n = 0;
+function file(text: string): string {
+  const path = join(dir, `t${n++}.yaml`);
+  writeFileSync(path, text);
+  return path;
+}
+
+const RULES = `rules:
+  - { name: battery-low, kind: low_battery, below: 20, clear_above: 25, severity: warning }
+  - { name: box-offline, kind: disconnected, for: 1m, severity: critical }
+`;
+
+describe('boxwatch rules test', () => {
+  it('the shipped example passes against config/boxwatch.example.yaml', async () => {
+    const r = await run(['rules', 'test', 'config/rules.test.yaml']);
+    expect(r).toMatchObject({ code: 0, err: '' });
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines.filter((l) => l.startsWith('PASS  '))).toHaveLength(17);
+    expect(lines).toContain('PASS  a battery runs low and recovers with hysteresis @ 3m');
+    expect(lines.at(-1)).toBe('17 passed, 0 failed (rules from config/boxwatch.example.yaml)');
+  });
+
+  it('prints a diff under each failing case and exits 1', async () => {
+    const path = file(`${RULES}
+tests:
+  - name: drain
+    interval: 1m
+    boxes:
+      - serial: SN-1
+        values: { battery: "30-5x4" }     # 30 25 20 15 10
+    alert_tests:
+      - at: 3m
+        expected: [{ rule: battery-low, box: SN-1, state: firing, value: 15 }]
+      - at: 4m
+        expected: [{ rule: battery-low, box: SN-1, state: pending }]
+`);
+    const r = await run(['rules', 'test', path]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('PASS  drain @ 3m\n');
+    expect(r.out).toContain(
+      'FAIL  drain @ 4m\n' +
+        '      missing:    battery-low SN-1 pending\n' +
+        '      unexpected: battery-low SN-1 firing (severity warning, value 10, held back none)\n',
+    );
+    expect(r.out).toContain(`1 passed, 1 failed (rules from ${path})`);
+    expect(r.err).toBe('error [rules_test_failed]: 1 of 2 test case(s) failed\n');
+  });
+
+  it('covers for, unknown data, inhibition, silences and filters with inline rules', async () => {
+    const path = file(`${RULES}
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    boxes:
+      - serial: SN-1
+        battery: 10
+        values: { connected: "1 0 0 0 1", battery: "_ null null null 50" }
+      - { serial: SN-2, connected: false }
+    silences: [{ boxes: SN-2, to: 10m }]
+    alert_tests:
+      - at: 1m
+        expected:
+          - { rule: battery-low, box: SN-1, state: firing, held_back: none }
+          - { rule: box-offline, box: SN-1, state: pending }
+          - { rule: box-offline, box: SN-2, state: firing, held_back: silenced }
+      - at: 2m30s
+        box: SN-1
+        expected:
+          - { rule: battery-low, box: SN-1, state: firing, held_back: inhibited, value: 10 }
+          - { rule: box-offline, box: SN-1, state: firing }
+      - at: 4m
+        rule: battery-low
+        expected: []
+`);
+    const r = await run(['rules', 'test', path]);
+    expect(r.out).not.toContain('FAIL');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('PASS  tests[0] @ 2m30s');
+  });
+
+  it('takes the rules from --config when the file names none (without needing its secrets)', async () => {
+    const config = file(`gateway: { secret_key: "\${UNSET_SECRET}" }\nnotifiers: [{ name: s, type: slack, webhook_url: "\${UNSET_URL}" }]\n${RULES}`);
+    const path = file(`tests:
+  - series: [{ box: SN-1, at: 0m, connected: false }]
+    alert_tests: [{ at: 1m, expected: [{ rule: box-offline, box: SN-1, state: firing }] }]
+`);
+    const r = await run(['rules', 'test', path, '--config', config]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`(rules from ${config})`);
+    const env = await run(['rules', 'test', path], { BOXWATCH_CONFIG: config });
+    expect(env.code).toBe(0);
+  });
+
+  describe('an invalid test file exits 2 and names the bad field', () => {
+    const test = `tests:\n  - series: [{ box: SN-1, at: 0m }]\n    alert_tests: [{ at: 1m, expected: [] }]\n`;
+    const cases: [string, string, string][] = [
+      ['no tests', RULES, 'tests: is required'],
+      ['bad at', `${RULES}tests:\n  - alert_tests: [{ at: soon }]\n`, 'tests[0].alert_tests[0].at: invalid duration "soon"'],
+      ['typo', `${RULES}tests:\n  - boxes: [{ serial: SN-1, batery: 5 }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].boxes[0].batery: unknown key (did you mean "battery"?)'],
+      ['bad token', `${RULES}tests:\n  - boxes: [{ serial: SN-1, values: { battery: "50 abc" } }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].boxes[0].values.battery: value 2: "abc" is not a number'],
+      ['bad boolean', `${RULES}tests:\n  - boxes: [{ serial: SN-1, values: { connected: "1 maybe" } }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].boxes[0].values.connected: value 2: "maybe" is not a boolean'],
+      ['unknown rule', `${RULES}tests:\n  - alert_tests: [{ at: 0m, expected: [{ rule: batery-low, box: SN-1, state: firing }] }]\n`, 'tests[0].alert_tests[0].expected[0].rule: no rule named "batery-low"'],
+      ['bad state', `${RULES}tests:\n  - alert_tests: [{ at: 0m, expected: [{ rule: battery-low, state: resolved }] }]\n`, 'tests[0].alert_tests[0].expected[0].state: must be one of pending, firing'],
+      ['bad inline rule', `rules:\n  - { name: b, kind: low_battery, below: 200, severity: warning }\n${test}`, 'rules[0].below: must be at most 100'],
+      ['both sources', `rule_files: [x.yaml]\n${RULES}${test}`, 'rules: use either rules or rule_files, not both'],
+      ['missing rule file', `rule_files: [does-not-exist.yaml]\n${test}`, 'rule_files: cannot read'],
+      ['silence without matchers', `${RULES}tests:\n  - silences: [{ to: 5m }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].silences[0]: needs boxes or rules'],
+      ['window backwards', `${RULES}tests:\n  - gateway_down: [{ from: 5m, to: 1m }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].gateway_down[0].to: must be after from'],
+      ['yaml syntax', 'tests: [\n', 'line 2, column 1'],
+    ];
+    it.each(cases)('%s', async (_name, text, message) => {
+      const r = await run(['rules', 'test', file(text)]);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(message);
+      expect(r.out).toBe('');
+    });
+
+    it('a missing test file', async () => {
+      const r = await run(['rules', 'test', join(dir, 'nope.yaml')]);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain('cannot read');
+    });
+
+    it('no rules anywhere', async () => {
+      const r = await run(['rules', 'test', file(test), '--config', join(dir, 'no-config.yaml')]);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain('cannot read');
+    });
+  });
+});
+
+describe('value strings', () => {
+  it('expand like promtool: a+bxn, a-bxn, axn, _xn', () => {
+    expect(expandTimeline('100-10x3 _ 5x2 _x2 1+0.5x2').tokens).toEqual(['100', '90', '80', '70', null, '5', '5', '5', null, null, '1', '1.5', '2']);
+    expect(expandTimeline('now 2m null').tokens).toEqual(['now', '2m', 'null']);
+  });
+});
