@@ -16,6 +16,7 @@ import { AlertPipeline, type CycleAlerts } from './alerts/pipeline.js';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config/index.js';
+import { errorMessage } from './errors.js';
 import { createGatewayClient } from './gateway/client.js';
 import type { GatewayClient } from './gateway/types.js';
 import type { Logger } from './log.js';
@@ -44,6 +45,11 @@ export interface AppDeps {
   stdout?: LineSink;
   /** Called after every cycle (the demo prints from it). */
   onCycle?: (result: AppCycle) => void;
+  /**
+   * How long `stop()` lets the cycle and the delivery in flight finish before it aborts their
+   * requests (default 5 s, so that SIGTERM ends `boxwatch run` well within 10 s).
+   */
+  stopGraceMs?: number;
 }
 
 export interface AppCycle extends CycleResult {
@@ -63,11 +69,18 @@ export interface App {
   /** Groups what is ready and runs one delivery pass for every notifier (tests, demo). */
   deliverNow(): Promise<void>;
   readonly skippedTicks: number;
-  /** Stops the schedule, waits for the cycle and the delivery in flight, closes client and store. */
+  /**
+   * Stops the schedule and the dispatcher, lets the cycle and the delivery in flight finish for up
+   * to `stopGraceMs`, then aborts their requests (an abandoned cycle records nothing; an aborted
+   * delivery stays pending), and closes client and store.
+   */
   stop(): Promise<void>;
 }
 
 const PRUNE_EVERY_MS = 10 * 60_000;
+const STOP_GRACE_MS = 5_000;
+/** After a failed write of the group_wait queue (database locked or full), try again this much later. */
+const GROUP_RETRY_MS = 5_000;
 
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
@@ -94,6 +107,9 @@ export function createApp(deps: AppDeps): App {
   const alerts = new AlertStore(store.db);
   const pipeline = new AlertPipeline({ config, alerts });
   const notifiers = deps.notifiers ?? notifiersFromConfig(config.notifiers, { stdout: deps.stdout });
+  /** Aborted by stop() once the grace period is over: the requests in flight are abandoned. */
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal); // one listener per request in flight
   const dispatcher = new Dispatcher({
     notifiers,
     queue: alerts,
@@ -105,32 +121,43 @@ export function createApp(deps: AppDeps): App {
       maxAgeMs: config.alerting.delivery.maxAge,
     },
     onOutcome: (o) => metrics.observeNotification(o.notifier, o.result),
+    signal: controller.signal,
   });
   metrics.setBoxesProvider(() => store.boxes());
   metrics.setAlertsProvider(() => firingCounts(alerts));
   metrics.setOutboxProvider(() => alerts.outboxStats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
   let http: RunningHttpServer | null = null;
-  const controller = new AbortController();
-  setMaxListeners(0, controller.signal); // one listener per request in flight
   let lastPrune = 0;
   let last: AppCycle | undefined;
   let groupTimer: NodeJS.Timeout | undefined;
   let running = false;
+  let stopping: Promise<void> | null = null;
 
   /** Moves groups whose group_wait has passed into the outbox and wakes the dispatcher. */
   const group = (): void => {
     clearTimeout(groupTimer);
-    const { notifiers: ready, nextReadyAt } = alerts.groupReady(clock.now(), config.alerting.groupWait);
-    if (ready.length > 0) dispatcher.wake();
-    if (running && nextReadyAt !== null) {
-      groupTimer = setTimeout(group, Math.max(0, nextReadyAt - clock.now()) + 5);
+    let next: number | null;
+    try {
+      const { notifiers: ready, nextReadyAt } = alerts.groupReady(clock.now(), config.alerting.groupWait);
+      if (ready.length > 0) dispatcher.wake();
+      next = nextReadyAt;
+    } catch (err) {
+      // The database is locked or full: nothing was moved (one transaction); try again later.
+      logger.error({ code: sqliteCode(err), err: errorMessage(err) }, 'cannot move grouped alerts to the outbox; will retry');
+      next = clock.now() + GROUP_RETRY_MS;
+    }
+    if (running && next !== null) {
+      groupTimer = setTimeout(group, Math.max(0, next - clock.now()) + 5);
       groupTimer.unref();
     }
   };
 
   const cycle = async (): Promise<void> => {
     let cycleAlerts: CycleAlerts | null = null;
-    const result = await runCycle({
+    const startedAt = clock.now();
+    let result: CycleResult;
+    try {
+      result = await runCycle({
       client,
       store,
       clock,
@@ -146,7 +173,21 @@ export function createApp(deps: AppDeps): App {
           const gatewayNow = serverTime === null ? null : serverTime + (now - write.cycle.startedAt);
           cycleAlerts = pipeline.afterCycle(write.cycle, store.boxes(), now, gatewayNow);
         }),
-    });
+      });
+    } catch (err) {
+      if (controller.signal.aborted) {
+        logger.info('poll cycle abandoned at shutdown; nothing of it was recorded');
+        return;
+      }
+      // The cycle's transaction failed (database locked past busy_timeout, disk full, ...): it rolled
+      // back whole, so the stored history and alert state are as before this cycle. Counted as a
+      // failed cycle; the next one tries again.
+      const code = sqliteCode(err);
+      if (code === undefined) throw err; // a bug: the scheduler logs it as a crash
+      logger.error({ code, err: errorMessage(err) }, 'poll cycle could not be stored; its data is dropped and the next cycle tries again');
+      metrics.observeCycle({ startedAt, durationMs: clock.now() - startedAt, requests: 0, outcome: 'failed', errorCode: code, error: errorMessage(err), boxes: 0, detailsFetched: 0 });
+      return;
+    }
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) group();
@@ -154,9 +195,13 @@ export function createApp(deps: AppDeps): App {
     const now = clock.now();
     if (now - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = now;
-      const deleted = store.prune(now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention });
-      const alertRows = alerts.prune(now - config.storage.rollupRetention);
-      if (deleted + alertRows > 0) logger.info({ deleted: deleted + alertRows }, 'pruned history past retention');
+      try {
+        const deleted = store.prune(now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention });
+        const alertRows = alerts.prune(now - config.storage.rollupRetention);
+        if (deleted + alertRows > 0) logger.info({ deleted: deleted + alertRows }, 'pruned history past retention');
+      } catch (err) {
+        logger.error({ code: sqliteCode(err), err: errorMessage(err) }, 'pruning failed; will try again later');
+      }
     }
   };
 
@@ -203,18 +248,38 @@ export function createApp(deps: AppDeps): App {
     get skippedTicks() {
       return scheduler.skipped;
     },
-    async stop() {
-      running = false;
-      clearTimeout(groupTimer);
-      await scheduler.stop();
-      await dispatcher.stop();
-      await http?.close();
-      controller.abort();
-      await client.close();
-      await Promise.all(notifiers.map((n) => n.close?.()));
-      store.close();
+    stop() {
+      stopping ??= stopOnce();
+      return stopping;
     },
   };
+
+  async function stopOnce(): Promise<void> {
+    running = false;
+    clearTimeout(groupTimer);
+    // The cycle and the delivery in flight may finish within the grace period; then their
+    // requests are aborted (a gateway that never answers must not hold up a shutdown).
+    const abandon = setTimeout(() => {
+      logger.warn({ graceMs: deps.stopGraceMs ?? STOP_GRACE_MS }, 'stopping: abandoning the requests still in flight');
+      controller.abort(new Error('boxwatch is stopping'));
+    }, deps.stopGraceMs ?? STOP_GRACE_MS);
+    try {
+      await Promise.all([scheduler.stop(), dispatcher.stop()]);
+    } finally {
+      clearTimeout(abandon);
+    }
+    await http?.close();
+    controller.abort();
+    await client.close();
+    await Promise.all(notifiers.map((n) => n.close?.()));
+    store.close();
+  }
+}
+
+/** The SQLite result code of a better-sqlite3 error (`SQLITE_BUSY`, `SQLITE_FULL`, ...), else undefined. */
+function sqliteCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
 }
 
 /** Firing alerts counted by rule and severity (the boxwatch_alerts_firing gauge). */

@@ -13,6 +13,23 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
+/**
+ * SIGHUP becomes a reload request, but only while a command listens for one (`boxwatch run`):
+ * every other command keeps the default (a hangup ends it).
+ */
+const reloadListeners = new Set<() => void>();
+const onSighup = (): void => {
+  for (const listener of reloadListeners) listener();
+};
+function onReload(listener: () => void): () => void {
+  if (reloadListeners.size === 0) process.on('SIGHUP', onSighup);
+  reloadListeners.add(listener);
+  return () => {
+    reloadListeners.delete(listener);
+    if (reloadListeners.size === 0) process.off('SIGHUP', onSighup);
+  };
+}
+
 const code = await runCli(
   process.argv.slice(2),
   {
@@ -21,6 +38,7 @@ const code = await runCli(
     env: process.env,
     signal: controller.signal,
     isTTY: Boolean(process.stdout.isTTY),
+    onReload,
   },
   allCommands,
 );

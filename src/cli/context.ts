@@ -9,6 +9,11 @@ export interface CliContext {
   signal: AbortSignal;
   /** True when stdout is a terminal (pretty logs, colours). */
   isTTY: boolean;
+  /**
+   * Subscribes to reload requests (SIGHUP in the executable); returns the unsubscribe function.
+   * Absent where reloading makes no sense (most tests); `boxwatch run` then never reloads.
+   */
+  onReload?: (listener: () => void) => () => void;
 }
 
 /** Each file in src/cli/ exports one of these and adds its command(s) to the program. */

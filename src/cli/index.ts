@@ -9,5 +9,10 @@ import { registerDemo } from './demo.js';
 import { registerStatus } from './status.js';
 import { registerHistory } from './history.js';
 import { registerUptime } from './uptime.js';
+import { registerAlerts } from './alerts.js';
+import { registerSilence } from './silence.js';
+import { registerRulesTest } from './rules-test.js';
+import { registerNotifyTest } from './notify-test.js';
+import { registerBackup } from './backup.js';
 
-export const allCommands: RegisterCommand[] = [registerDemo, registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime];
+export const allCommands: RegisterCommand[] = [registerDemo, registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerSilence, registerRulesTest, registerNotifyTest, registerBackup];

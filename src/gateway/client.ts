@@ -49,7 +49,10 @@ export interface GatewayClientOptions {
   /** Further attempts of a GET after a retryable failure (default 3). */
   retries?: number;
   backoff?: BackoffOptions;
-  /** A `Retry-After` longer than this is waited for this long only (default 30 s). */
+  /**
+   * The longest `Retry-After` a request waits out before trying again (default 30 s). A longer one
+   * fails the request with `rate_limited` at once. Either way no request is sent before it ends.
+   */
   maxRetryAfterMs?: number;
   /** Keep-alive connections in the pool (default 16). */
   connections?: number;
@@ -98,6 +101,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const prefix = url.pathname.replace(/\/+$/, '') + API_PREFIX;
   /** Errors known to have happened before any byte of the request was written. */
   const notSent = new WeakSet<GatewayError>();
+  /** No request before this time: the end of the last `Retry-After` the gateway gave (any endpoint). */
+  let notBefore = 0;
 
   /** A client-side check failed: no request is sent. Inputs are echoed, so the key is cut out. */
   const invalidArgument = (endpoint: Endpoint, message: string): GatewayError =>
@@ -160,6 +165,15 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   ): Promise<{ body: z.infer<T>; headers: IncomingHttpHeaders }> {
     for (let attempt = 1; ; attempt += 1) {
       signal?.throwIfAborted();
+      // A new request first waits out a Retry-After given earlier (retries wait in delayFor).
+      const wait = attempt === 1 ? notBefore - clock.now() : 0;
+      if (wait > maxRetryAfterMs) {
+        throw new GatewayError('rate_limited', `gateway asked for no request before ${new Date(notBefore).toISOString()} (Retry-After)`, {
+          endpoint: call.endpoint,
+          retryAfterMs: wait,
+        });
+      }
+      if (wait > 0) await clock.sleep(wait, signal);
       const started = clock.now();
       try {
         const res = await attemptOnce(call, signal);
@@ -169,8 +183,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err; // the caller aborted
         emit(call.endpoint, err.code, started, attempt);
+        if (err.retryAfterMs !== undefined) notBefore = Math.max(notBefore, clock.now() + err.retryAfterMs);
         const mayRetry = call.method === 'GET' ? err.retryable : notSent.has(err);
-        if (!mayRetry || attempt > retries) throw err;
+        if (!mayRetry || attempt > retries || (err.retryAfterMs ?? 0) > maxRetryAfterMs) throw err;
         await clock.sleep(delayFor(err, attempt), signal);
       }
     }

@@ -73,6 +73,8 @@ export interface DispatcherOptions {
   logger?: Logger;
   /** Called after every attempt (metrics). */
   onOutcome?: (outcome: DeliveryOutcome) => void;
+  /** Aborts the sends in flight (shutdown after a grace period); an aborted send is retried later. */
+  signal?: AbortSignal;
 }
 
 export interface PassResult {
@@ -191,9 +193,13 @@ export class Dispatcher {
   private async loop(name: string): Promise<void> {
     while (!this.stopping) {
       let more = false;
+      let failed = false;
       try {
         more = (await this.runOnce(name)).more;
       } catch (err) {
+        // The outbox could not be read or updated (database locked or full). Wait a poll interval
+        // rather than at once retrying a row whose send may have succeeded.
+        failed = true;
         this.log.error({ notifier: name, err: errorMessage(err) }, 'outbox pass failed');
       }
       if (more || this.stopping) continue;
@@ -202,7 +208,7 @@ export class Dispatcher {
       const paused = this.pausedUntil.get(name);
       if (paused !== undefined) {
         wakeAt = paused;
-      } else if (this.options.queue.nextDue) {
+      } else if (!failed && this.options.queue.nextDue) {
         try {
           const next = await this.options.queue.nextDue(name);
           if (next !== null) wakeAt = Math.min(wakeAt, Math.max(next, now));
@@ -230,7 +236,8 @@ export class Dispatcher {
 
   /** Sends one row; returns the failure as a NotifyError, or undefined on success. */
   private async attempt(notifier: Notifier, row: OutboxRow): Promise<NotifyError | undefined> {
-    const signal = AbortSignal.timeout(this.options.sendTimeoutMs ?? 60_000);
+    const timeout = AbortSignal.timeout(this.options.sendTimeoutMs ?? 60_000);
+    const signal = this.options.signal ? AbortSignal.any([timeout, this.options.signal]) : timeout;
     try {
       await notifier.send(row.message, signal);
       return undefined;

@@ -2,7 +2,8 @@
  * One poll cycle: device list, then details for the boxes that need them (bounded concurrency),
  * merged into snapshots and written to the store in one transaction. A failed cycle (gateway
  * unreachable, unauthorized, bad response) is recorded with its reason and leaves every box's
- * state as it was: unknown, never guessed.
+ * state as it was: unknown, never guessed. A cycle abandoned through `signal` (shutdown) records
+ * nothing and rejects with the signal's reason.
  */
 import type { Clock } from '../clock.js';
 import { BoxwatchError, errorMessage } from '../errors.js';
@@ -67,6 +68,7 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
     summaries = list.devices;
     serverTime = list.serverTime;
   } catch (err) {
+    if (deps.signal?.aborted) throw err; // abandoned (shutdown): nothing is recorded
     if (errorCode(err) === 'no_devices') {
       summaries = []; // the vendor's "No connected devices found": an empty fleet, not a failure
     } else {
@@ -84,11 +86,13 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
     try {
       return await client.getDevice(serial, { signal: deps.signal });
     } catch (err) {
+      if (deps.signal?.aborted) throw err;
       detailsFailed += 1;
       logger.warn({ serial, code: errorCode(err), err: errorMessage(err) }, 'device details failed; keeping previous details');
       return undefined;
     }
   });
+  deps.signal?.throwIfAborted(); // abandoned while fetching details: nothing is recorded
   const details = new Map<string, Device>();
   for (const d of fetched) if (d) details.set(d.serial_no, d);
 

@@ -3,10 +3,11 @@
  * migrations/NNNN_name.sql, applied in order, each in its own transaction together with its row in
  * `schema_migrations`. A file that is not SQLite, a SQLite database that boxwatch did not create
  * (its application_id is not ours and it has tables), and a database carrying a migration this
- * code does not know are refused with a StoreError.
+ * code does not know are refused with a StoreError. Before migrating a database that already
+ * holds applied migrations (an upgrade), a backup copy is written beside it.
  */
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { packageFile } from '../package-files.js';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
@@ -62,12 +63,21 @@ export function openDatabase(path: string, options: OpenOptions): Database.Datab
     db.pragma('foreign_keys = ON');
     db.pragma('busy_timeout = 5000');
     db.pragma('cache_size = -32768'); // 32 MiB
-    migrate(db, loadMigrations(options.migrationsDir ?? defaultMigrationsDir()), options);
+    migrate(db, path, loadMigrations(options.migrationsDir ?? defaultMigrationsDir()), options);
     return db;
   } catch (err) {
     db.close();
-    throw err;
+    throw damagedOr(err, path);
   }
+}
+
+/**
+ * SQLite's "database disk image is malformed" (a damaged page met while opening) as a typed
+ * `store_corrupt` StoreError; any other error as it is.
+ */
+export function damagedOr(err: unknown, path: string): unknown {
+  if (err instanceof StoreError || (err as { code?: string } | null)?.code !== 'SQLITE_CORRUPT') return err;
+  return new StoreError('store_corrupt', `${path} is damaged (${(err as Error).message}); restore it from a backup or move it away`, { cause: err });
 }
 
 function checkIdentity(db: Database.Database, path: string): void {
@@ -88,7 +98,7 @@ function checkIdentity(db: Database.Database, path: string): void {
   }
 }
 
-function migrate(db: Database.Database, migrations: readonly Migration[], options: OpenOptions): void {
+function migrate(db: Database.Database, path: string, migrations: readonly Migration[], options: OpenOptions): void {
   const hasTable = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
   const applied = hasTable ? (db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all() as string[]) : [];
   const known = new Set(migrations.map((m) => m.name));
@@ -105,6 +115,7 @@ function migrate(db: Database.Database, migrations: readonly Migration[], option
   if (options.readonly) {
     throw new StoreError('store_schema_outdated', `database schema is older than this boxwatch; run boxwatch once with write access to migrate it (pending: ${pending.map((m) => m.name).join(', ')})`);
   }
+  if (applied.length > 0 && path !== ':memory:') backupBeforeMigrating(db, path, pending[0] as Migration, options);
   for (const m of pending) {
     const apply = db.transaction(() => {
       db.pragma(`application_id = ${APPLICATION_ID}`);
@@ -119,4 +130,23 @@ function migrate(db: Database.Database, migrations: readonly Migration[], option
     }
     options.logger?.info({ migration: m.name }, 'database migration applied');
   }
+}
+
+/**
+ * Before the first migration of an upgrade touches a database that holds data, a copy of it as it
+ * is goes beside it: `<db>.before-<migration>.bak` (`.2.bak`, `.3.bak`... if that exists from an
+ * earlier attempt). Written with VACUUM INTO (one consistent, compact snapshot). Without the copy
+ * nothing is migrated.
+ */
+function backupBeforeMigrating(db: Database.Database, path: string, first: Migration, options: OpenOptions): string {
+  let target = `${path}.before-${first.name}.bak`;
+  for (let n = 2; existsSync(target); n++) target = `${path}.before-${first.name}.${n}.bak`;
+  try {
+    db.prepare('VACUUM INTO ?').run(target);
+  } catch (err) {
+    rmSync(target, { force: true });
+    throw new StoreError('store_migration_failed', `cannot write the backup ${target} before migrating (nothing was migrated): ${(err as Error).message}`, { cause: err });
+  }
+  options.logger?.info({ backup: target, migration: first.name }, 'database backed up before migrating');
+  return target;
 }

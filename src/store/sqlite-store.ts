@@ -36,7 +36,7 @@ import {
   runStats,
 } from './codec.js';
 import { StoreError } from './errors.js';
-import { openDatabase } from './migrate.js';
+import { damagedOr, openDatabase } from './migrate.js';
 import type {
   BoxState,
   CycleRecord,
@@ -186,7 +186,12 @@ export function openStore(path: string, options: StoreOptions = {}): SqliteStore
     migrationsDir: options.migrationsDir,
     readonly: options.readonly,
   });
-  return new SqliteStore(db, options.maxGapMs ?? DEFAULT_MAX_GAP_MS);
+  try {
+    return new SqliteStore(db, options.maxGapMs ?? DEFAULT_MAX_GAP_MS);
+  } catch (err) {
+    db.close();
+    throw damagedOr(err, path);
+  }
 }
 
 export class SqliteStore implements Store {

@@ -185,15 +185,19 @@ describe('retries of GETs', () => {
     expect(clock.sleeps).toEqual([7000]);
   });
 
-  it('honours Retry-After as an HTTP date, and caps long waits', async () => {
+  it('honours Retry-After as an HTTP date; a longer one than maxRetryAfterMs fails at once and nothing is sent before it ends', async () => {
     const at = new Date(NOW + 5000).toUTCString();
-    const { client, clock } = await setup((_req, res, i) => {
+    const { client, server, clock } = await setup((_req, res, i) => {
       if (i === 0) json(res, 503, { status: 'error', message: 'down' }, { 'retry-after': at });
       else if (i === 1) json(res, 429, { status: 'error', message: 'slow down' }, { 'retry-after': '3600' });
       else deviceList(res);
     });
-    await client.listDevices();
-    expect(clock.sleeps).toEqual([5000, 30_000]);
+    expect(await gatewayError(client.listDevices())).toMatchObject({ code: 'rate_limited', status: 429, retryAfterMs: 3_600_000 });
+    expect(clock.sleeps).toEqual([5000]);
+    expect(server.requests).toHaveLength(2);
+    // The clock has not moved: the next request fails without being sent.
+    expect(await gatewayError(client.getDevice('SN-0001'))).toMatchObject({ code: 'rate_limited', retryAfterMs: 3_600_000 });
+    expect(server.requests).toHaveLength(2);
   });
 
   it('reports rate_limited with retryAfterMs when retries run out', async () => {

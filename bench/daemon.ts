@@ -1,0 +1,79 @@
+/**
+ * Helpers of the daemon benchmarks: `boxwatch run` as a child process (the built
+ * dist/src/main.js) on a configuration in a temporary folder, its HTTP address read from its JSON
+ * logs, and readiness as /healthz answering 200 (a successful cycle happened).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const MAIN = join(here, '..', 'src', 'main.js');
+
+export interface Daemon {
+  child: ChildProcess;
+  pid: number;
+  /** http://127.0.0.1:PORT of /healthz and /metrics. */
+  httpUrl: string;
+  /** Log records at warn level and above, for the report. */
+  problems: string[];
+  /** SIGTERM, then waits for the exit; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts `boxwatch run --config <configPath>` (the configuration must set `http.listen` with port 0
+ * and `log.format: json`) and resolves once /healthz answers 200.
+ */
+export async function startDaemon(configPath: string, env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<Daemon> {
+  const child = spawn(process.execPath, [MAIN, 'run', '--config', configPath], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const problems: string[] = [];
+  let onUrl: (url: string) => void = () => undefined;
+  const urlKnown = new Promise<string>((resolve) => (onUrl = resolve));
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    if (!line.startsWith('{')) return; // console notifier lines
+    const record = JSON.parse(line) as { level: number; msg: string; url?: string };
+    if (record.msg === 'http endpoints listening' && record.url) onUrl(record.url);
+    if (record.level >= 40) problems.push(record.msg);
+  });
+  const deadline = Date.now() + timeoutMs;
+  const failEarly = exited.then((code) => {
+    throw new Error(`boxwatch run exited with ${code} before it was ready`);
+  });
+  failEarly.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('no http address logged')), timeoutMs);
+  });
+  const httpUrl = await Promise.race([urlKnown, failEarly, timeout]).finally(() => clearTimeout(timer));
+  for (;;) {
+    const ok = await fetch(`${httpUrl}/healthz`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error('boxwatch run did not become healthy in time');
+    await Promise.race([sleep(100), failEarly]);
+  }
+  return {
+    child,
+    pid: child.pid as number,
+    httpUrl,
+    problems,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The q-quantile (0..1) of the values, nearest rank. */
+export function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil(q * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] as number;
+}

@@ -1,0 +1,95 @@
+/**
+ * Idle cost of the daemon: CPU and memory of `boxwatch run` (a child process, the built
+ * dist/src/main.js) watching 1,000 simulated boxes at a 30 s schedule, with the default rules, the
+ * console notifier and the HTTP endpoints on. The simulator runs in this process (real clock,
+ * speed 1), so its work is not counted. After the first successful cycle, the child's CPU time
+ * (utime + stime of /proc/<pid>/stat, all threads) and resident memory (VmRSS of
+ * /proc/<pid>/status, sampled every 10 s; VmHWM for the peak) are read over the window.
+ *
+ *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000]
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startSimulator } from '../src/sim/server.js';
+import { sleep, startDaemon } from './daemon.js';
+
+const KEY = 'bench-idle-key';
+const SAMPLE_MS = 10_000;
+const SCHEDULE_S = 30;
+
+/** Clock ticks per second of /proc/<pid>/stat times. */
+function clockTicks(): number {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
+
+/** utime + stime of the process, in seconds. */
+function cpuSeconds(pid: number, ticks: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may contain spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / ticks; // fields 14 and 15 of stat(5)
+}
+
+/** A `kB` line of /proc/<pid>/status, in MiB. */
+function statusMiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, boxes: { type: 'string', default: '1000' } } });
+const minutes = Number(values.minutes);
+const boxes = Number(values.boxes);
+if (!(minutes > 0) || !(boxes > 0)) throw new Error('--minutes and --boxes must be positive numbers');
+
+const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-idle-'));
+const sim = await startSimulator({ port: 0, key: KEY, devices: boxes, seed: 7, speed: 1 });
+const configPath = join(dir, 'boxwatch.yaml');
+writeFileSync(
+  configPath,
+  `gateway: { base_url: "${sim.url}", secret_key: "\${BOXWATCH_SECRET_KEY}" }
+poll: { schedule: "*/${SCHEDULE_S} * * * * *" }
+storage: { path: "${join(dir, 'boxwatch.db')}" }
+http: { listen: "127.0.0.1:0" }
+log: { level: info, format: json }
+`,
+);
+const ticks = clockTicks();
+const started = performance.now();
+const daemon = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 120_000);
+try {
+  const { pid } = daemon;
+  const startupCpu = cpuSeconds(pid, ticks);
+  const startupWall = (performance.now() - started) / 1000;
+  const rssStart = statusMiB(pid, 'VmRSS');
+  const cpu0 = startupCpu;
+  const t0 = performance.now();
+  const rss: number[] = [rssStart];
+  const end = t0 + minutes * 60_000;
+  while (performance.now() < end) {
+    await sleep(Math.min(SAMPLE_MS, end - performance.now()));
+    rss.push(statusMiB(pid, 'VmRSS'));
+  }
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = cpuSeconds(pid, ticks) - cpu0;
+  const peak = statusMiB(pid, 'VmHWM');
+  const cycles = wall / SCHEDULE_S;
+  const mib = (x: number): string => `${x.toFixed(0)} MiB`;
+  console.log(
+    `${boxes} boxes, ${SCHEDULE_S} s schedule, ${(wall / 60).toFixed(1)} min after the first cycle: ` +
+      `CPU ${((cpu / wall) * 100).toFixed(2)}% of one core (${cpu.toFixed(1)} s, ~${((cpu / cycles) * 1000).toFixed(0)} ms per cycle)` +
+      ` | RSS start ${mib(rssStart)}, end ${mib(rss.at(-1) ?? NaN)}, min ${mib(Math.min(...rss))}, max ${mib(Math.max(...rss))}, peak (VmHWM, startup included) ${mib(peak)}` +
+      ` | start until the first cycle (on the first 30 s tick) done: ${startupWall.toFixed(1)} s wall, ${startupCpu.toFixed(1)} s CPU`,
+  );
+  if (daemon.problems.length > 0) console.log(`  daemon warnings: ${[...new Set(daemon.problems)].join('; ')}`);
+} finally {
+  await daemon.stop();
+  await sim.close();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,125 @@
+/**
+ * Upgrades: before openStore applies new migrations to a database that already has some, it
+ * writes a copy of the database as it was beside it, and logs where.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLogger, type Logger } from '../../src/log.js';
+import { openStore } from '../../src/store/index.js';
+import { defaultMigrationsDir } from '../../src/store/migrate.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { okCycle, snap } from '../store/model.js';
+
+const T0 = Date.parse('2026-03-01T10:00:00Z');
+let dir: string;
+let dbPath: string;
+let migrations: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'boxwatch-upgrade-'));
+  dbPath = join(dir, 'boxwatch.db');
+  migrations = join(dir, 'migrations');
+  mkdirSync(migrations);
+  for (const f of readdirSync(defaultMigrationsDir())) copyFileSync(join(defaultMigrationsDir(), f), join(migrations, f));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function capturingLogger(): { logger: Logger; records: () => { msg: string; [k: string]: unknown }[] } {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      lines.push(chunk.toString());
+      cb();
+    },
+  });
+  return {
+    logger: createLogger({ level: 'info', destination }),
+    records: () =>
+      lines
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { msg: string }),
+  };
+}
+
+const backups = (): string[] => readdirSync(dir).filter((f) => f.endsWith('.bak')).sort();
+
+function migrationNames(file: string): string[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all() as string[];
+  } finally {
+    db.close();
+  }
+}
+
+describe('backup before migrating', () => {
+  it('a new database is migrated without a backup; an upgrade writes <db>.before-<migration>.bak with the data as it was, and logs it', () => {
+    const clock = new FakeClock(T0);
+    const first = openStore(dbPath, { clock, migrationsDir: migrations });
+    first.recordCycle(okCycle(T0, [snap('BX-001'), snap('BX-002', { connected: false })]));
+    first.close();
+    expect(backups()).toEqual([]);
+    const before = migrationNames(dbPath);
+
+    writeFileSync(join(migrations, '9001_ops_extra.sql'), 'CREATE TABLE ops_extra (x INTEGER);');
+    const { logger, records } = capturingLogger();
+    const upgraded = openStore(dbPath, { clock, migrationsDir: migrations, logger });
+    upgraded.close();
+
+    const backupPath = `${dbPath}.before-9001_ops_extra.bak`;
+    expect(backups()).toEqual(['boxwatch.db.before-9001_ops_extra.bak']);
+    const logged = records().find((r) => r.msg === 'database backed up before migrating');
+    expect(logged?.['backup']).toBe(backupPath);
+    // The backup logs before the migration it protects.
+    const order = records().map((r) => r.msg);
+    expect(order.indexOf('database backed up before migrating')).toBeLessThan(order.indexOf('database migration applied'));
+
+    // The copy is the database before the upgrade: old migrations only, same boxes; it opens with
+    // the old set of migrations (a downgrade is: stop, copy the backup back, start the old version).
+    expect(migrationNames(backupPath)).toEqual(before);
+    expect(migrationNames(dbPath)).toEqual([...before, '9001_ops_extra']);
+    rmSync(join(migrations, '9001_ops_extra.sql'));
+    const restored = openStore(backupPath, { readonly: true, migrationsDir: migrations });
+    try {
+      expect(restored.boxes().map((b) => [b.serial, b.connected])).toEqual([
+        ['BX-001', true],
+        ['BX-002', false],
+      ]);
+    } finally {
+      restored.close();
+    }
+
+    // Nothing pending: no further backup.
+    writeFileSync(join(migrations, '9001_ops_extra.sql'), 'CREATE TABLE ops_extra (x INTEGER);');
+    openStore(dbPath, { clock, migrationsDir: migrations }).close();
+    expect(backups()).toHaveLength(1);
+  });
+
+  it('a failed migration leaves the database and its backup; the next attempt writes a second backup instead of replacing the first', () => {
+    const clock = new FakeClock(T0);
+    openStore(dbPath, { clock, migrationsDir: migrations }).close();
+    writeFileSync(join(migrations, '9002_broken.sql'), 'CREATE TABLE nope (;');
+    expect(() => openStore(dbPath, { clock, migrationsDir: migrations })).toThrow(/migration 9002_broken failed/);
+    expect(() => openStore(dbPath, { clock, migrationsDir: migrations })).toThrow(/migration 9002_broken failed/);
+    expect(backups()).toEqual(['boxwatch.db.before-9002_broken.2.bak', 'boxwatch.db.before-9002_broken.bak']);
+    expect(migrationNames(dbPath)).not.toContain('9002_broken');
+  });
+
+  it('refuses to migrate when the backup cannot be written, and leaves the database as it was', () => {
+    const clock = new FakeClock(T0);
+    openStore(dbPath, { clock, migrationsDir: migrations }).close();
+    const before = migrationNames(dbPath);
+    writeFileSync(join(migrations, '9003_extra.sql'), 'CREATE TABLE extra (x INTEGER);');
+    // The backup's name points into a folder that does not exist (the tests run as root, so
+    // permissions cannot stand in for a full or read-only disk).
+    symlinkSync(join(dir, 'no-such-folder', 'backup.db'), `${dbPath}.before-9003_extra.bak`);
+    expect(() => openStore(dbPath, { clock, migrationsDir: migrations })).toThrow(/cannot write the backup .*before-9003_extra\.bak before migrating \(nothing was migrated\)/);
+    expect(migrationNames(dbPath)).toEqual(before);
+  });
+});

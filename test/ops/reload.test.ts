@@ -1,0 +1,145 @@
+/**
+ * `boxwatch run` reloads its configuration on request (SIGHUP in the executable): in-process
+ * through runCli with a context the test controls, against the simulator over real HTTP, on a
+ * real SQLite file, with the console notifier writing to the captured stdout.
+ */
+import { createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { allCommands } from '../../src/cli/index.js';
+import { runCli } from '../../src/cli/program.js';
+import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { testContext, waitFor, type TestContext } from './helpers.js';
+
+const KEY = 'ops-reload-key';
+
+let dir: string;
+let sim: RunningSimulator;
+let ctx: TestContext;
+let run: Promise<number> | undefined;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'boxwatch-reload-'));
+  sim = await startSimulator({ port: 0, key: KEY, devices: 3, seed: 11 });
+  ctx = testContext({ KEY });
+  run = undefined;
+});
+
+afterEach(async () => {
+  ctx.abort();
+  await run;
+  await sim.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function writeConfig(path: string, options: { schedule: string; rules: string; http?: string }): void {
+  writeFileSync(
+    path,
+    `gateway: { base_url: "${sim.url}", secret_key: "\${KEY}" }
+poll: { schedule: "${options.schedule}" }
+storage: { path: "${join(dir, 'boxwatch.db')}" }
+rules:
+${options.rules}
+alerting: { group_wait: 0s }
+notifiers: [{ name: console, type: console }]
+http: ${options.http ?? 'false'}
+log: { level: info }
+`,
+  );
+}
+
+const BATTERY_ONLY = '  - { name: battery-low, kind: low_battery, below: 1, severity: warning }';
+const WITH_OFFLINE = `${BATTERY_ONLY}\n  - { name: box-offline, kind: disconnected, severity: critical }`;
+
+describe('boxwatch run: reload on SIGHUP', () => {
+  it('applies a valid new configuration, rejects an invalid one with every problem logged, and keeps alert state across reloads', async () => {
+    const fleet = sim.sim.fleet;
+    const box = fleet.boxes[1];
+    if (!box) throw new Error('no box');
+    sim.sim.sync();
+    fleet.apply([box], { kind: 'disconnect' });
+
+    const path = join(dir, 'boxwatch.yaml');
+    writeConfig(path, { schedule: '* * * * * *', rules: BATTERY_ONLY });
+    run = runCli(['run', '--config', path], ctx, allCommands);
+    await waitFor('the daemon to poll', () => ctx.logs().find((l) => l.msg === 'boxwatch polling'));
+
+    // 1. A new rule takes effect: the disconnected box now fires.
+    writeConfig(path, { schedule: '* * * * * *', rules: WITH_OFFLINE });
+    ctx.reload();
+    const firing = (): string[] => ctx.lines().filter((l) => l.includes('FIRING critical box-offline') && l.includes(box.serial));
+    await waitFor('box-offline to fire after the reload', () => firing().length > 0);
+    expect(ctx.logs().filter((l) => l.msg === 'configuration reloaded')).toHaveLength(1);
+
+    // 2. An invalid file is rejected, every problem logged, the running configuration kept.
+    writeFileSync(
+      path,
+      `gateway: { base_url: "${sim.url}", secret_key: "\${KEY}" }\npoll: { schedule: "every now and then", details_every: soon }\nstorage: { path: "${join(dir, 'boxwatch.db')}" }\nhttp: false\n`,
+    );
+    ctx.reload();
+    const rejected = await waitFor('the rejection', () => ctx.logs().find((l) => l.msg.startsWith('configuration rejected')));
+    const problems = rejected['problems'] as { path: string; message: string }[];
+    expect(problems.map((p) => p.path).sort()).toEqual(['poll.details_every', 'poll.schedule']);
+    expect(rejected.level).toBe(50); // error
+    expect(ctx.logs().filter((l) => l.msg === 'configuration reloaded')).toHaveLength(1);
+
+    // 3. A valid change of schedule: the firing alert is carried over (it lives in SQLite), so it
+    //    is not notified again, and its resolution is notified by the new app.
+    writeConfig(path, { schedule: '*/2 * * * * *', rules: WITH_OFFLINE });
+    ctx.reload();
+    await waitFor('the second reload', () => ctx.logs().filter((l) => l.msg === 'configuration reloaded').length === 2);
+    const polling = ctx.logs().filter((l) => l.msg === 'boxwatch polling');
+    expect(polling.map((l) => l['schedule'])).toEqual(['* * * * * *', '* * * * * *', '*/2 * * * * *']);
+    sim.sim.sync();
+    fleet.apply([box], { kind: 'connect' });
+    await waitFor('box-offline to resolve', () => ctx.lines().some((l) => l.includes('RESOLVED critical box-offline') && l.includes(box.serial)));
+    expect(firing()).toHaveLength(1);
+
+    ctx.abort();
+    expect(await run).toBe(0);
+    expect(ctx.logs().at(-1)?.msg).toBe('boxwatch stopped');
+  });
+
+  it('reload requests that arrive during a reload are served once more afterwards, and stopping waits for them', async () => {
+    const path = join(dir, 'boxwatch.yaml');
+    writeConfig(path, { schedule: '* * * * * *', rules: BATTERY_ONLY });
+    run = runCli(['run', '--config', path], ctx, allCommands);
+    await waitFor('the daemon to poll', () => ctx.logs().find((l) => l.msg === 'boxwatch polling'));
+    ctx.reload();
+    ctx.reload();
+    ctx.reload();
+    await waitFor('two reloads', () => ctx.logs().filter((l) => l.msg === 'configuration reloaded').length === 2);
+    ctx.reload();
+    ctx.abort();
+    expect(await run).toBe(0);
+    const msgs = ctx.logs().map((l) => l.msg);
+    expect(msgs.filter((m) => m === 'reloading the configuration').length).toBeGreaterThanOrEqual(2);
+    expect(msgs.at(-1)).toBe('boxwatch stopped');
+  });
+
+  it('goes back to the previous configuration when the new one validates but cannot start (its HTTP port is taken)', async () => {
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const path = join(dir, 'boxwatch.yaml');
+      writeConfig(path, { schedule: '* * * * * *', rules: BATTERY_ONLY });
+      run = runCli(['run', '--config', path], ctx, allCommands);
+      await waitFor('the daemon to poll', () => ctx.logs().find((l) => l.msg === 'boxwatch polling'));
+      writeConfig(path, { schedule: '*/5 * * * * *', rules: BATTERY_ONLY, http: `{ listen: "127.0.0.1:${port}" }` });
+      ctx.reload();
+      await waitFor('the old configuration to run again', () => ctx.logs().filter((l) => l.msg === 'boxwatch polling').length === 2);
+      const logs = ctx.logs();
+      expect(logs.some((l) => l.msg === 'the new configuration failed to start; going back to the previous one')).toBe(true);
+      expect(logs.some((l) => l.msg === 'configuration reloaded')).toBe(false);
+      expect(logs.filter((l) => l.msg === 'boxwatch polling').map((l) => l['schedule'])).toEqual(['* * * * * *', '* * * * * *']);
+      ctx.abort();
+      expect(await run).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+  });
+});

@@ -1,0 +1,231 @@
+/**
+ * Reliability: the process. The real executable (`node dist/src/main.js run`) against the
+ * simulator on the real clock, a real SMTP server and a real Slack receiver:
+ *
+ * - SIGTERM while a cycle hangs on a gateway that never answers: the process ends well within
+ *   10 s (the cycle is abandoned after the stop grace period, nothing of it is recorded);
+ * - kill -9 while a cycle is in flight: after the restart the database opens, every committed
+ *   cycle is there, and every notification arrives exactly once per channel.
+ *
+ * (kill -9 in the middle of a Slack delivery is test/e2e/kill.e2e.test.ts.)
+ */
+import Database from 'better-sqlite3';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Endpoint } from '../../src/gateway/types.js';
+import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { MAIN, ROOT, ensureBuilt } from '../e2e/build.js';
+import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
+import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+
+const KEY = 'process-reliability-key';
+let dir: string;
+const children = new Set<ChildProcess>();
+const output: string[] = [];
+
+beforeAll(async () => {
+  await ensureBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'boxwatch-rel-proc-'));
+}, 120_000);
+
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function spawnDaemon(configPath: string): ChildProcess {
+  const child = spawn(process.execPath, [MAIN, 'run', '--config', configPath], {
+    cwd: ROOT,
+    env: { ...process.env, BOXWATCH_SECRET_KEY: KEY },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  child.stdout?.on('data', (c: Buffer) => output.push(c.toString()));
+  child.stderr?.on('data', (c: Buffer) => output.push(c.toString()));
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
+/** Resolves with how the child ended, or rejects if it is still running after `timeoutMs`. */
+async function exited(child: ChildProcess, timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode };
+  const timer = setTimeout(() => child.emit('error', new Error(`still running after ${timeoutMs} ms\n${output.join('').slice(-3000)}`)), timeoutMs);
+  try {
+    const [code, signal] = (await Promise.race([once(child, 'exit'), once(child, 'error').then(([err]) => Promise.reject(err as Error))])) as [
+      number | null,
+      NodeJS.Signals | null,
+    ];
+    return { code, signal };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls `check` every 50 ms until it holds (rejects after `timeoutMs`). */
+async function until(what: string, check: () => boolean, timeoutMs = 8_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${output.join('').slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Reads the daemon's database with a connection of our own. */
+function query<T>(dbPath: string, sql: string): T[] {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(sql).all() as T[];
+  } finally {
+    db.close();
+  }
+}
+
+function writeConfig(name: string, body: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, body);
+  return path;
+}
+
+describe('SIGTERM', () => {
+  let server: Server;
+  let requests = 0;
+  beforeAll(async () => {
+    // A gateway that accepts requests and never answers.
+    server = createServer(() => {
+      requests += 1;
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('stops `boxwatch run` within 10 s while a cycle hangs on a gateway that never answers', async () => {
+    const port = (server.address() as AddressInfo).port;
+    const dbPath = join(dir, 'sigterm.db');
+    const config = writeConfig(
+      'sigterm.yaml',
+      `gateway: { base_url: "http://127.0.0.1:${port}", secret_key: "\${BOXWATCH_SECRET_KEY}" }
+poll: { schedule: "* * * * * *" }
+storage: { path: "${dbPath}" }
+notifiers: [{ name: console, type: console }]
+http: false
+log: { level: info, format: json }
+`,
+    );
+    output.length = 0;
+    const daemon = spawnDaemon(config);
+    await until('a request to the gateway', () => requests > 0);
+    const sent = Date.now();
+    daemon.kill('SIGTERM');
+    expect(await exited(daemon, 10_000)).toEqual({ code: 0, signal: null });
+    expect(Date.now() - sent).toBeLessThan(10_000);
+    const log = output.join('');
+    expect(log).toContain('abandoning the requests still in flight');
+    expect(log).toContain('poll cycle abandoned at shutdown');
+    expect(log).toContain('boxwatch stopped');
+    // Nothing of the abandoned cycle was recorded, and the database was closed cleanly.
+    expect(query(dbPath, 'SELECT * FROM cycles')).toEqual([]);
+    expect(query<{ integrity_check: string }>(dbPath, 'PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
+  }, 20_000);
+});
+
+describe('kill -9 mid-cycle', () => {
+  let sim: RunningSimulator;
+  let smtp: SmtpReceiver;
+  let slack: SlackReceiver;
+  let listRequests = 0;
+  beforeAll(async () => {
+    sim = await startSimulator({ port: 0, key: KEY, devices: 6, seed: 21 }); // real clock, speed 1
+    sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'connect' });
+    // Count device-list requests as the simulator sees them.
+    const decide = sim.sim.faultFor.bind(sim.sim);
+    sim.sim.faultFor = (endpoint: Endpoint, now: number) => {
+      if (endpoint === 'device_list') listRequests += 1;
+      return decide(endpoint, now);
+    };
+    smtp = await startSmtpReceiver();
+    slack = await startSlackReceiver();
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await smtp?.close();
+    await slack?.close();
+  });
+
+  const mails = (serial: string, status: string): number => smtp.messages.filter((m) => m.subject.startsWith(`[${status}]`) && m.subject.includes(serial)).length;
+  const slacks = (serial: string, status: string): number =>
+    slack.received.filter((r) => {
+      const text = JSON.stringify(r.body);
+      return text.includes(`[${status}]`) && text.includes(serial);
+    }).length;
+
+  it('restarts on an intact database: committed cycles kept, nothing lost, nothing sent twice', async () => {
+    const [a, b] = sim.sim.fleet.boxes as [(typeof sim.sim.fleet.boxes)[number], (typeof sim.sim.fleet.boxes)[number]];
+    const dbPath = join(dir, 'kill.db');
+    const config = writeConfig(
+      'kill.yaml',
+      `gateway: { base_url: "${sim.url}", secret_key: "\${BOXWATCH_SECRET_KEY}", timeout: 5s }
+poll: { schedule: "* * * * * *" }
+storage: { path: "${dbPath}" }
+rules:
+  - { name: box-offline, kind: disconnected, severity: critical, boxes: [${a.serial}, ${b.serial}] }
+alerting: { group_wait: 0s, delivery: { initial_backoff: 500ms, max_backoff: 1s } }
+notifiers:
+  - { name: ops-mail, type: email, smtp_url: "${smtp.url()}", from: boxwatch@example.com, to: [ops@example.com] }
+  - { name: ops-slack, type: slack, webhook_url: "${slack.url}" }
+http: false
+log: { level: info, format: json }
+`,
+    );
+    output.length = 0;
+    let daemon = spawnDaemon(config);
+    sim.sim.fleet.apply([a], { kind: 'disconnect' });
+    await until('A on both channels', () => mails(a.serial, 'FIRING') === 1 && slacks(a.serial, 'FIRING') === 1);
+
+    // The gateway becomes slow; while a cycle waits for the device list box B goes down (that
+    // cycle would see it) and the daemon is killed.
+    const removeLatency = sim.sim.inject({ latencyMs: 3_000, endpoints: ['device_list'] });
+    const before = listRequests;
+    await until('a cycle in flight', () => listRequests > before);
+    sim.sim.fleet.apply([b], { kind: 'disconnect' });
+    daemon.kill('SIGKILL');
+    expect(await exited(daemon, 5_000)).toEqual({ code: null, signal: 'SIGKILL' });
+    const committed = query<{ started_at: number; outcome: string }>(dbPath, 'SELECT started_at, outcome FROM cycles ORDER BY started_at');
+    expect(committed.length).toBeGreaterThan(0);
+    expect(mails(b.serial, 'FIRING') + slacks(b.serial, 'FIRING')).toBe(0); // B was never committed
+
+    // Restart with the gateway fast again: B is raised once on each channel.
+    removeLatency();
+    daemon = spawnDaemon(config);
+    await until('B on both channels', () => mails(b.serial, 'FIRING') === 1 && slacks(b.serial, 'FIRING') === 1);
+    // A later event as a barrier: once A's resolved message is in, anything resent would be too.
+    sim.sim.fleet.apply([a], { kind: 'connect' });
+    await until('A resolved on both channels', () => mails(a.serial, 'RESOLVED') === 1 && slacks(a.serial, 'RESOLVED') === 1);
+    daemon.kill('SIGTERM');
+    expect(await exited(daemon, 10_000)).toEqual({ code: 0, signal: null });
+
+    // The database is intact; every cycle committed before the kill is still there, in order.
+    expect(query<{ integrity_check: string }>(dbPath, 'PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
+    const after = query<{ started_at: number; outcome: string }>(dbPath, 'SELECT started_at, outcome FROM cycles ORDER BY started_at');
+    expect(after.slice(0, committed.length)).toEqual(committed);
+    expect(after.length).toBeGreaterThan(committed.length);
+    // Box A's history has no hole up to the last committed cycle.
+    const last = committed.at(-1)!.started_at;
+    expect(query<{ serial: string }>(dbPath, `SELECT serial FROM boxes WHERE last_polled >= ${last}`).length).toBe(sim.sim.fleet.boxes.length);
+    // Exactly once per channel: A firing, B firing, A resolved; nothing else.
+    expect([mails(a.serial, 'FIRING'), mails(b.serial, 'FIRING'), mails(a.serial, 'RESOLVED')]).toEqual([1, 1, 1]);
+    expect([slacks(a.serial, 'FIRING'), slacks(b.serial, 'FIRING'), slacks(a.serial, 'RESOLVED')]).toEqual([1, 1, 1]);
+    expect(smtp.messages).toHaveLength(3);
+    expect(slack.received).toHaveLength(3);
+    expect(query<{ n: number }>(dbPath, "SELECT COUNT(*) AS n FROM outbox WHERE status != 'delivered'")).toEqual([{ n: 0 }]);
+  }, 40_000);
+});
