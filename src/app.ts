@@ -158,21 +158,21 @@ export function createApp(deps: AppDeps): App {
     let result: CycleResult;
     try {
       result = await runCycle({
-      client,
-      store,
-      clock,
-      logger,
-      concurrency: config.gateway.concurrency,
-      policy: { detailsEveryMs: config.poll.detailsEvery, tickIntervalMs },
-      requestCount: () => requests,
-      signal: controller.signal,
-      commit: (write, serverTime) =>
-        store.transaction(() => {
-          store.recordCycle(write);
-          const now = clock.now();
-          const gatewayNow = serverTime === null ? null : serverTime + (now - write.cycle.startedAt);
-          cycleAlerts = pipeline.afterCycle(write.cycle, store.boxes(), now, gatewayNow);
-        }),
+        client,
+        store,
+        clock,
+        logger,
+        concurrency: config.gateway.concurrency,
+        policy: { detailsEveryMs: config.poll.detailsEvery, tickIntervalMs },
+        requestCount: () => requests,
+        signal: controller.signal,
+        commit: (write, serverTime) =>
+          store.transaction(() => {
+            store.recordCycle(write);
+            const now = clock.now();
+            const gatewayNow = serverTime === null ? null : serverTime + (now - write.cycle.startedAt);
+            cycleAlerts = pipeline.afterCycle(write.cycle, store.boxes(), now, gatewayNow);
+          }),
       });
     } catch (err) {
       if (controller.signal.aborted) {
