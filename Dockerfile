@@ -8,8 +8,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bench ./bench
 COPY migrations ./migrations
+COPY config ./config
 # Same as .ci/run: npm ci builds better-sqlite3 from source and runs `prepare` (tsc).
-RUN npm ci --build-from-source=better-sqlite3 && npm prune --omit=dev
+RUN npm ci && npm prune --omit=dev
 
 # Runtime stage: only what runs, as a non-root user, with the database on a volume.
 FROM node:22-bookworm-slim

@@ -27,7 +27,7 @@ import type { Notifier } from './notify/types.js';
 import { runCycle, type CycleResult } from './poller/cycle.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { AlertStore } from './store/alert-store.js';
-import { openStore, type SqliteStore } from './store/index.js';
+import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
 import { startHttpServer, type AlertsReader, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
 
@@ -128,6 +128,7 @@ export function createApp(deps: AppDeps): App {
   metrics.setOutboxProvider(() => alerts.outboxStats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
   let http: RunningHttpServer | null = null;
   let lastPrune = 0;
+  let pruning: Promise<void> | null = null;
   let last: AppCycle | undefined;
   let groupTimer: NodeJS.Timeout | undefined;
   let running = false;
@@ -193,15 +194,20 @@ export function createApp(deps: AppDeps): App {
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) group();
     deps.onCycle?.(last);
     const now = clock.now();
-    if (now - lastPrune >= PRUNE_EVERY_MS) {
+    if (now - lastPrune >= PRUNE_EVERY_MS && pruning === null) {
       lastPrune = now;
-      try {
-        const deleted = store.prune(now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention });
-        const alertRows = alerts.prune(now - config.storage.rollupRetention);
-        if (deleted + alertRows > 0) logger.info({ deleted: deleted + alertRows }, 'pruned history past retention');
-      } catch (err) {
-        logger.error({ code: sqliteCode(err), err: errorMessage(err) }, 'pruning failed; will try again later');
-      }
+      // In the background, 500 rows per statement, yielding between them: never blocks polling long.
+      pruning = pruneGradually(store, now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention }, { signal: controller.signal })
+        .then((deleted) => {
+          const alertRows = alerts.prune(now - config.storage.rollupRetention);
+          if (deleted + alertRows > 0) logger.info({ deleted: deleted + alertRows }, 'pruned history past retention');
+        })
+        .catch((err: unknown) => {
+          if (!controller.signal.aborted) logger.error({ code: sqliteCode(err), err: errorMessage(err) }, 'pruning failed; will try again later');
+        })
+        .finally(() => {
+          pruning = null;
+        });
     }
   };
 
@@ -270,6 +276,7 @@ export function createApp(deps: AppDeps): App {
     }
     await http?.close();
     controller.abort();
+    await pruning; // stops at its next batch
     await client.close();
     await Promise.all(notifiers.map((n) => n.close?.()));
     store.close();
