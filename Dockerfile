@@ -9,7 +9,9 @@ COPY src ./src
 COPY bench ./bench
 COPY migrations ./migrations
 COPY config ./config
-# Same as .ci/run: npm ci builds better-sqlite3 from source and runs `prepare` (tsc).
+# Same as .ci/run: `npm ci` (which runs `prepare`: tsc). prebuild-install is told not to download
+# a binary, so better-sqlite3 compiles from source here as it does on CI.
+ENV npm_config_build_from_source=true
 RUN npm ci && npm prune --omit=dev
 
 # Runtime stage: only what runs, as a non-root user, with the database on a volume.
