@@ -167,12 +167,11 @@ export function createApp(deps: AppDeps): App {
         policy: { detailsEveryMs: config.poll.detailsEvery, tickIntervalMs },
         requestCount: () => requests,
         signal: controller.signal,
-        commit: (write, serverTime) =>
+        commit: (write) =>
           store.transaction(() => {
             store.recordCycle(write);
-            const now = clock.now();
-            const gatewayNow = serverTime === null ? null : serverTime + (now - write.cycle.startedAt);
-            cycleAlerts = pipeline.afterCycle(write.cycle, store.boxes(), now, gatewayNow);
+            // last_seen is stored on our clock already (the poller corrects the gateway's skew).
+            cycleAlerts = pipeline.afterCycle(write.cycle, store.boxes(), clock.now(), null);
           }),
       });
     } catch (err) {

@@ -63,10 +63,12 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
 
   let summaries: DeviceSummary[];
   let serverTime: number | null = null;
+  let skewMs = 0;
   try {
     const list = await client.listDevices({ signal: deps.signal });
     summaries = list.devices;
     serverTime = list.serverTime;
+    skewMs = gatewaySkew(serverTime, clock.now());
   } catch (err) {
     if (deps.signal?.aborted) throw err; // abandoned (shutdown): nothing is recorded
     if (errorCode(err) === 'no_devices') {
@@ -97,7 +99,7 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
   for (const d of fetched) if (d) details.set(d.serial_no, d);
 
   const detailsAt = clock.now();
-  const seen = summaries.map((s) => mergeSnapshot(s, details.get(s.serial_no), known.get(s.serial_no), detailsAt));
+  const seen = summaries.map((s) => mergeSnapshot(s, details.get(s.serial_no), known.get(s.serial_no), detailsAt, skewMs));
   const listed = new Set(summaries.map((s) => s.serial_no));
   const missing = [...known.values()].filter((b) => b.missingSince === null && !listed.has(b.serial)).map((b) => b.serial);
   const returned = [...known.values()].filter((b) => b.missingSince !== null && listed.has(b.serial)).map((b) => b.serial);
@@ -110,13 +112,30 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
   return { cycle, seen, missing, returned, serverTime, detailsFailed };
 }
 
-const parseTime = (iso: string): number => Date.parse(iso);
+/**
+ * How far the gateway's clock is ahead of ours (ms), from the HTTP Date header of a response
+ * received at `localNow`. The header has whole seconds, so differences under 2 s count as none.
+ */
+export function gatewaySkew(serverTime: number | null, localNow: number): number {
+  if (serverTime === null) return 0;
+  const skew = serverTime - localNow;
+  return Math.abs(skew) < 2_000 ? 0 : skew;
+}
 
 /**
  * Summary fields come from this cycle's list; signal, location, IP and registration only from
- * details, fresh when fetched now, else carried over from the last details.
+ * details, fresh when fetched now, else carried over from the last details. The gateway's times
+ * (last_seen, registered_at) are moved onto our clock by `skewMs`, so that a gateway whose clock
+ * is off neither fires nor hides the stale rule, and "last seen 2m ago" means what it says.
  */
-export function mergeSnapshot(summary: DeviceSummary, details: Device | undefined, previous: BoxState | undefined, detailsAt: number): BoxSnapshot {
+export function mergeSnapshot(
+  summary: DeviceSummary,
+  details: Device | undefined,
+  previous: BoxState | undefined,
+  detailsAt: number,
+  skewMs = 0,
+): BoxSnapshot {
+  const parseTime = (iso: string): number => Date.parse(iso) - skewMs;
   const base: BoxSnapshot = {
     serial: summary.serial_no,
     id: summary.id,

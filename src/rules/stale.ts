@@ -1,8 +1,8 @@
 /**
  * `stale`: the gateway says the box is connected, but its last_seen is older than `max_age`.
- * last_seen is a gateway timestamp, so its age is measured on the gateway's clock (the HTTP Date
- * header of the device list, `ctx.gatewayNow`): a skew between our clock and the gateway's then
- * neither fires nor hides the alert. Without a Date header our own clock is the fallback.
+ * The daemon's poller has already moved last_seen onto our clock (the gateway's skew, from the
+ * HTTP Date header, subtracted), so it passes no gatewayNow; for uncorrected data `ctx.gatewayNow`
+ * gives the gateway's clock to measure against. Either way a skew neither fires nor hides it.
  * A disconnected box is not stale (the `disconnected` rule covers it).
  */
 import { formatDuration } from '../duration.js';
