@@ -15,7 +15,7 @@ import { dirname } from 'node:path';
 import { AlertPipeline, type CycleAlerts } from './alerts/pipeline.js';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
-import type { Config } from './config/index.js';
+import { redactUrl, type Config } from './config/index.js';
 import { errorMessage } from './errors.js';
 import { createGatewayClient } from './gateway/client.js';
 import type { GatewayClient } from './gateway/types.js';
@@ -239,7 +239,7 @@ export function createApp(deps: AppDeps): App {
       scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip });
       dispatcher.start();
       group(); // anything left queued by a previous run
-      logger.info({ schedule: config.poll.schedule, gateway: config.gateway.baseUrl, db: config.storage.path }, 'boxwatch polling');
+      logger.info({ schedule: config.poll.schedule, gateway: redactUrl(config.gateway.baseUrl), db: config.storage.path }, 'boxwatch polling');
     },
     async runOnce() {
       last = undefined;

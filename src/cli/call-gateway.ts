@@ -5,6 +5,7 @@
  * address needs the real key.
  */
 import { Option } from 'commander';
+import { terminalSafe } from './output.js';
 import { UsageError } from '../errors.js';
 import { createGatewayClient } from '../gateway/client.js';
 import type { GatewayClient } from '../gateway/types.js';
@@ -53,11 +54,6 @@ export async function withGateway<T>(settings: GatewaySettings, fn: (client: Gat
   }
 }
 
-/** Makes gateway text safe for a terminal: control characters (ANSI escapes, newlines) become visible escapes. */
-export function terminalSafe(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-}
 
 /** `2026-03-01 12:00:00Z`, or the text itself when it is not a timestamp. */
 export function formatTimestamp(iso: string | undefined): string {
@@ -73,3 +69,5 @@ export function positiveInt(value: string, option: string): number {
   }
   return Number(value);
 }
+
+export { terminalSafe };

@@ -65,6 +65,6 @@ export const registerDemo: RegisterCommand = (program: Command, ctx: CliContext)
       } finally {
         store.close();
       }
-      ctx.out(`\nExplore it: boxwatch history BX-00007 --db ${opts.db} --since 10m, or the same database with status and uptime.\n`);
+      ctx.out(`\nExplore it: npx boxwatch history BX-00007 --db ${opts.db} --since 10m (also status, uptime, alerts --db ${opts.db}).\n`);
     });
 };

@@ -9,7 +9,9 @@ export function formatOption(choices: OutputFormat[]): Option {
 }
 
 /** Plain aligned columns, two spaces apart; the last column is not padded. */
-export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+export function formatTable(headers: readonly string[], rawRows: readonly (readonly string[])[]): string {
+  // Cells can carry text from boxes: control characters are shown escaped, never sent to the terminal.
+  const rows = rawRows.map((r) => r.map(terminalSafe));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
     cells
@@ -21,7 +23,10 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
 
 /** RFC 4180 CSV. */
 export function formatCsv(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const cell = (c: string): string => (/[",\n\r]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c);
+  const cell = (raw: string): string => {
+    const c = terminalSafe(raw);
+    return /[",]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c;
+  };
   return [headers, ...rows].map((r) => r.map(cell).join(',')).join('\n') + '\n';
 }
 
@@ -34,4 +39,16 @@ export function printRows(
   else if (format === 'csv') ctx.out(formatCsv(table.headers, table.rows));
   else if (table.rows.length === 0 && table.empty) ctx.out(table.empty + '\n');
   else ctx.out(formatTable(table.headers, table.rows));
+}
+
+/**
+ * Makes text from the gateway or boxes safe for a terminal: control characters (ANSI escapes,
+ * newlines), line separators and bidi overrides become visible escapes.
+ */
+export function terminalSafe(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`;
+  });
 }

@@ -76,7 +76,8 @@ const mrkdwn = (text: string): SlackText => ({ type: 'mrkdwn', text });
 
 /** `*Label*\nvalue` with the value escaped and cut to fit a field. */
 function field(label: string, value: string): SlackText {
-  return mrkdwn(`*${label}*\n${escapeMrkdwn(truncate(value, 500))}`);
+  // Escaping can grow text fivefold (& -> &amp;): 300 characters stay within Slack's 2000 per field.
+  return mrkdwn(`*${label}*\n${escapeMrkdwn(truncate(value, 300))}`);
 }
 
 function whenText(item: AlertItem): string {
@@ -100,14 +101,14 @@ function detailFields(item: AlertItem): SlackText[] {
 
 /** One field per item in a group: `*SN-0042* "Lobby" · Hall A` then summary, value and time. */
 function listField(item: AlertItem): SlackText {
-  const title = item.serial === '' ? '*gateway*' : `*${escapeMrkdwn(truncate(cleanText(item.serial), 80))}*`;
-  const name = item.serial !== '' && item.boxName ? ` "${escapeMrkdwn(truncate(cleanText(item.boxName), 80))}"` : '';
-  const location = item.location ? ` · ${escapeMrkdwn(truncate(cleanText(item.location), 80))}` : '';
-  const parts = [escapeMrkdwn(truncate(cleanText(item.summary), 200))];
+  const title = item.serial === '' ? '*gateway*' : `*${escapeMrkdwn(truncate(cleanText(item.serial), 40))}*`;
+  const name = item.serial !== '' && item.boxName ? ` "${escapeMrkdwn(truncate(cleanText(item.boxName), 60))}"` : '';
+  const location = item.location ? ` · ${escapeMrkdwn(truncate(cleanText(item.location), 60))}` : '';
+  const parts = [escapeMrkdwn(truncate(cleanText(item.summary), 120))];
   const value = valueText(item);
   const threshold = thresholdText(item);
   if (value !== undefined || threshold !== undefined) {
-    parts.push(escapeMrkdwn(truncate([value, threshold].filter((x) => x !== undefined).join(' / '), 120)));
+    parts.push(escapeMrkdwn(truncate([value, threshold].filter((x) => x !== undefined).join(' / '), 60)));
   }
   parts.push(item.status === 'resolved' ? `resolved ${whenText(item)}` : `since ${whenText(item)}`);
   if (item.status === 'repeat') parts.push('still firing');
@@ -142,7 +143,7 @@ export function buildSlackPayload(message: NotificationMessage, notifier: string
     const colour = message.kind === 'test' ? SLACK_COLOURS.neutral : SLACK_COLOURS.critical;
     const blocks: SlackBlock[] = lines
       .slice(0, SLACK_LIMITS.blocksPerMessage - 3)
-      .map((l) => ({ type: 'section', text: mrkdwn(escapeMrkdwn(truncate(l, SLACK_LIMITS.sectionText - 500))) }));
+      .map((l) => ({ type: 'section', text: mrkdwn(escapeMrkdwn(truncate(l, Math.floor(SLACK_LIMITS.sectionText / 5)))) }));
     return { text, blocks: [header], attachments: [{ color: colour, fallback: text, blocks: [...blocks, footer] }] };
   }
 
@@ -157,7 +158,7 @@ export function buildSlackPayload(message: NotificationMessage, notifier: string
     const blocks: SlackBlock[] = [];
     const only = message.items.length === 1 ? message.items[0] : undefined;
     if (only !== undefined) {
-      blocks.push({ type: 'section', text: mrkdwn(escapeMrkdwn(truncate(cleanText(only.summary), 1000))) });
+      blocks.push({ type: 'section', text: mrkdwn(escapeMrkdwn(truncate(cleanText(only.summary), 500))) });
       blocks.push({ type: 'section', fields: detailFields(only) });
     } else {
       const shown = group.slice(0, Math.max(0, SLACK_MAX_LISTED_ITEMS - listed));

@@ -48,6 +48,15 @@ function mrkdwnTexts(payload: SlackPayload): string[] {
 const fieldTexts = (payload: SlackPayload): string[] =>
   payload.attachments.flatMap((a) => a.blocks.flatMap((b) => (b.type === 'section' ? (b.fields ?? []).map((f) => f.text) : [])));
 
+describe('Slack field limits after escaping', () => {
+  it('text that escaping makes five times longer still fits every field, single and grouped', () => {
+    const worst = '&'.repeat(3000);
+    const hostile = item({ boxName: worst, location: worst, summary: worst, value: worst, threshold: worst });
+    expectValidBlockKit(buildSlackPayload(message([hostile]), 'x'));
+    expectValidBlockKit(buildSlackPayload(message(Array.from({ length: 12 }, (_, i) => item({ ...hostile, serial: `SN-${i}${'*'.repeat(500)}` }))), 'x'));
+  });
+});
+
 describe('buildSlackPayload', () => {
   it('one alert: header, fields for box, location, since and rule, red for critical', () => {
     const payload = buildSlackPayload(message([item()]), 'ops-slack');

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { formatCsv, formatTable, terminalSafe } from '../../src/cli/output.js';
+import { parseIsoTime, parseRange } from '../../src/cli/time-range.js';
+
+describe('table and CSV output', () => {
+  it('never sends control characters, line separators or bidi overrides from box text to the terminal', () => {
+    const hostile = 'Lobby\u001b[31m RED\nsecond line\u2028\u202egnp.exe';
+    const table = formatTable(['NAME'], [[hostile]]);
+    expect(table).not.toMatch(/[\u001b\u2028\u202e]/);
+    expect(table.trim().split('\n')).toHaveLength(2); // header + one row: the newline did not split it
+    expect(table).toContain('Lobby\\x1b[31m RED\\x0asecond line\\u2028\\u202egnp.exe');
+    const csv = formatCsv(['NAME'], [[hostile]]);
+    expect(csv.trim().split('\n')).toHaveLength(2);
+    expect(csv).not.toContain('\u001b');
+  });
+
+  it('aligns columns and quotes CSV cells with commas and quotes', () => {
+    expect(formatTable(['A', 'B'], [['x', '1'], ['long', '2']])).toBe('A     B\nx     1\nlong  2\n');
+    expect(formatCsv(['A'], [['a,"b"']])).toBe('A\n"a,""b"""\n');
+    expect(terminalSafe('plain SN-0042')).toBe('plain SN-0042');
+  });
+});
+
+describe('ISO times on the command line', () => {
+  it.each([
+    ['2026-03-01', Date.UTC(2026, 2, 1)],
+    ['2026-03-01T12:00:00Z', Date.UTC(2026, 2, 1, 12)],
+    ['2026-03-01T12:00+02:00', Date.UTC(2026, 2, 1, 10)],
+  ])('accepts %s', (text, ms) => expect(parseIsoTime(text)).toBe(ms));
+
+  it.each(['5', 'yesterday', '2026-03-01T12:00', '03/01/2026'])('refuses %j (no guessing, no local time)', (text) => {
+    expect(parseIsoTime(text)).toBeNaN();
+    expect(() => parseRange({ from: text }, Date.UTC(2026, 5, 1), '24h')).toThrow(/--from/);
+  });
+});
