@@ -6,6 +6,7 @@ describe('table and CSV output', () => {
   it('never sends control characters, line separators or bidi overrides from box text to the terminal', () => {
     const hostile = 'Lobby\u001b[31m RED\nsecond line\u2028\u202egnp.exe';
     const table = formatTable(['NAME'], [[hostile]]);
+    // eslint-disable-next-line no-control-regex
     expect(table).not.toMatch(/[\u001b\u2028\u202e]/);
     expect(table.trim().split('\n')).toHaveLength(2); // header + one row: the newline did not split it
     expect(table).toContain('Lobby\\x1b[31m RED\\x0asecond line\\u2028\\u202egnp.exe');
