@@ -66,10 +66,22 @@ interface OutboxDbRow {
   next_attempt_at: number;
 }
 
+/** Parses a stored JSON row; undefined when it is damaged or not of the expected shape. */
+function parseRow<T>(text: string, looksRight: (value: Record<string, unknown>) => boolean): T | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && looksRight(value as Record<string, unknown>) ? (value as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const parseJson = <T>(text: string | null, fallback: T): T => (text === null ? fallback : (JSON.parse(text) as T));
 
 export class AlertStore implements OutboxQueue {
   private readonly s;
+  /** Rows that could not be read (damaged JSON) and were set aside; see /metrics and the logs. */
+  unreadableRows = 0;
 
   constructor(private readonly db: Database.Database) {
     this.s = {
@@ -119,8 +131,10 @@ export class AlertStore implements OutboxQueue {
   states(): Map<string, AlertState> {
     const map = new Map<string, AlertState>();
     for (const text of this.s.states.pluck().all() as string[]) {
-      const state = JSON.parse(text) as AlertState;
-      map.set(state.key, state);
+      const state = parseRow<AlertState>(text, (v) => typeof v.key === 'string' && typeof v.status === 'string');
+      // A damaged row is dropped: that alert starts afresh at this cycle instead of stopping every cycle.
+      if (state === undefined) this.unreadableRows += 1;
+      else map.set(state.key, state);
     }
     return map;
   }
@@ -226,8 +240,13 @@ export class AlertStore implements OutboxQueue {
           continue;
         }
         const rows = this.s.queueOf.all(head.notifier, maxItems) as { id: number; created_at: number; item: string }[];
-        const message: NotificationMessage = { kind: 'alert', items: rows.map((r) => JSON.parse(r.item) as AlertItem), createdAt: now };
-        this.s.insertOutbox.run(head.notifier, now, JSON.stringify(message), now);
+        const items = rows.flatMap((r) => {
+          const item = parseRow<AlertItem>(r.item, (v) => typeof v.rule === 'string' && typeof v.status === 'string');
+          if (item === undefined) this.unreadableRows += 1;
+          return item === undefined ? [] : [item];
+        });
+        const message: NotificationMessage = { kind: 'alert', items, createdAt: now };
+        if (items.length > 0) this.s.insertOutbox.run(head.notifier, now, JSON.stringify(message), now);
         this.s.dequeueUpTo.run(head.notifier, (rows.at(-1) as { id: number }).id);
         notifiers.push(head.notifier);
         if (rows.length === maxItems) nextReadyAt = now; // more left: go again at once
@@ -239,14 +258,18 @@ export class AlertStore implements OutboxQueue {
   // --- outbox (the dispatcher's queue) -------------------------------------------------------
 
   due(notifier: string, now: number, limit: number): OutboxRow[] {
-    return (this.s.due.all(notifier, now, limit) as OutboxDbRow[]).map((r) => ({
-      id: r.id,
-      notifier: r.notifier,
-      message: JSON.parse(r.message) as NotificationMessage,
-      createdAt: r.created_at,
-      attempts: r.attempts,
-      nextAttemptAt: r.next_attempt_at,
-    }));
+    const rows: OutboxRow[] = [];
+    for (const r of this.s.due.all(notifier, now, limit) as OutboxDbRow[]) {
+      const message = parseRow<NotificationMessage>(r.message, (v) => typeof v.kind === 'string' && Array.isArray(v.items));
+      if (message === undefined) {
+        // A damaged row must not block its notifier for ever: set it aside, visibly.
+        this.unreadableRows += 1;
+        this.markDead(r.id, now, 'unreadable outbox row (damaged JSON)');
+        continue;
+      }
+      rows.push({ id: r.id, notifier: r.notifier, message, createdAt: r.created_at, attempts: r.attempts, nextAttemptAt: r.next_attempt_at });
+    }
+    return rows;
   }
 
   markDelivered(id: number, now: number): void {
