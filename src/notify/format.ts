@@ -91,7 +91,16 @@ function groupDescription(items: readonly AlertItem[]): string {
 
 /** Value and threshold as text, or undefined when the item has neither. */
 export function valueText(item: AlertItem): string | undefined {
-  return item.value === undefined ? undefined : item.value === null ? 'unknown' : cleanText(String(item.value));
+  if (item.value === undefined) return undefined;
+  if (item.value === null) return 'unknown';
+  // A resolved gateway alert's value is the failure it had: not news any more.
+  if (item.status === 'resolved' && item.serial === '') return undefined;
+  if (typeof item.value === 'number') {
+    if (item.ruleKind === 'low_battery') return `${item.value}%`;
+    if (item.ruleKind === 'weak_signal') return `${item.value} dBm`;
+    if (item.ruleKind === 'stale') return `last seen ${formatDuration(item.value * 1000)} ago`;
+  }
+  return cleanText(String(item.value));
 }
 
 export function thresholdText(item: AlertItem): string | undefined {

@@ -103,14 +103,14 @@ describe('alerting end to end', () => {
     const mails = rig.smtp.messages.filter((m) => m.subject.includes(box.serial));
     expect(mails.map((m) => m.subject.slice(0, m.subject.indexOf(']') + 1))).toEqual(['[FIRING]', '[RESOLVED]']);
     expect(mails[0]!.subject).toContain('warning');
-    expect(mails[0]!.text).toContain('value 19');
+    expect(mails[0]!.text).toContain('value 19%');
     expect(mails[0]!.text).toContain('threshold');
     expect(rig.smtp.messages.length - others).toBe(2);
 
     const slack = rig.slack.received.filter((r) => JSON.stringify(r.body).includes(box.serial));
     expect(slack).toHaveLength(2);
     const firingFields = slackTexts(slack[0]!.body);
-    expect(firingFields).toContain('*Value*\n19');
+    expect(firingFields).toContain('*Value*\n19%');
     expect(firingFields.some((t) => t.startsWith('*Threshold*\n') && t.includes('20'))).toBe(true);
     expect((slack[0]!.body as SlackBody).attachments[0]!.color).toBe('#f2a900'); // warning
     expect((slack[1]!.body as SlackBody).blocks[0]!.text!.text).toMatch(/^\[RESOLVED\]/);

@@ -14,7 +14,7 @@ function capture(): { stream: PassThrough; text: () => string } {
 describe('console channel', () => {
   it('one line per item with time, status, severity, rule, box, value, threshold and since', () => {
     expect(buildConsoleLines(message([batteryItem]), 'console')).toEqual([
-      '2026-01-01 00:05:00 UTC FIRING warning battery-low: box SN-0007 "Dock 2" (Warehouse) battery 12% below 20%; value 12; threshold below 20; since 2026-01-01 00:00:00 UTC (5m ago)',
+      '2026-01-01 00:05:00 UTC FIRING warning battery-low: box SN-0007 "Dock 2" (Warehouse) battery 12% below 20%; value 12%; threshold below 20; since 2026-01-01 00:00:00 UTC (5m ago)',
     ]);
     expect(buildConsoleLines(message([item({ status: 'resolved', resolvedAt: T0 + 120_000 })]), 'console')).toEqual([
       '2026-01-01 00:05:00 UTC RESOLVED critical box-offline: box SN-0042 "Lobby" (Building A) disconnected; fired 2026-01-01 00:00:00 UTC, resolved 2026-01-01 00:02:00 UTC (after 2m)',

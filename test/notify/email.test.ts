@@ -27,7 +27,7 @@ describe('buildEmail', () => {
     const email = buildEmail(message([batteryItem]), 'ops-mail');
     expect(email.subject).toBe('[FIRING] warning: box SN-0007 "Dock 2" battery 12% below 20%');
     expect(email.text).toContain(
-      '- FIRING warning battery-low: box SN-0007 "Dock 2" (Warehouse) battery 12% below 20%; value 12; threshold below 20; since 2026-01-01 00:00:00 UTC (5m ago)',
+      '- FIRING warning battery-low: box SN-0007 "Dock 2" (Warehouse) battery 12% below 20%; value 12%; threshold below 20; since 2026-01-01 00:00:00 UTC (5m ago)',
     );
   });
 

@@ -73,7 +73,7 @@ describe('buildSlackPayload', () => {
 
   it('value and threshold fields; warning is orange, info blue, resolved green', () => {
     const warning = buildSlackPayload(message([batteryItem]), 'ops-slack');
-    expect(fieldTexts(warning)).toEqual(expect.arrayContaining(['*Value*\n12', '*Threshold*\nbelow 20']));
+    expect(fieldTexts(warning)).toEqual(expect.arrayContaining(['*Value*\n12%', '*Threshold*\nbelow 20']));
     expect(warning.attachments[0]?.color).toBe(SLACK_COLOURS.warning);
     expect(buildSlackPayload(message([item({ severity: 'info' })]), 'x').attachments[0]?.color).toBe(SLACK_COLOURS.info);
     const resolved = buildSlackPayload(message([item({ status: 'resolved', resolvedAt: T0 + 60_000 })]), 'x');
