@@ -6,6 +6,7 @@
  * The account secret key is sent only in the `account-secret-key` header. Errors carry our own
  * words, the vendor's message and sanitized copies of low-level errors, never the key.
  */
+import { parseRetryAfter } from '../retry-after.js';
 import { FormData, Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { systemClock, type Clock } from '../clock.js';
@@ -348,14 +349,6 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   return parts.join('; ');
 }
 
-/** Retry-After as delta-seconds or an HTTP date, in ms from `now`; undefined when absent or invalid. */
-export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined || text.trim() === '') return undefined;
-  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
 
 function parseHttpDate(value: string | string[] | undefined): number | null {
   const text = Array.isArray(value) ? value[0] : value;
@@ -371,3 +364,5 @@ function isPositiveInt(n: number): boolean {
 function positive(value: number | undefined, fallback: number): number {
   return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
 }
+
+export { parseRetryAfter };

@@ -9,6 +9,7 @@
  *
  * `SlackNotifier` sends it and wraps every error so that the webhook URL never leaks.
  */
+import { parseRetryAfter } from '../retry-after.js';
 import { IncomingWebhook, IncomingWebhookHTTPError, type FetchFunction } from '@slack/webhook';
 import { cleanText, escapeMrkdwn, truncate } from './escape.js';
 import { NotifyError, abortKind, redact, safeCause, urlSecrets } from './errors.js';
@@ -183,14 +184,6 @@ export interface SlackNotifierOptions {
   iconEmoji?: string;
 }
 
-/** Seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
 
 /** Posts each message to one incoming webhook. */
 export class SlackNotifier implements Notifier {
@@ -221,7 +214,7 @@ export class SlackNotifier implements Notifier {
     const fetchWithSignal: FetchFunction = async (url, init) => {
       const signals = [AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])];
       const response = await fetch(url, { ...init, signal: AbortSignal.any(signals) });
-      retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
       return response;
     };
     const webhook = new IncomingWebhook(this.options.webhookUrl, {
@@ -261,3 +254,5 @@ export class SlackNotifier implements Notifier {
     });
   }
 }
+
+export { parseRetryAfter };

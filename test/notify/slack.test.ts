@@ -144,10 +144,10 @@ describe('buildSlackPayload', () => {
 
 describe('parseRetryAfter', () => {
   it('reads seconds and HTTP dates', () => {
-    expect(parseRetryAfter('30')).toBe(30_000);
+    expect(parseRetryAfter('30', T0)).toBe(30_000);
     expect(parseRetryAfter('Thu, 01 Jan 2026 00:01:00 GMT', T0)).toBe(60_000);
-    expect(parseRetryAfter(null)).toBeUndefined();
-    expect(parseRetryAfter('soon')).toBeUndefined();
+    expect(parseRetryAfter(null, T0)).toBeUndefined();
+    expect(parseRetryAfter('soon', T0)).toBeUndefined();
   });
 });
 
