@@ -211,7 +211,8 @@ export function createApp(deps: AppDeps): App {
   };
 
   const onSkip = (): void => metrics.tickSkipped();
-  let scheduler: Scheduler = startScheduler({ task: cycle, logger, onSkip });
+  const onCrash = (): void => metrics.cycleCrashed();
+  let scheduler: Scheduler = startScheduler({ task: cycle, logger, onSkip, onCrash });
 
   return {
     store,
@@ -236,7 +237,7 @@ export function createApp(deps: AppDeps): App {
         logger.info({ url: http.url }, 'http endpoints listening');
       }
       void scheduler.stop();
-      scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip });
+      scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip, onCrash });
       dispatcher.start();
       group(); // anything left queued by a previous run
       logger.info({ schedule: config.poll.schedule, gateway: redactUrl(config.gateway.baseUrl), db: config.storage.path }, 'boxwatch polling');

@@ -39,6 +39,8 @@ export interface Metrics {
   observeRequest(event: RequestEvent): void;
   /** A scheduler tick skipped because the previous cycle was still running. */
   tickSkipped(): void;
+  /** A poll cycle that ended in an unexpected error (a bug, or damaged data): logged and counted. */
+  cycleCrashed(): void;
   /** One delivery attempt of a notifier; outcome e.g. 'ok', 'retry', 'failed'. */
   observeNotification(notifier: string, outcome: string): void;
   setBoxesProvider(provider: () => BoxState[]): void;
@@ -123,6 +125,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'Scheduler ticks skipped because the previous cycle was still running.',
     registers,
   });
+  const crashes = new Counter({
+    name: 'boxwatch_poll_cycle_crashes_total',
+    help: 'Poll cycles that ended in an unexpected error (see the logs); polling goes on.',
+    registers,
+  });
   const requests = new Counter({
     name: 'boxwatch_gateway_requests_total',
     help: "HTTP attempts to the Gateway API by endpoint and outcome ('ok' or the error code).",
@@ -185,6 +192,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     tickSkipped() {
       skipped.inc();
+    },
+    cycleCrashed() {
+      crashes.inc();
     },
     observeNotification(notifier, outcome) {
       notifications.inc({ notifier, outcome });

@@ -21,6 +21,8 @@ export interface SchedulerOptions {
   logger: Logger;
   /** Called when a tick is skipped because the previous cycle is still running. */
   onSkip?: () => void;
+  /** Called when a cycle throws (after it is logged). */
+  onCrash?: (err: unknown) => void;
 }
 
 export function startScheduler(options: SchedulerOptions): Scheduler {
@@ -38,6 +40,7 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
     }
     inFlight = options.task().catch((err: unknown) => {
       options.logger.error({ err }, 'poll cycle crashed');
+      options.onCrash?.(err);
     });
     try {
       await inFlight;

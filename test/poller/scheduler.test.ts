@@ -34,8 +34,10 @@ describe('scheduler', () => {
 
   it('survives a crashing cycle and keeps ticking', async () => {
     let runs = 0;
+    const crashes: unknown[] = [];
     const scheduler = startScheduler({
       logger: silentLogger,
+      onCrash: (err) => crashes.push(err),
       task: async () => {
         runs += 1;
         throw new Error('boom');
@@ -44,6 +46,7 @@ describe('scheduler', () => {
     expect(await scheduler.tick()).toBe('ran');
     expect(await scheduler.tick()).toBe('ran');
     expect(runs).toBe(2);
+    expect(crashes.map((e) => (e as Error).message)).toEqual(['boom', 'boom']);
     await scheduler.stop();
   });
 
