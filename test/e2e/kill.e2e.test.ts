@@ -5,7 +5,6 @@
  * channel, and nothing already delivered is sent again.
  */
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
-import { MAIN, ROOT, ensureBuilt } from './build.js';
+import { ensureBuilt } from './build.js';
+import { DaemonProcesses } from '../helpers/daemon-process.js';
 
 const KEY = 'kill-test-account-key';
 
@@ -21,8 +21,7 @@ let sim: RunningSimulator;
 let smtp: SmtpReceiver;
 let slack: SlackReceiver;
 let dir: string;
-const children = new Set<ChildProcess>();
-const output: string[] = [];
+const daemons = new DaemonProcesses({ BOXWATCH_SECRET_KEY: KEY });
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -34,7 +33,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  daemons.killAll();
   await sim?.close();
   await smtp?.close();
   await slack?.close();
@@ -61,32 +60,8 @@ log: { level: info, format: json }
   return path;
 }
 
-function spawnDaemon(configPath: string): ChildProcess {
-  const child = spawn(process.execPath, [MAIN, 'run', '--config', configPath], {
-    cwd: ROOT,
-    env: { ...process.env, BOXWATCH_SECRET_KEY: KEY },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  child.stdout?.on('data', (c: Buffer) => output.push(c.toString()));
-  child.stderr?.on('data', (c: Buffer) => output.push(c.toString()));
-  child.on('exit', () => children.delete(child));
-  return child;
-}
 
-function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
-  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-}
 
-/** Polls `check` every 50 ms until it holds (rejects after `timeoutMs`). */
-async function until(what: string, check: () => boolean, timeoutMs = 8_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${output.join('').slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** How many outbox rows of `notifier` have `status`, read from the daemon's database. */
 function outboxCount(dbPath: string, notifier: string, status: string): number {
@@ -113,27 +88,27 @@ describe('kill -9 during delivery', () => {
     const config = writeConfig(dbPath, [a.serial, b.serial, c.serial]);
 
     // 1. Box A goes down: delivered on both channels.
-    let daemon = spawnDaemon(config);
+    let daemon = daemons.spawn(config);
     sim.sim.fleet.apply([a], { kind: 'disconnect' });
-    await until('A on both channels', () => mailsAbout(a.serial, 'FIRING') === 1 && slackAbout(slack.received, a.serial, 'FIRING') === 1);
+    await daemons.until('A on both channels', () => mailsAbout(a.serial, 'FIRING') === 1 && slackAbout(slack.received, a.serial, 'FIRING') === 1);
 
     // 2. Slack stops answering; box B goes down. E-mail B is delivered, Slack B is in flight.
     slack.delay(60_000);
     sim.sim.fleet.apply([b], { kind: 'disconnect' });
-    await until('e-mail B', () => mailsAbout(b.serial, 'FIRING') === 1);
-    await until('Slack B in flight', () => slackAbout(slack.requests, b.serial, 'FIRING') === 1);
-    await until('e-mail B recorded as delivered', () => outboxCount(dbPath, 'ops-mail', 'delivered') === 2);
+    await daemons.until('e-mail B', () => mailsAbout(b.serial, 'FIRING') === 1);
+    await daemons.until('Slack B in flight', () => slackAbout(slack.requests, b.serial, 'FIRING') === 1);
+    await daemons.until('e-mail B recorded as delivered', () => outboxCount(dbPath, 'ops-mail', 'delivered') === 2);
     expect(outboxCount(dbPath, 'ops-slack', 'pending')).toBe(1);
 
     // 3. kill -9 in the middle of the Slack delivery.
     daemon.kill('SIGKILL');
-    expect(await exited(daemon)).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(await daemons.exited(daemon)).toEqual({ code: null, signal: 'SIGKILL' });
     slack.reset(); // Slack answers again (the killed request is never answered)
 
     // 4. While the daemon is down, box C goes down too. Restart.
     sim.sim.fleet.apply([c], { kind: 'disconnect' });
-    daemon = spawnDaemon(config);
-    await until('C on both channels and Slack B delivered', () =>
+    daemon = daemons.spawn(config);
+    await daemons.until('C on both channels and Slack B delivered', () =>
       mailsAbout(c.serial, 'FIRING') === 1 &&
       slackAbout(slack.received, c.serial, 'FIRING') === 1 &&
       slackAbout(slack.received, b.serial, 'FIRING') === 1,
@@ -142,9 +117,9 @@ describe('kill -9 during delivery', () => {
     // 5. A later event as a barrier: each channel delivers in order, so once A's resolved message
     //    is in, anything resent from before would already be there.
     sim.sim.fleet.apply([a], { kind: 'connect' });
-    await until('A resolved on both channels', () => mailsAbout(a.serial, 'RESOLVED') === 1 && slackAbout(slack.received, a.serial, 'RESOLVED') === 1);
+    await daemons.until('A resolved on both channels', () => mailsAbout(a.serial, 'RESOLVED') === 1 && slackAbout(slack.received, a.serial, 'RESOLVED') === 1);
     daemon.kill('SIGTERM');
-    expect(await exited(daemon)).toEqual({ code: 0, signal: null });
+    expect(await daemons.exited(daemon)).toEqual({ code: 0, signal: null });
 
     // Every notification arrived at least once on each channel...
     for (const box of [a, b, c]) {

@@ -10,7 +10,6 @@
  * (kill -9 in the middle of a Slack delivery is test/e2e/kill.e2e.test.ts.)
  */
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,14 +19,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint } from '../../src/gateway/types.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
-import { MAIN, ROOT, ensureBuilt } from '../e2e/build.js';
+import { ensureBuilt } from '../e2e/build.js';
+import { DaemonProcesses } from '../helpers/daemon-process.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 
 const KEY = 'process-reliability-key';
 let dir: string;
-const children = new Set<ChildProcess>();
-const output: string[] = [];
+const daemons = new DaemonProcesses({ BOXWATCH_SECRET_KEY: KEY });
+const output = daemons.output;
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -35,46 +35,12 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
+  daemons.killAll();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function spawnDaemon(configPath: string): ChildProcess {
-  const child = spawn(process.execPath, [MAIN, 'run', '--config', configPath], {
-    cwd: ROOT,
-    env: { ...process.env, BOXWATCH_SECRET_KEY: KEY },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  child.stdout?.on('data', (c: Buffer) => output.push(c.toString()));
-  child.stderr?.on('data', (c: Buffer) => output.push(c.toString()));
-  child.on('exit', () => children.delete(child));
-  return child;
-}
 
-/** Resolves with how the child ended, or rejects if it is still running after `timeoutMs`. */
-async function exited(child: ChildProcess, timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode };
-  const timer = setTimeout(() => child.emit('error', new Error(`still running after ${timeoutMs} ms\n${output.join('').slice(-3000)}`)), timeoutMs);
-  try {
-    const [code, signal] = (await Promise.race([once(child, 'exit'), once(child, 'error').then(([err]) => Promise.reject(err as Error))])) as [
-      number | null,
-      NodeJS.Signals | null,
-    ];
-    return { code, signal };
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
-/** Polls `check` every 50 ms until it holds (rejects after `timeoutMs`). */
-async function until(what: string, check: () => boolean, timeoutMs = 8_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${output.join('').slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Reads the daemon's database with a connection of our own. */
 function query<T>(dbPath: string, sql: string): T[] {
@@ -122,11 +88,11 @@ log: { level: info, format: json }
 `,
     );
     output.length = 0;
-    const daemon = spawnDaemon(config);
-    await until('a request to the gateway', () => requests > 0);
+    const daemon = daemons.spawn(config);
+    await daemons.until('a request to the gateway', () => requests > 0);
     const sent = Date.now();
     daemon.kill('SIGTERM');
-    expect(await exited(daemon, 10_000)).toEqual({ code: 0, signal: null });
+    expect(await daemons.exited(daemon, 10_000)).toEqual({ code: 0, signal: null });
     expect(Date.now() - sent).toBeLessThan(10_000);
     const log = output.join('');
     expect(log).toContain('abandoning the requests still in flight');
@@ -187,31 +153,31 @@ log: { level: info, format: json }
 `,
     );
     output.length = 0;
-    let daemon = spawnDaemon(config);
+    let daemon = daemons.spawn(config);
     sim.sim.fleet.apply([a], { kind: 'disconnect' });
-    await until('A on both channels', () => mails(a.serial, 'FIRING') === 1 && slacks(a.serial, 'FIRING') === 1);
+    await daemons.until('A on both channels', () => mails(a.serial, 'FIRING') === 1 && slacks(a.serial, 'FIRING') === 1);
 
     // The gateway becomes slow; while a cycle waits for the device list box B goes down (that
     // cycle would see it) and the daemon is killed.
     const removeLatency = sim.sim.inject({ latencyMs: 3_000, endpoints: ['device_list'] });
     const before = listRequests;
-    await until('a cycle in flight', () => listRequests > before);
+    await daemons.until('a cycle in flight', () => listRequests > before);
     sim.sim.fleet.apply([b], { kind: 'disconnect' });
     daemon.kill('SIGKILL');
-    expect(await exited(daemon, 5_000)).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(await daemons.exited(daemon, 5_000)).toEqual({ code: null, signal: 'SIGKILL' });
     const committed = query<{ started_at: number; outcome: string }>(dbPath, 'SELECT started_at, outcome FROM cycles ORDER BY started_at');
     expect(committed.length).toBeGreaterThan(0);
     expect(mails(b.serial, 'FIRING') + slacks(b.serial, 'FIRING')).toBe(0); // B was never committed
 
     // Restart with the gateway fast again: B is raised once on each channel.
     removeLatency();
-    daemon = spawnDaemon(config);
-    await until('B on both channels', () => mails(b.serial, 'FIRING') === 1 && slacks(b.serial, 'FIRING') === 1);
+    daemon = daemons.spawn(config);
+    await daemons.until('B on both channels', () => mails(b.serial, 'FIRING') === 1 && slacks(b.serial, 'FIRING') === 1);
     // A later event as a barrier: once A's resolved message is in, anything resent would be too.
     sim.sim.fleet.apply([a], { kind: 'connect' });
-    await until('A resolved on both channels', () => mails(a.serial, 'RESOLVED') === 1 && slacks(a.serial, 'RESOLVED') === 1);
+    await daemons.until('A resolved on both channels', () => mails(a.serial, 'RESOLVED') === 1 && slacks(a.serial, 'RESOLVED') === 1);
     daemon.kill('SIGTERM');
-    expect(await exited(daemon, 10_000)).toEqual({ code: 0, signal: null });
+    expect(await daemons.exited(daemon, 10_000)).toEqual({ code: 0, signal: null });
 
     // The database is intact; every cycle committed before the kill is still there, in order.
     expect(query<{ integrity_check: string }>(dbPath, 'PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);

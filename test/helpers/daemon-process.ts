@@ -1,0 +1,65 @@
+/**
+ * `boxwatch run` as a real child process (the built dist/src/main.js), for tests that kill -9 or
+ * signal it. Collects its output for failure messages; killAll() in afterAll.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { MAIN, ROOT } from '../e2e/build.js';
+
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class DaemonProcesses {
+  /** Everything the daemons printed, in order. */
+  readonly output: string[] = [];
+  private readonly children = new Set<ChildProcess>();
+
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
+
+  spawn(configPath: string): ChildProcess {
+    const child = spawn(process.execPath, [MAIN, 'run', '--config', configPath], {
+      cwd: ROOT,
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.children.add(child);
+    child.stdout?.on('data', (c: Buffer) => this.output.push(c.toString()));
+    child.stderr?.on('data', (c: Buffer) => this.output.push(c.toString()));
+    child.on('exit', () => this.children.delete(child));
+    return child;
+  }
+
+  /** Resolves with how the child ended; rejects if it is still running after `timeoutMs`. */
+  async exited(child: ChildProcess, timeoutMs = 10_000): Promise<ExitStatus> {
+    if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode };
+    const timer = setTimeout(() => child.emit('error', new Error(`still running after ${timeoutMs} ms\n${this.tail()}`)), timeoutMs);
+    try {
+      const [code, signal] = (await Promise.race([once(child, 'exit'), once(child, 'error').then(([err]) => Promise.reject(err as Error))])) as [
+        number | null,
+        NodeJS.Signals | null,
+      ];
+      return { code, signal };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Polls `check` every 50 ms until it holds (rejects after `timeoutMs`, with the daemons' output). */
+  async until(what: string, check: () => boolean, timeoutMs = 8_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${this.tail()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  killAll(): void {
+    for (const child of this.children) child.kill('SIGKILL');
+  }
+
+  private tail(): string {
+    return this.output.join('').slice(-3000);
+  }
+}
