@@ -42,12 +42,14 @@ export function loadConfig(options: LoadConfigOptions): { config: Config; source
   return { config: parseConfig(text, options.env, source), source };
 }
 
-/** Parses and validates configuration text (YAML). `source` names it in error messages. */
-export function parseConfig(text: string, env: Env, source = 'configuration'): Config {
+/**
+ * Parses YAML text to plain data; syntax errors (the first three: later ones are mostly
+ * consequences) become one ConfigError naming line and column. Duplicate keys are errors.
+ */
+export function readYaml(text: string, source: string): unknown {
   const doc = parseDocument(text, { merge: true, uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
     throw new ConfigError(
-      // Later syntax errors are mostly consequences of the first; show a few.
       doc.errors.slice(0, 3).map((e) => ({
         path: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : 'yaml',
         message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, ''),
@@ -55,7 +57,12 @@ export function parseConfig(text: string, env: Env, source = 'configuration'): C
       source,
     );
   }
-  const parsed: unknown = doc.toJS({ maxAliasCount: 1000 }) ?? {};
+  return doc.toJS({ maxAliasCount: 1000 }) ?? {};
+}
+
+/** Parses and validates configuration text (YAML). `source` names it in error messages. */
+export function parseConfig(text: string, env: Env, source = 'configuration'): Config {
+  const parsed = readYaml(text, source);
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError([{ path: '(root)', message: 'must be a mapping of keys (gateway:, poll:, ...)' }], source);
   }

@@ -8,7 +8,6 @@
  * The file format is documented in docs/cli-alerts.md; config/rules.test.yaml is an example.
  */
 import { dirname, isAbsolute, join } from 'node:path';
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import {
   GATEWAY_RULE_NAMES,
@@ -21,6 +20,7 @@ import {
   type Silence,
 } from '../alerts/index.js';
 import { validateConfig, type Config, type Env } from '../config/index.js';
+import { readYaml } from '../config/load.js';
 import { formatIssues } from '../config/issues.js';
 import { tryParseDuration } from '../duration.js';
 import { ConfigError, errorMessage, type ConfigIssue } from '../errors.js';
@@ -233,19 +233,6 @@ function rulesConfig(doc: Record<string, unknown>, env: Env, source: string): Pi
   return { rules: config.rules, alerting: config.alerting };
 }
 
-function readYaml(text: string, source: string): unknown {
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
-  if (doc.errors.length > 0) {
-    throw new ConfigError(
-      doc.errors.slice(0, 3).map((e) => ({
-        path: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : 'yaml',
-        message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, ''),
-      })),
-      source,
-    );
-  }
-  return doc.toJS() ?? {};
-}
 
 function readRuleFile(path: string, options: ParseOptions): Pick<Config, 'rules' | 'alerting'> {
   let text: string;
