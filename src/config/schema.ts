@@ -243,7 +243,7 @@ const alertmanagerNotifier = z.strictObject({
   ...notifierCommon,
   url: httpUrl,
   /** Firing alerts are sent again this often so that Alertmanager does not resolve them by timeout. */
-  resend_interval: duration('1m', { positive: true }),
+  resend_interval: duration('1m', { positive: true, max: '1h' }),
 });
 
 const pagerdutyNotifier = z.strictObject({

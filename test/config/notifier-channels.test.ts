@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ConfigError } from '../../src/errors.js';
-import { formatConfig, parseConfig } from '../../src/config/index.js';
+import { parse } from 'yaml';
+import { STORE_SECTIONS, formatConfig, parseConfig, validateConfigSections } from '../../src/config/index.js';
 import { notifierSecrets, notifiersFromConfig } from '../../src/notify/from-config.js';
 
 const ENV = {
@@ -40,6 +41,12 @@ describe('the example configuration shows one notifier of each type', () => {
     for (const secret of SECRETS) expect(printed).not.toContain(secret);
     expect(printed).toContain('x-team: "[redacted]"');
     expect(parseConfig(formatConfig(config, { redact: false }), {})).toEqual(config);
+  });
+
+  it('read commands need none of the channels\' secrets', () => {
+    const { config: bare, unset } = validateConfigSections(parse(uncommentedExample()), { BOXWATCH_SECRET_KEY: 'k' }, 'example', { uses: STORE_SECTIONS });
+    expect(bare.notifiers).toHaveLength(9);
+    expect(unset.map((u) => u.name)).toEqual(expect.arrayContaining(['TELEGRAM_BOT_TOKEN', 'PAGERDUTY_ROUTING_KEY', 'NTFY_TOPIC_URL', 'WEBHOOK_HMAC_SECRET']));
   });
 
   it('notifierSecrets lists every secret of every channel', () => {
