@@ -184,6 +184,18 @@ function alertPeriods(transitions, toSec) {
   return periods;
 }
 
+/** Firmware has raw history only, read for at most the API's 31 days: the end of a longer range. */
+const RAW_MAX_MS = 31 * 86400000;
+function firmwareRange(r) {
+  if (r.since) {
+    const m = /^(\d+)([hd])$/.exec(r.since);
+    const ms = m ? Number(m[1]) * (m[2] === 'd' ? 86400000 : 3600000) : 0;
+    return ms > RAW_MAX_MS ? { since: '31d' } : r;
+  }
+  const to = r.to ? Date.parse(r.to) : Date.now();
+  return to - Date.parse(r.from) > RAW_MAX_MS ? { from: new Date(to - RAW_MAX_MS).toISOString(), to: r.to } : r;
+}
+
 async function load() {
   const r = rangeFromUrl();
   fillRange(r);
@@ -191,7 +203,7 @@ async function load() {
   const [box, alerts, fw, uptime, ...hist] = await Promise.all([
     api(`api/boxes/${enc}`),
     api(`api/boxes/${enc}/alerts?${q}`),
-    api(`api/boxes/${enc}/history?metric=firmware&${q}`),
+    api(`api/boxes/${enc}/history?metric=firmware&${rangeQuery(firmwareRange(r)).toString()}`),
     api(`api/boxes/${enc}/uptime?days=90`),
     ...METRICS.map((m) => api(`api/boxes/${enc}/history?metric=${m.metric}&${q}`)),
   ]);
