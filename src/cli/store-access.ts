@@ -9,8 +9,7 @@ import { Option } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
 import { AlertStore } from '../store/alert-store.js';
 import { StoreError } from '../store/errors.js';
-import { openStore } from '../store/index.js';
-import type { Store } from '../store/types.js';
+import { openStore, type SqliteStore } from '../store/index.js';
 import type { CliContext } from './context.js';
 
 export interface StoreSource {
@@ -34,14 +33,19 @@ export function dbOption(): Option {
   return new Option('--db <file>', 'database file to read (instead of the one the configuration names)');
 }
 
+/** The database file a command reads: `--db`, else the configuration's `storage.path`. */
+export function storeLocation(source: StoreSource, ctx: CliContext): { path: string; config: Config | null } {
+  const config = source.db !== undefined && source.config === undefined ? null : loadConfig({ path: source.config, env: ctx.env }).config;
+  return { path: source.db ?? (config as Config).storage.path, config };
+}
+
 export async function withStore(
   source: StoreSource,
   ctx: CliContext,
-  body: (store: Store, now: number, extras: StoreExtras) => void | Promise<void>,
+  body: (store: SqliteStore, now: number, extras: StoreExtras) => void | Promise<void>,
   options: StoreAccessOptions = {},
 ): Promise<void> {
-  const config = source.db !== undefined && source.config === undefined ? null : loadConfig({ path: source.config, env: ctx.env }).config;
-  const path = source.db ?? (config as Config).storage.path;
+  const { path, config } = storeLocation(source, ctx);
   if (options.write && path !== ':memory:' && !existsSync(path)) {
     throw new StoreError('store_not_found', `no database at ${path} (start the daemon with \`boxwatch run\` first, or pass --config/--db)`);
   }
