@@ -4,10 +4,10 @@
  * the store's own raw history (`Store.history` with `kind: 'raw'`), so gaps, the open segment and
  * firmware strings mean here exactly what they mean in `boxwatch history` and the API.
  */
-import { parseIsoTime } from '../cli/time-range.js';
 import { UsageError } from '../errors.js';
 import { METRICS, type Metric, type RawPoint } from '../store/types.js';
 import type { SqliteStore } from '../store/index.js';
+import { TIME_HELP, isoTime, readTime } from '../time.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -48,17 +48,19 @@ export function parseMetric(text: unknown, what = 'metric'): Metric {
 }
 
 /**
- * A time argument of a SQL function: ms since the epoch (a number), or an ISO date or date-time
- * string (`2026-11-01`, `2026-11-01T12:00:00Z`); `fallback` when absent (SQL NULL or omitted).
+ * A time argument of a SQL function: ms since the epoch (a number), or a time as every boxwatch
+ * time argument is written (src/time.ts: `2026-11-01`, `2026-11-01T12:00`, UTC unless an offset
+ * is given); `fallback` when omitted.
  */
 export function parseTimeArg(value: unknown, what: string, fallback: number): number {
   if (value === undefined || value === null) return fallback;
   if (typeof value === 'number' || typeof value === 'bigint') return Number(value);
   if (typeof value === 'string') {
-    const t = parseIsoTime(value);
-    if (!Number.isNaN(t)) return t;
+    const t = readTime(value);
+    if (t.ok) return t.ms;
+    throw new UsageError(`${what}: ${t.message}`);
   }
-  throw new UsageError(`${what}: expected an ISO time such as '2026-11-01' or '2026-11-01T12:00:00Z', or ms since the epoch; got ${JSON.stringify(String(value))}`);
+  throw new UsageError(`${what}: expected a time (${TIME_HELP}) or ms since the epoch`);
 }
 
-export const iso = (t: number): string => new Date(t).toISOString();
+export const iso = isoTime;

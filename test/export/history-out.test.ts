@@ -155,7 +155,7 @@ describe('boxwatch sql', () => {
     for (const [query, message] of [
       ['SELEC 1', /syntax error/],
       [`SELECT * FROM points('${serials[0]}', 'temperature')`, /unknown metric "temperature"/],
-      [`SELECT * FROM points('${serials[0]}', 'battery', 'yesterday')`, /from: expected an ISO time/],
+      [`SELECT * FROM points('${serials[0]}', 'battery', 'yesterday')`, /from: invalid time "yesterday"/],
       ["SELECT * FROM points('NOPE-1', 'battery')", /unknown box "NOPE-1"/],
     ] as const) {
       const r = await sql(query);
