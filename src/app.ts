@@ -25,6 +25,9 @@ import type { LineSink } from './notify/console.js';
 import { Dispatcher } from './notify/dispatcher.js';
 import { notifiersFromConfig } from './notify/from-config.js';
 import { Resender } from './notify/resend.js';
+import type { FleetStats } from './notify/templates.js';
+import type { AlertState } from './alerts/types.js';
+import type { BoxState } from './store/types.js';
 import type { Notifier } from './notify/types.js';
 import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
 import { createLiveEvents } from './web/live.js';
@@ -109,7 +112,15 @@ export function createApp(deps: AppDeps): App {
   const store = deps.store ?? openFileStore(config.storage.path, clock, logger, maxGapMs);
   const alerts = new AlertStore(store.db);
   const pipeline = new AlertPipeline({ config, alerts });
-  const notifiers = deps.notifiers ?? notifiersFromConfig(config.notifiers, { stdout: deps.stdout, now: () => clock.now() });
+  const notifiers =
+    deps.notifiers ??
+    notifiersFromConfig(config.notifiers, {
+      stdout: deps.stdout,
+      now: () => clock.now(),
+      logger,
+      externalUrl: config.http.externalUrl,
+      fleet: () => fleetStats(store.boxes(), alerts.states().values()),
+    });
   /** Aborted by stop() once the grace period is over: the requests in flight are abandoned. */
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // one listener per request in flight
@@ -309,6 +320,15 @@ export function createApp(deps: AppDeps): App {
 function sqliteCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
+}
+
+/** The fleet as templates see it (`fleet.*`). */
+function fleetStats(boxes: readonly BoxState[], states: Iterable<AlertState>): FleetStats {
+  const present = boxes.filter((b) => b.missingSince === null);
+  const connected = present.filter((b) => b.connected === true).length;
+  let firingAlerts = 0;
+  for (const s of states) if (s.status === 'firing') firingAlerts += 1;
+  return { boxes: present.length, connected, disconnected: present.length - connected, firingAlerts };
 }
 
 /** Firing alerts counted by rule and severity (the boxwatch_alerts_firing gauge). */

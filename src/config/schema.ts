@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import cron from 'node-cron';
 import { readDuration, tryParseDuration } from '../duration.js';
+import { templateProblem } from '../notify/templates.js';
 
 export const SEVERITIES = ['critical', 'warning', 'info'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -187,8 +188,17 @@ const alertingSchema = z.strictObject({
     .prefault({}),
 });
 
+/** A LiquidJS template (src/notify/templates.ts); one that does not parse is an error naming the line. */
+const template = z.string().superRefine((text, ctx) => {
+  const problem = templateProblem(text);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 /** Fields every notifier has besides name and type. */
 const notifierCommon = {
+  /** Templates of the message title and body (docs/notifications.md#templates); default: the built-in texts. */
+  title: template.optional(),
+  body: template.optional(),
   /** Only alerts of this severity or higher are sent (default: all). */
   min_severity: z.enum(SEVERITIES).default('info'),
   /** Only these rules (names, including the gateway_* built-ins); default: all. */
@@ -305,6 +315,8 @@ const httpSchema = z.preprocess(
         .regex(/^\/([A-Za-z0-9._~-]+\/?)*$/, { error: 'must be a path such as /boxwatch/ (letters, digits, . _ ~ -)' })
         .transform((p) => (p.endsWith('/') ? p : `${p}/`))
         .default('/'),
+      /** The address people reach the dashboard at (`https://boxwatch.example.com/`): links in notifications. */
+      external_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
       /** Token that dashboard and API writes (silences) must send; a secret: `${BOXWATCH_ADMIN_TOKEN}`. Unset: writes are off. */
       admin_token: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
     },

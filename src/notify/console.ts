@@ -5,15 +5,20 @@
  */
 import { cleanText } from './escape.js';
 import { NotifyError, safeCause } from './errors.js';
-import { failureLines, formatTime, headline, itemLine, testText } from './format.js';
+import { failureLines, formatTime, headline, itemLine, testText, type MessageText } from './format.js';
 import type { NotificationMessage, Notifier } from './types.js';
 
 /**
  * The lines of one message. Pure. Each starts with the message time:
  * `2026-01-01 00:02:00 UTC FIRING critical box-offline: box SN-0042 "Lobby" (Hall A) disconnected; since ...`.
  */
-export function buildConsoleLines(message: NotificationMessage, notifier: string): string[] {
+export function buildConsoleLines(message: NotificationMessage, notifier: string, custom?: Partial<MessageText>): string[] {
   const at = formatTime(message.createdAt);
+  if (custom?.title !== undefined || custom?.body !== undefined) {
+    // Templates: the title (if any) as the first line, then the body's lines (or the default ones).
+    const body = custom.body !== undefined ? custom.body.split('\n') : buildConsoleLines(message, notifier).map((l) => l.slice(at.length + 1));
+    return [...(custom.title !== undefined ? [custom.title] : []), ...body].map((l) => `${at} ${l}`);
+  }
   switch (message.kind) {
     case 'test':
       return [`${at} TEST ${testText(message, notifier)}`];
@@ -32,6 +37,8 @@ export interface LineSink {
 export interface ConsoleNotifierOptions {
   name: string;
   stream?: LineSink;
+  /** The rendered `title` and `body` templates, when configured. */
+  render?: (message: NotificationMessage) => Partial<MessageText> | undefined;
 }
 
 export class ConsoleNotifier implements Notifier {
@@ -39,13 +46,13 @@ export class ConsoleNotifier implements Notifier {
   readonly type = 'console' as const;
   private readonly stream: LineSink;
 
-  constructor(options: ConsoleNotifierOptions) {
+  constructor(private readonly options: ConsoleNotifierOptions) {
     this.name = options.name;
     this.stream = options.stream ?? process.stdout;
   }
 
   async send(message: NotificationMessage): Promise<void> {
-    const text = buildConsoleLines(message, this.name)
+    const text = buildConsoleLines(message, this.name, this.options.render?.(message))
       .map((l) => `${cleanText(l)}\n`)
       .join('');
     await new Promise<void>((resolve, reject) => {

@@ -37,6 +37,16 @@ export interface AlertItem {
   summary: string;
   /** Set when a silence held this notification back until then (it is sent because the silence ended). */
   silencedUntil?: number | null;
+  /** Set when someone acknowledged the alert (`boxwatch ack`). */
+  ack?: AckInfo | null;
+}
+
+/** An acknowledgement of an alert: who, why, when, and until when (null: until it resolves). */
+export interface AckInfo {
+  by: string;
+  comment: string;
+  at: number;
+  until: number | null;
 }
 
 /** "Notifications to `notifier` are failing": sent by the dispatcher on the other notifiers. */
