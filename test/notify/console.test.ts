@@ -2,6 +2,8 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConsoleNotifier, buildConsoleLines } from '../../src/notify/console.js';
 import { createNotifier } from '../../src/notify/index.js';
+import { buildEmail } from '../../src/notify/email.js';
+import { buildSlackPayload } from '../../src/notify/slack.js';
 import { T0, batteryItem, item, message, powerCut } from './fixtures.js';
 
 function capture(): { stream: PassThrough; text: () => string } {
@@ -38,6 +40,21 @@ describe('console channel', () => {
     const text = out.text();
     expect(text).not.toContain('\u001b');
     expect(text.split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  // Bidi overrides once passed through the console, Slack and e-mail (only `status` escaped them).
+  it('bidi overrides, isolates and marks in box text are shown as escapes on every channel', async () => {
+    const bidi = 'invoice\u202egnp.exe \u2066x\u2069\u200f';
+    const hostile = message([item({ boxName: bidi, location: bidi })]);
+    const out = capture();
+    await new ConsoleNotifier({ name: 'console', stream: out.stream }).send(hostile);
+    const email = buildEmail(hostile, 'ops-mail');
+    const slack = JSON.stringify(buildSlackPayload(hostile, 'ops-slack'));
+    for (const text of [out.text(), email.subject, email.text, email.html, slack]) {
+      expect(text).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200e\u200f]/);
+    }
+    expect(out.text()).toContain('invoice\\u202egnp.exe');
+    expect(email.subject).toContain('invoice\\u202egnp.exe');
   });
 
   it('test messages, and the factory', async () => {
