@@ -18,13 +18,14 @@ import { systemClock, timerDelay } from './clock.js';
 import { redactUrl, type Config } from './config/index.js';
 import { errorMessage } from './errors.js';
 import { createGatewayClient } from './gateway/client.js';
-import type { GatewayClient } from './gateway/types.js';
+import type { Endpoint, GatewayClient } from './gateway/types.js';
 import type { Logger } from './log.js';
 import type { LineSink } from './notify/console.js';
 import { Dispatcher } from './notify/dispatcher.js';
 import { notifiersFromConfig } from './notify/from-config.js';
 import type { Notifier } from './notify/types.js';
 import { runCycle, type CycleResult } from './poller/cycle.js';
+import { RecordQuarantine } from './poller/quarantine.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { AlertStore } from './store/alert-store.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
@@ -93,6 +94,7 @@ export function createApp(deps: AppDeps): App {
       baseUrl: config.gateway.baseUrl,
       secretKey: config.gateway.secretKey,
       timeoutMs: config.gateway.timeout,
+      maxBodyBytes: camelEndpoints(config.gateway.maxBody),
       connections: Math.max(config.gateway.concurrency, 2),
       clock,
       onRequest: (e) => {
@@ -101,6 +103,9 @@ export function createApp(deps: AppDeps): App {
       },
     });
   const tickIntervalMs = scheduleIntervalMs(config.poll.schedule);
+  // A cycle ends before the next tick is due: what is not back by then waits for the next cycle.
+  const cycleDeadlineMs = Math.max(1_000, Math.floor(tickIntervalMs * 0.9));
+  const quarantine = new RecordQuarantine(logger);
   // Polls further apart than this leave a gap in the history (no data) rather than "unchanged".
   const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
   const store = deps.store ?? openFileStore(config.storage.path, clock, logger, maxGapMs);
@@ -165,6 +170,8 @@ export function createApp(deps: AppDeps): App {
         logger,
         concurrency: config.gateway.concurrency,
         policy: { detailsEveryMs: config.poll.detailsEvery, tickIntervalMs },
+        deadlineMs: cycleDeadlineMs,
+        quarantine,
         requestCount: () => requests,
         signal: controller.signal,
         commit: (write) =>
@@ -327,4 +334,15 @@ function alertsReader(alerts: AlertStore, clock: Clock): AlertsReader {
 function openFileStore(path: string, clock: Clock, logger: Logger, maxGapMs: number): SqliteStore {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   return openStore(path, { clock, logger, maxGapMs });
+}
+
+/** `gateway.max_body` (camelCase keys after config parsing) as the client's per-endpoint limits. */
+function camelEndpoints(maxBody: Config['gateway']['maxBody']): Record<Endpoint, number> {
+  return {
+    device_list: maxBody.deviceList,
+    device_details: maxBody.deviceDetails,
+    call_list: maxBody.callList,
+    call_details: maxBody.callDetails,
+    make_call: maxBody.makeCall,
+  };
 }

@@ -130,6 +130,16 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'Poll cycles that ended in an unexpected error (see the logs); polling goes on.',
     registers,
   });
+  const rejectedRecords = new Counter({
+    name: 'boxwatch_gateway_records_rejected_total',
+    help: 'Gateway records set aside as invalid (schema or range violations); the rest of the fleet is processed.',
+    registers,
+  });
+  const detailsSkipped = new Counter({
+    name: 'boxwatch_poll_details_skipped_total',
+    help: 'Device details not back by the cycle deadline (their boxes keep their previous details).',
+    registers,
+  });
   const requests = new Counter({
     name: 'boxwatch_gateway_requests_total',
     help: "HTTP attempts to the Gateway API by endpoint and outcome ('ok' or the error code).",
@@ -177,6 +187,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       const seconds = record.durationMs / 1000;
       cycleDuration.observe({ outcome: record.outcome }, seconds);
       cycles.inc({ outcome: record.outcome });
+      rejectedRecords.inc(record.rejected?.length ?? 0);
+      detailsSkipped.inc(record.detailsSkipped ?? 0);
       if (record.outcome === 'ok') {
         status.lastOkAt = record.startedAt + record.durationMs;
         status.failingSince = null;

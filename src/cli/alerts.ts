@@ -4,6 +4,7 @@
  * transitions. For open alerts the HELD BACK column says why they are not notified right now
  * (silence, inhibition, gateway down), computed with the engine's own functions.
  */
+import { isoTime as iso } from '../time.js';
 import type { Command } from 'commander';
 import { inhibitedBy, matchingSilences, type AlertState, type AlertStatus, type AlertValue, type HeldBackReason, type Severity } from '../alerts/index.js';
 import { SEVERITY_RANK } from '../alerts/types.js';
@@ -163,7 +164,6 @@ export function valueText(kind: string, value: AlertValue): string {
 }
 
 const boxText = (serial: string): string => (serial === '' ? '(gateway)' : terminalSafe(serial));
-const iso = (t: number): string => new Date(t).toISOString();
 /** ISO 8601 to the second, for tables. */
 const short = (t: number): string => iso(t).replace(/\.\d{3}Z$/, 'Z');
 const isoOrNull = (t: number | null): string | null => (t === null ? null : iso(t));

@@ -3,6 +3,7 @@
  * by condition. The ALERTS column lists each box's open alerts (`box-offline!` firing, `battery-low`
  * pending); gateway alerts follow the table.
  */
+import { isoTime } from '../time.js';
 import type { Command } from 'commander';
 import { SEVERITY_RANK, type AlertState } from '../alerts/types.js';
 import { AlertStore } from '../store/alert-store.js';
@@ -93,8 +94,8 @@ export function printStatus(ctx: CliContext, store: Store, now: number, format: 
     ]),
     json: boxes.map((b) => ({
       ...b,
-      lastSeen: new Date(b.lastSeen).toISOString(),
-      alerts: (open.get(b.serial) ?? []).map((a) => ({ rule: a.rule, severity: a.severity, status: a.status, since: new Date(a.since).toISOString(), summary: a.summary })),
+      lastSeen: isoTime(b.lastSeen),
+      alerts: (open.get(b.serial) ?? []).map((a) => ({ rule: a.rule, severity: a.severity, status: a.status, since: isoTime(a.since), summary: a.summary })),
     })),
     empty: 'no boxes yet: run `boxwatch run` (or `boxwatch demo`) to poll the gateway',
   });

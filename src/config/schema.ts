@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import cron from 'node-cron';
 import { readDuration, tryParseDuration } from '../duration.js';
+import { DEFAULT_MAX_BODY } from '../gateway/client.js';
 
 export const SEVERITIES = ['critical', 'warning', 'info'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -20,7 +21,7 @@ export const RULE_KINDS = ['disconnected', 'low_battery', 'weak_signal', 'stale'
 export type RuleKind = (typeof RULE_KINDS)[number];
 
 /** The built-in rules about the gateway itself (configured under `alerting.gateway`). */
-export const GATEWAY_RULES = ['gateway_unreachable', 'gateway_unauthorized', 'gateway_schema'] as const;
+export const GATEWAY_RULES = ['gateway_unreachable', 'gateway_unauthorized', 'gateway_schema', 'gateway_clock'] as const;
 export type GatewayRuleName = (typeof GATEWAY_RULES)[number];
 
 export const NOTIFIER_TYPES = ['email', 'slack', 'console'] as const;
@@ -62,11 +63,38 @@ const globs = z
 
 const version = z.string().regex(VERSION, { error: 'must be a version such as 2.10.0' });
 
+/** A size in bytes: a whole number, or with a unit `KiB`, `MiB`, `GiB` (e.g. `32MiB`); 1 KiB to 1 GiB. */
+const SIZE_UNITS: Record<string, number> = { '': 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 };
+function size(defaultBytes: number) {
+  return z
+    .union([z.string(), z.number()])
+    .transform((value, ctx) => {
+      const m = /^(\d{1,10})\s*(KiB|MiB|GiB)?$/.exec(String(value).trim());
+      const bytes = m === null ? NaN : Number(m[1]) * (SIZE_UNITS[m[2] ?? ''] as number);
+      if (!(bytes >= 1024 && bytes <= 1024 ** 3)) {
+        ctx.addIssue({ code: 'custom', message: `invalid size ${JSON.stringify(value)} (a size from 1KiB to 1GiB, e.g. 256KiB, 32MiB)` });
+        return z.NEVER;
+      }
+      return bytes;
+    })
+    .prefault(defaultBytes);
+}
+
+/** The largest response body read per gateway endpoint (defaults fit a fleet of 100,000 boxes). */
+const maxBodySchema = z.strictObject({
+  device_list: size(DEFAULT_MAX_BODY.device_list),
+  device_details: size(DEFAULT_MAX_BODY.device_details),
+  call_list: size(DEFAULT_MAX_BODY.call_list),
+  call_details: size(DEFAULT_MAX_BODY.call_details),
+  make_call: size(DEFAULT_MAX_BODY.make_call),
+});
+
 const gatewaySchema = z.strictObject({
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://127.0.0.1:8080'),
   secret_key: z.string({ error: (iss) => (iss.input === undefined ? 'is required (e.g. secret_key: ${BOXWATCH_SECRET_KEY})' : 'must be a string') }).min(1, { error: 'must not be empty' }),
   timeout: duration('10s', { positive: true, max: '5m' }),
   concurrency: z.int().min(1).max(256).default(8),
+  max_body: maxBodySchema.prefault({}),
 });
 
 const pollSchema = z.strictObject({

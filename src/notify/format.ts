@@ -3,6 +3,7 @@
  * item descriptions and times. Everything returned here is plain, unescaped text with control
  * characters removed; each channel escapes it for its own format.
  */
+import { isoTime } from '../time.js';
 import { formatDuration } from '../duration.js';
 import { cleanText } from './escape.js';
 import type { AlertItem, NotificationMessage, Severity } from './types.js';
@@ -10,7 +11,7 @@ import { SEVERITY_ORDER } from './types.js';
 
 /** `2026-01-01 00:02:00 UTC`. */
 export function formatTime(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  return `${isoTime(ms).slice(0, 19).replace('T', ' ')} UTC`;
 }
 
 /** `2026-01-01 00:02:00 UTC (5m ago)` relative to `now`; no suffix when `now` is not later. */

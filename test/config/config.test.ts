@@ -19,7 +19,13 @@ function problems(text: string, env: Record<string, string> = ENV): string[] {
 describe('defaults', () => {
   it('fills in every default from a file with only the key', () => {
     const config: Config = parseConfig(MINIMAL, ENV);
-    expect(config.gateway).toEqual({ baseUrl: 'http://127.0.0.1:8080', secretKey: 'k-123', timeout: 10_000, concurrency: 8 });
+    expect(config.gateway).toEqual({
+      baseUrl: 'http://127.0.0.1:8080',
+      secretKey: 'k-123',
+      timeout: 10_000,
+      concurrency: 8,
+      maxBody: { deviceList: 32 * 1024 ** 2, deviceDetails: 256 * 1024, callList: 8 * 1024 ** 2, callDetails: 8 * 1024 ** 2, makeCall: 64 * 1024 },
+    });
     expect(config.poll).toEqual({ schedule: '*/30 * * * * *', detailsEvery: 300_000 });
     expect(config.storage).toEqual({ path: './data/boxwatch.db', rawRetention: 14 * 86_400_000, rollupRetention: 400 * 86_400_000 });
     expect(config.alerting).toEqual({
@@ -118,6 +124,13 @@ describe('durations', () => {
     ['storage: { raw_retention: 4000d }', 'storage.raw_retention: duration "4000d" is longer than the limit of 3650d'],
   ])('refuses a duration above its documented upper bound: %s', (yaml, message) => {
     expect(problems(`${MINIMAL}${yaml}\n`.replace(`${MINIMAL}gateway:`, 'gateway:'))).toContain(message);
+  });
+
+  it('reads gateway.max_body sizes and refuses one outside 1KiB..1GiB', () => {
+    expect(parseConfig(`gateway: { secret_key: k, max_body: { device_list: 64MiB, device_details: 4096 } }\n`, ENV).gateway.maxBody).toMatchObject({ deviceList: 64 * 1024 ** 2, deviceDetails: 4096 });
+    expect(problems(`gateway: { secret_key: k, max_body: { device_list: 2GiB } }\n`)).toEqual([
+      'gateway.max_body.device_list: invalid size "2GiB" (a size from 1KiB to 1GiB, e.g. 256KiB, 32MiB)',
+    ]);
   });
 
   it('refuses a duration written with hundreds of digits (never Infinity)', () => {

@@ -320,6 +320,22 @@ describe('/metrics', () => {
 });
 
 describe('/api/boxes', () => {
+  // A row outside JavaScript's date range (written by an older version from a hostile gateway)
+  // once made /api/boxes answer 500, for good.
+  it('one stored time that no date can hold does not break the list: it reads "invalid time"', async () => {
+    await start();
+    record(okCycle(T0, [snap('SN-0001'), snap('SN-0002')]));
+    (store as unknown as { db: { prepare(sql: string): { run(...a: unknown[]): unknown } } }).db
+      .prepare('UPDATE boxes SET last_seen = ?, registered_at = ? WHERE serial = ?')
+      .run(1e17, -1e17, 'SN-0002');
+    const res = await get('/api/boxes');
+    expect(res.status).toBe(200);
+    const boxes = (res.body as { boxes: { serial: string; lastSeen: string; registeredAt: string }[] }).boxes;
+    expect(boxes.find((b) => b.serial === 'SN-0002')).toMatchObject({ lastSeen: 'invalid time', registeredAt: 'invalid time' });
+    expect(boxes.find((b) => b.serial === 'SN-0001')?.lastSeen).toBe(new Date(T0).toISOString());
+    expect((await get('/api/boxes/SN-0002')).status).toBe(200);
+  });
+
   it('lists the current state of every box with ISO times, missing ones included with missingSince', async () => {
     await start();
     record(okCycle(T0, [snap('SN-0001', { lastSeen: T0 - 5_000 }), snap('SN-0002')]));
