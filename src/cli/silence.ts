@@ -11,8 +11,8 @@
  *   left as it is (exit 0), so that scripts can expire idempotently.
  */
 import type { Command } from 'commander';
-import { GATEWAY_RULE_NAMES, silenceMatches, silenceMatchesEverything, silenceState, validateSilence, type Silence } from '../alerts/index.js';
-import { loadConfig, type Config } from '../config/index.js';
+import { GATEWAY_RULE_NAMES, openAlertsMatching, silenceMatchesEverything, silenceState, validateSilence, type Silence } from '../alerts/index.js';
+import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { isoTime as iso, readTime, TIME_HELP } from '../time.js';
 import { UsageError } from '../errors.js';
@@ -95,7 +95,8 @@ export function silenceFromOptions(opts: AddOptions, config: Config, now: number
   return silence;
 }
 
-function silenceJson(s: Silence, now: number): Record<string, unknown> {
+/** A silence as `silence list --format json` and the HTTP API show it. */
+export function silenceJson(s: Silence, now: number): Record<string, unknown> {
   return {
     id: s.id,
     state: silenceState(s, now),
@@ -124,7 +125,7 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
     .option('-c, --config <file>', 'configuration file')
     .action((opts: AddOptions) => {
       // Arguments are checked before the database is opened: a bad one exits 2 and writes nothing.
-      const { config } = loadConfig({ path: opts.config, env: ctx.env });
+      const { config } = loadConfig({ path: opts.config, env: ctx.env, uses: STORE_SECTIONS });
       const input = silenceFromOptions(opts, config, Date.now(), ctx.env);
       return withStore(
         { db: config.storage.path },
@@ -141,7 +142,7 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
           ctx.out(
             `added silence ${added.id}: ${matchersText(added)}, ${short(added.startsAt)} .. ${short(added.endsAt)} (${formatDuration(added.endsAt - added.startsAt)}; ${state === 'pending' ? `starts ${relativeTime(added.startsAt, now)}` : 'active now'})\n`,
           );
-          const open = [...alerts.states().values()].filter((a) => (a.status === 'firing' || a.status === 'pending') && silenceMatches(added, a));
+          const open = openAlertsMatching(added, alerts.states().values());
           if (open.length > 0) {
             ctx.out(`it matches ${open.length} open alert(s): ${open.map((a) => (a.serial === '' ? a.rule : `${a.rule} ${terminalSafe(a.serial)}`)).join(', ')}\n`);
           }
