@@ -104,8 +104,9 @@ export function createApp(deps: AppDeps): App {
       },
     });
   const tickIntervalMs = scheduleIntervalMs(config.poll.schedule);
-  // A cycle ends before the next tick is due: what is not back by then waits for the next cycle.
-  const cycleDeadlineMs = Math.max(1_000, Math.floor(tickIntervalMs * 0.9));
+  // A cycle ends before the next tick is due (what is not back by then waits for the next cycle),
+  // but never before one request could have run to its timeout.
+  const cycleDeadlineMs = Math.max(Math.floor(tickIntervalMs * 0.9), config.gateway.timeout);
   const quarantine = new RecordQuarantine(logger);
   // Polls further apart than this leave a gap in the history (no data) rather than "unchanged".
   const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
