@@ -25,6 +25,7 @@ import { Dispatcher } from './notify/dispatcher.js';
 import { notifiersFromConfig } from './notify/from-config.js';
 import type { Notifier } from './notify/types.js';
 import { runCycle, type CycleResult } from './poller/cycle.js';
+import { createHeartbeat } from './poller/heartbeat.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { AlertStore } from './store/alert-store.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
@@ -133,6 +134,7 @@ export function createApp(deps: AppDeps): App {
   let groupTimer: NodeJS.Timeout | undefined;
   let running = false;
   let stopping: Promise<void> | null = null;
+  const heartbeat = createHeartbeat(logger);
 
   /** Moves groups whose group_wait has passed into the outbox and wakes the dispatcher. */
   const group = (): void => {
@@ -190,6 +192,7 @@ export function createApp(deps: AppDeps): App {
     }
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
+    heartbeat.afterCycle(result.cycle, firingCounts(alerts).reduce((n, c) => n + c.count, 0));
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) group();
     deps.onCycle?.(last);
     const now = clock.now();

@@ -2,11 +2,13 @@
  * Opens the store for a command, and closes it afterwards: the database given with `--db`, else
  * the one the configuration names (`--config`, BOXWATCH_CONFIG, ./boxwatch.yaml), of which only
  * the sections the read commands use must have their variables set (not the notifiers' secrets).
- * Read-only by default: safe while the daemon runs (SQLite WAL). `{ write: true }` opens the
+ * Times are measured from now, or from the database's last poll when that is later (a demo
+ * database, on simulated time). Read-only by default: safe while the daemon runs (SQLite WAL). `{ write: true }` opens the
  * existing database read-write (silences); it never creates one.
  */
 import { existsSync } from 'node:fs';
 import { Option } from 'commander';
+import { formatDuration } from '../duration.js';
 import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import { AlertStore } from '../store/alert-store.js';
 import { storeNotFound } from '../store/errors.js';
@@ -35,6 +37,22 @@ export function dbOption(): Option {
   return new Option('--db <file>', 'database file to read (instead of the one the configuration names)');
 }
 
+/** A database whose last poll is this much ahead of our clock is read on its own time. */
+const AHEAD_MS = 60_000;
+
+/**
+ * "Now" for reading a database: this machine's time, unless the database's last poll is later
+ * (a demo database runs on simulated time, up to 60x ahead): then the time of that poll, with a
+ * note on stderr, so that `last seen`, `--since 2h` and uptime are measured on the database's clock.
+ */
+function readingTime(store: Store, now: number, ctx: CliContext): number {
+  const last = store.lastCycle();
+  const end = last === undefined ? now : last.startedAt + last.durationMs;
+  if (end - now <= AHEAD_MS) return now;
+  ctx.err(`note: this database's last poll is ${formatDuration(end - now)} ahead of this machine's clock (a demo database runs on simulated time); times are measured from that poll\n`);
+  return end;
+}
+
 export async function withStore(
   source: StoreSource,
   ctx: CliContext,
@@ -46,7 +64,7 @@ export async function withStore(
   if (path !== ':memory:' && !existsSync(path)) throw storeNotFound(path);
   const store = openStore(path, { readonly: !options.write });
   try {
-    await body(store, Date.now(), { alerts: new AlertStore(store.db), config });
+    await body(store, readingTime(store, Date.now(), ctx), { alerts: new AlertStore(store.db), config });
   } finally {
     store.close();
   }
