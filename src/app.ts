@@ -24,13 +24,9 @@ import type { LineSink } from './notify/console.js';
 import { Dispatcher } from './notify/dispatcher.js';
 import { notifiersFromConfig } from './notify/from-config.js';
 import type { Notifier } from './notify/types.js';
-<<<<<<< HEAD
-import { runCycle, type CycleResult } from './poller/cycle.js';
-import { createHeartbeat } from './poller/heartbeat.js';
-=======
 import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
+import { createHeartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
->>>>>>> main
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { AlertStore } from './store/alert-store.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
@@ -200,12 +196,9 @@ export function createApp(deps: AppDeps): App {
     }
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
-<<<<<<< HEAD
     heartbeat.afterCycle(result.cycle, firingCounts(alerts).reduce((n, c) => n + c.count, 0));
-=======
     if (result.serverTime !== null) skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
->>>>>>> main
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) group();
     deps.onCycle?.(last);
     const now = clock.now();

@@ -1,10 +1,10 @@
 /**
-<<<<<<< HEAD
  * `boxwatch demo [--duration 90s] [--fresh]`: boxwatch with no configuration at all. Starts the
  * Gateway simulator in this process with the scripted scenario config/scenarios/demo.yaml at 60x
  * speed, runs the daemon against it with the built-in demo configuration (config/demo.yaml:
- * console notifier, database ./data/demo.db), prints alerts as they fire and resolve, and a
- * status table at the end. Without --duration it runs until Ctrl-C.
+ * console notifier, database ./data/demo.db), prints the dashboard's address (127.0.0.1:9464, or
+ * a free port when that one is taken) with a fresh admin token for silences, prints alerts as they
+ * fire and resolve, and a status table at the end. Without --duration it runs until Ctrl-C.
  *
  * One clock: the daemon runs on the simulator's clock, so every time and duration the demo
  * prints (alert durations, `last seen`, the status table) and stores is simulated time. The demo
@@ -14,20 +14,9 @@
  * A database left by an earlier demo is kept, renamed `demo-<time>.db` beside it (the time of its
  * last write); `--fresh` replaces it instead.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-=======
- * `boxwatch demo [--duration 90s]`: boxwatch with no configuration at all. Starts the Gateway
- * simulator in this process with the scripted scenario config/scenarios/demo.yaml at 60x speed,
- * runs the daemon against it with the built-in demo configuration (config/demo.yaml: console
- * notifier, database ./data/demo.db, recreated on every demo), prints the dashboard's address
- * (127.0.0.1:9464, or a free port when that one is taken) with a fresh admin token for silences,
- * prints alerts as they fire and resolve, and a status table at the end. Without --duration it
- * runs until Ctrl-C.
- */
-import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
->>>>>>> main
 import type { Command } from 'commander';
 import { createApp } from '../app.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -67,46 +56,33 @@ export const registerDemo: RegisterCommand = (program: Command, ctx: CliContext)
       const scenario = await loadScenario(packageFile('config', 'scenarios', 'demo.yaml'));
       const base = demoConfig();
       const sim = await startSimulator({ port: 0, key: base.gateway.secretKey, scenario });
-<<<<<<< HEAD
       const clock = simulatedClock(sim.sim);
-      const config = onSimulatedTime(demoConfig({ baseUrl: sim.url, storagePath: opts.db }), sim.sim.speed);
-      const kept = opts.fresh ? removeDatabase(opts.db) : keepDatabase(opts.db);
-=======
       // A fresh token per demo: the page asks for it before it creates or expires a silence.
       const adminToken = randomBytes(12).toString('hex');
-      let config = demoConfig({ baseUrl: sim.url, storagePath: opts.db, adminToken });
-      for (const suffix of ['', '-wal', '-shm']) rmSync(`${opts.db}${suffix}`, { force: true });
->>>>>>> main
+      let config = onSimulatedTime(demoConfig({ baseUrl: sim.url, storagePath: opts.db, adminToken }), sim.sim.speed);
+      const kept = opts.fresh ? removeDatabase(opts.db) : keepDatabase(opts.db);
 
       // Gateway failures during the scripted outage are told by the gateway_unreachable alert.
       const logger = createLogger({ level: 'error', destination: process.stderr });
-<<<<<<< HEAD
       const colour = wantsColour(ctx.isTTY, ctx.env);
-      const app = createApp({ config, logger, clock, stdout: { colour, write: (chunk, callback) => (ctx.out(chunk), callback?.(), true) } });
-      ctx.out(
-        `boxwatch demo: a simulated fleet of ${sim.sim.fleet.boxes.length} boxes at ${sim.sim.speed}x speed (one real second is one simulated minute),\n` +
-          `polled every 2 s. Every time below is simulated time. Alerts appear as they fire and resolve.\n` +
-          `Database: ${opts.db}${kept ? ` (the previous demo's is kept as ${kept})` : ''}. ` +
-          (durationMs === undefined ? 'Ctrl-C to stop.\n\n' : `Stopping after ${opts.duration}.\n\n`),
-=======
-      const stdout = { write: (chunk: string, callback?: (err?: Error | null) => void) => (ctx.out(chunk), callback?.(), true) };
-      let app = createApp({ config, logger, stdout });
+      const stdout = { colour, write: (chunk: string, callback?: (err?: Error | null) => void) => (ctx.out(chunk), callback?.(), true) };
+      let app = createApp({ config, logger, clock, stdout });
       try {
         await app.start();
       } catch (err) {
         if (!(err instanceof BoxwatchError && err.code === 'http_listen')) throw err;
         await app.stop();
-        for (const suffix of ['', '-wal', '-shm']) rmSync(`${opts.db}${suffix}`, { force: true });
+        removeDatabase(opts.db);
         config = { ...config, http: { ...config.http, listen: '127.0.0.1:0' } }; // 9464 is taken: any free port
-        app = createApp({ config, logger, stdout });
+        app = createApp({ config, logger, clock, stdout });
         await app.start();
       }
       ctx.out(
         `boxwatch demo: a simulated fleet of ${sim.sim.fleet.boxes.length} boxes at ${sim.sim.speed}x speed (one real second is one simulated minute),\n` +
-          `polled every 2 s; alerts appear below as they fire and resolve. Database: ${opts.db}. ` +
+          `polled every 2 s. Every time below is simulated time. Alerts appear as they fire and resolve.\n` +
+          `Database: ${opts.db}${kept ? ` (the previous demo's is kept as ${kept})` : ''}. ` +
           (durationMs === undefined ? 'Ctrl-C to stop.\n' : `Stopping after ${opts.duration}.\n`) +
           `\nDashboard: ${app.httpUrl ?? ''}/  (admin token for silences: ${adminToken})\n\n`,
->>>>>>> main
       );
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([untilAborted(ctx.signal), new Promise<void>((resolve) => (timer = durationMs === undefined ? undefined : setTimeout(resolve, durationMs)))]);

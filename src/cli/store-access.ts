@@ -44,7 +44,7 @@ const AHEAD_MS = 60_000;
  * (a demo database runs on simulated time, up to 60x ahead): then the time of that poll, with a
  * note on stderr, so that `last seen`, `--since 2h` and uptime are measured on the database's clock.
  */
-function readingTime(store: Store, now: number, ctx: CliContext): number {
+function readingTime(store: SqliteStore, now: number, ctx: CliContext): number {
   const last = store.lastCycle();
   const end = last === undefined ? now : last.startedAt + last.durationMs;
   if (end - now <= AHEAD_MS) return now;
