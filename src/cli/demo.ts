@@ -77,6 +77,7 @@ export const registerDemo: RegisterCommand = (program: Command, ctx: CliContext)
         app = createApp({ config, logger, clock, stdout });
         await app.start();
       }
+      app.store.markSimulatedClock(); // the read commands measure it on its own clock
       ctx.out(
         `boxwatch demo: a simulated fleet of ${sim.sim.fleet.boxes.length} boxes at ${sim.sim.speed}x speed (one real second is one simulated minute),\n` +
           `polled every 2 s. Every time below is simulated time. Alerts appear as they fire and resolve.\n` +

@@ -36,19 +36,17 @@ export function dbOption(): Option {
   return new Option('--db <file>', 'database file to read (instead of the one the configuration names)');
 }
 
-/** A database whose last poll is this much ahead of our clock is read on its own time. */
-const AHEAD_MS = 60_000;
-
 /**
- * "Now" for reading a database: this machine's time, unless the database's last poll is later
- * (a demo database runs on simulated time, up to 60x ahead): then the time of that poll, with a
- * note on stderr, so that `last seen`, `--since 2h` and uptime are measured on the database's clock.
+ * "Now" for reading a database: this machine's time, except for a demo database (simulated time,
+ * running up to 60x ahead of the wall clock) whose last poll is later: then the time of that
+ * poll, with a note on stderr, so that `last seen`, `--since 2h` and uptime are measured on the
+ * database's own clock.
  */
 function readingTime(store: SqliteStore, now: number, ctx: CliContext): number {
   const last = store.lastCycle();
   const end = last === undefined ? now : last.startedAt + last.durationMs;
-  if (end - now <= AHEAD_MS) return now;
-  ctx.err(`note: this database's last poll is ${formatDuration(end - now)} ahead of this machine's clock (a demo database runs on simulated time); times are measured from that poll\n`);
+  if (store.clockKind() !== 'simulated' || end <= now) return now;
+  ctx.err(`note: a demo database, on simulated time (its last poll is ${formatDuration(end - now)} ahead of this machine's clock); times are measured from that poll\n`);
   return end;
 }
 
