@@ -28,6 +28,7 @@ import { Resender } from './notify/resend.js';
 import type { Notifier } from './notify/types.js';
 import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
 import { RecordQuarantine } from './poller/quarantine.js';
+import { createHeartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { AlertStore } from './store/alert-store.js';
@@ -157,6 +158,7 @@ export function createApp(deps: AppDeps): App {
   let groupTimer: NodeJS.Timeout | undefined;
   let running = false;
   let stopping: Promise<void> | null = null;
+  const heartbeat = createHeartbeat(logger);
 
   /** Moves groups whose group_wait has passed into the outbox and wakes the dispatcher. */
   const group = (): void => {
@@ -216,6 +218,7 @@ export function createApp(deps: AppDeps): App {
     }
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
+    heartbeat.afterCycle(result.cycle, firingCounts(alerts).reduce((n, c) => n + c.count, 0));
     if (result.serverTime !== null) skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) group();

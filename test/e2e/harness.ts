@@ -28,6 +28,7 @@ export interface Rig {
   slack: SlackReceiver;
   dbPath: string;
   config: Config;
+  /** What the console notifier printed: one entry per message (a block: header and alert lines). */
   console: string[];
   /** Advances the shared clock, runs one cycle, then one delivery pass. */
   cycle(advanceMs?: number): Promise<void>;
@@ -76,7 +77,7 @@ ${options.http ? `http: { listen: "127.0.0.1:0", base_path: "${options.http.base
   const consoleLines: string[] = [];
   const stdout = {
     write(chunk: string, callback?: (err?: Error | null) => void): boolean {
-      consoleLines.push(...chunk.split('\n').filter(Boolean));
+      consoleLines.push(chunk.trimEnd()); // the console notifier writes a message in one piece
       callback?.();
       return true;
     },
