@@ -65,6 +65,9 @@ export const BOX_GAUGES = {
   signal: { name: 'boxwatch_box_signal_dbm', help: 'Signal strength in dBm; no sample before the first details fetch.' },
 } as const;
 
+/** Period of the event-loop delay sampling timer: no timer of the daemon fires more often than once a second. */
+export const EVENT_LOOP_SAMPLE_MS = 1000;
+
 const CYCLE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const REQUEST_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -176,7 +179,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       for (const o of outbox()) this.set({ notifier: o.notifier }, o.depth);
     },
   });
-  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  // prom-client samples event-loop delay with a timer of this period (10 ms by default, which
+  // woke an idle daemon 100 times a second); once a second is enough for the lag statistics.
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
 
   return {
     registry,
