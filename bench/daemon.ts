@@ -35,7 +35,7 @@ export async function startDaemon(configPath: string, env: NodeJS.ProcessEnv, ti
   createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
     if (!line.startsWith('{')) return; // console notifier lines
     const record = JSON.parse(line) as { level: number; msg: string; url?: string };
-    if (record.msg === 'http endpoints listening' && record.url) onUrl(record.url);
+    if (record.msg.endsWith('http endpoints listening') && record.url) onUrl(record.url);
     if (record.level >= 40) problems.push(record.msg);
   });
   const deadline = Date.now() + timeoutMs;

@@ -33,8 +33,9 @@ import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { AlertStore } from './store/alert-store.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
-import { startHttpServer, type AlertsReader, type RunningHttpServer } from './http/index.js';
+import { fleetSnapshot, startHttpServer, type AlertsReader, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import type { BoxState } from './store/types.js';
 
 export interface AppDeps {
   config: Config;
@@ -145,7 +146,9 @@ export function createApp(deps: AppDeps): App {
       return announcedFiringItems(alerts.states().values(), route, (serial) => boxes.get(serial), now);
     },
   });
-  metrics.setBoxesProvider(() => store.boxes());
+  // /metrics and the heavy API answers are rendered once per cycle from this snapshot.
+  const snapshot = fleetSnapshot(store);
+  metrics.setBoxesProvider(() => snapshot.boxes());
   metrics.setAlertsProvider(() => firingCounts(alerts));
   metrics.setOutboxProvider(() => alerts.outboxStats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
   let http: RunningHttpServer | null = null;
@@ -181,6 +184,7 @@ export function createApp(deps: AppDeps): App {
 
   const cycle = async (): Promise<void> => {
     let cycleAlerts: CycleAlerts | null = null;
+    let committed: { startedAt: number; boxes: BoxState[] } | null = null;
     const startedAt = clock.now();
     let result: CycleResult;
     try {
@@ -198,8 +202,9 @@ export function createApp(deps: AppDeps): App {
         commit: (write) =>
           store.transaction(() => {
             store.recordCycle(write);
+            committed = { startedAt: write.cycle.startedAt, boxes: store.boxes() };
             // last_seen is stored on our clock already (the poller corrects the gateway's skew).
-            cycleAlerts = pipeline.afterCycle(write.cycle, store.boxes(), clock.now(), null);
+            cycleAlerts = pipeline.afterCycle(write.cycle, committed.boxes, clock.now(), null);
           }),
       });
     } catch (err) {
@@ -219,6 +224,9 @@ export function createApp(deps: AppDeps): App {
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
     heartbeat.afterCycle(result.cycle, firingCounts(alerts).reduce((n, c) => n + c.count, 0));
+    const fleet = committed as { startedAt: number; boxes: BoxState[] } | null;
+    if (fleet !== null) snapshot.publish(fleet.startedAt, fleet.boxes);
+    if (http !== null) metrics.prepare();
     if (result.serverTime !== null) skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) group();
@@ -258,6 +266,7 @@ export function createApp(deps: AppDeps): App {
         http = await startHttpServer({
           listen: config.http.listen,
           store,
+          snapshot,
           metrics,
           clock,
           logger,

@@ -88,8 +88,8 @@ export function parseRange(params: Map<string, string>, now: number): { from: nu
   return { from: r.from, to: r.to };
 }
 
-export function boxesJson(store: Store): { boxes: BoxJson[] } {
-  return { boxes: store.boxes().map(boxJson) };
+export function boxesJson(boxes: readonly BoxState[]): { boxes: BoxJson[] } {
+  return { boxes: boxes.map(boxJson) };
 }
 
 export function boxDetailJson(store: Store, serial: string): BoxJson {
