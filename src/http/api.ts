@@ -408,7 +408,8 @@ export function notificationsJson(reader: DashboardReader, query: URLSearchParam
       notifier: n.notifier,
       createdAt: iso(n.createdAt),
       status: n.status,
-      attempts: n.attempts,
+      // Tries made: the outbox counts failed ones; a delivered message had one more, the one that worked.
+      attempts: n.status === 'delivered' ? n.attempts + 1 : n.attempts,
       nextAttemptAt: n.status === 'pending' ? iso(n.nextAttemptAt) : null,
       doneAt: isoOrNull(n.doneAt),
       lastError: n.lastError,
