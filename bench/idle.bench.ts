@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startSimulator } from '../src/sim/server.js';
-import { sleep, startDaemon } from './daemon.js';
+import { sleep, startDaemon, statusMiB } from './daemon.js';
 
 const KEY = 'bench-idle-key';
 const SAMPLE_MS = 10_000;
@@ -36,12 +36,6 @@ function cpuSeconds(pid: number, ticks: number): number {
   // Fields after the command name, which is in parentheses and may contain spaces.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / ticks; // fields 14 and 15 of stat(5)
-}
-
-/** A `kB` line of /proc/<pid>/status, in MiB. */
-function statusMiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
-  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
 }
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, boxes: { type: 'string', default: '1000' } } });

@@ -275,7 +275,7 @@ export function createApp(deps: AppDeps): App {
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
           health: { maxCycleAgeMs: 3 * tickIntervalMs + config.gateway.timeout },
         });
-        logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'dashboard and http endpoints listening');
+        logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'http endpoints listening');
       }
       void scheduler.stop();
       scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip, onCrash });

@@ -197,12 +197,24 @@ function pageParams(params: Map<string, string>, defaultPer: number): { page: nu
 
 const includesFolded = (text: string | null, part: string): boolean => (text ?? '').toLowerCase().includes(part.toLowerCase());
 
+/** Every box, trouble first (as `boxwatch status` orders them), with its open alerts. */
+export interface FleetView {
+  boxes: BoxState[];
+  open: Map<string, AlertState[]>;
+}
+
+/** Reads the fleet view; it changes only with a poll cycle, so the dashboard keeps one per cycle. */
+export function fleetView(store: Store, alerts: AlertStore): FleetView {
+  const open = openAlertsBySerial(alerts.states().values());
+  return { boxes: sortByTrouble(store.boxes(), open), open };
+}
+
 /**
  * `/api/overview`: the fleet's counts (online, offline, stale, missing, alerting by the most severe
  * firing alert of each box) and one page of boxes, trouble first, after the filters
  * `state`, `severity`, `rule`, `firmware`, `location` (part of), `q` (part of serial or name).
  */
-export function overviewJson(store: Store, reader: DashboardReader, query: URLSearchParams, now: number) {
+export function overviewJson(fleet: FleetView, config: Config, query: URLSearchParams, now: number) {
   const params = queryParams(query, ['state', 'severity', 'rule', 'firmware', 'location', 'q', 'page', 'per']);
   const state = params.get('state') || undefined;
   if (state !== undefined && state !== 'alerting' && !BOX_CONDITIONS.includes(state as BoxCondition)) {
@@ -211,9 +223,8 @@ export function overviewJson(store: Store, reader: DashboardReader, query: URLSe
   const severity = params.get('severity') || undefined;
   if (severity !== undefined && !(severity in SEVERITY_RANK)) throw badRequest('severity', `severity: must be critical, warning or info, not "${severity}"`);
   const { page, per } = pageParams(params, 50);
-  const staleMs = staleAfterMs(reader.config);
-  const open = openAlertsBySerial(reader.alerts.states().values());
-  const all = sortByTrouble(store.boxes(), open);
+  const staleMs = staleAfterMs(config);
+  const { open, boxes: all } = fleet;
   const counts = { total: all.length, online: 0, offline: 0, stale: 0, missing: 0, alerting: { critical: 0, warning: 0, info: 0 } as Record<Severity, number> };
   const firmware = new Map<string, number>();
   const rows: { box: BoxState; state: BoxCondition; alerts: AlertState[] }[] = [];
@@ -254,7 +265,7 @@ export function overviewJson(store: Store, reader: DashboardReader, query: URLSe
     boxes,
     facets: {
       firmware: [...firmware].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([version, count]) => ({ version, count })),
-      rules: reader.config.rules.map((r) => r.name),
+      rules: config.rules.map((r) => r.name),
     },
   };
 }
@@ -408,7 +419,8 @@ export function notificationsJson(reader: DashboardReader, query: URLSearchParam
       notifier: n.notifier,
       createdAt: iso(n.createdAt),
       status: n.status,
-      attempts: n.attempts,
+      // Tries made: the outbox counts failed ones; a delivered message had one more, the one that worked.
+      attempts: n.status === 'delivered' ? n.attempts + 1 : n.attempts,
       nextAttemptAt: n.status === 'pending' ? iso(n.nextAttemptAt) : null,
       doneAt: isoOrNull(n.doneAt),
       lastError: n.lastError,
