@@ -10,11 +10,10 @@
  * A failure says nothing about the other two questions it could not answer: while the gateway is
  * unreachable, whether the key is valid is unknown (a firing gateway_unauthorized stays firing).
  */
-import type { AlertRuleRef, RuleEvaluation, Severity } from './types.js';
+import { GATEWAY_RULES, GATEWAY_SCHEMA, GATEWAY_UNAUTHORIZED, GATEWAY_UNREACHABLE, type Severity } from '../vocabulary.js';
+import type { AlertRuleRef, RuleEvaluation } from './types.js';
 
-export const GATEWAY_UNREACHABLE = 'gateway_unreachable';
-export const GATEWAY_UNAUTHORIZED = 'gateway_unauthorized';
-export const GATEWAY_SCHEMA = 'gateway_schema';
+export { GATEWAY_SCHEMA, GATEWAY_UNAUTHORIZED, GATEWAY_UNREACHABLE } from '../vocabulary.js';
 
 /** `alerting.gateway` in the configuration (Config['alerting']['gateway'] fits as it is). */
 export interface GatewayAlertsConfig {
@@ -33,8 +32,8 @@ export interface GatewayCycle {
   errorCode: string | null;
 }
 
-/** The names of the built-in rules (for `ruleNames` of the engine). */
-export const GATEWAY_RULE_NAMES: readonly string[] = [GATEWAY_UNREACHABLE, GATEWAY_UNAUTHORIZED, GATEWAY_SCHEMA];
+/** The names of the built-in rules (for `ruleNames` of the engine): the vocabulary's list. */
+export const GATEWAY_RULE_NAMES: readonly string[] = GATEWAY_RULES;
 
 /** The three built-in rules with their timing. */
 export function gatewayRules(config: GatewayAlertsConfig = {}): { unreachable: AlertRuleRef; unauthorized: AlertRuleRef; schema: AlertRuleRef } {

@@ -15,7 +15,7 @@ import { GATEWAY_RULE_NAMES, silenceMatches, silenceState, validateSilence, type
 import { loadConfig, type Config } from '../config/index.js';
 import { formatDuration, tryParseDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
-import { matchesAny } from '../rules/glob.js';
+import { matchesAny } from '../glob.js';
 import { terminalSafe } from './call-gateway.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
