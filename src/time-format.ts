@@ -1,23 +1,22 @@
 /**
- * Writing times, the one way each: ISO 8601 UTC for every JSON answer (CLI and HTTP API), one
- * readable UTC form for tables and messages, and "5m ago" for relative times. Parsing times is
- * elsewhere (the CLI's and API's time arguments); durations are formatted by src/duration.ts.
+ * Writing times for people and programs, the one way each: ISO 8601 UTC for every JSON answer of
+ * the CLI and the HTTP API (`isoTime` of src/time.ts, which also reads time arguments), one
+ * readable UTC form for tables and messages, and "5m ago" for relative times. Durations are
+ * formatted by src/duration.ts.
  */
 import { formatDuration } from './duration.js';
+import { isoTime } from './time.js';
 
-/** `2026-03-01T10:00:00.000Z`: every time in a JSON answer. */
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
+export { isoTime };
 
-/** iso, or null for null. */
+/** isoTime, or null for null: optional times in JSON answers. */
 export function isoOrNull(ms: number | null | undefined): string | null {
-  return ms === null || ms === undefined ? null : iso(ms);
+  return ms === null || ms === undefined ? null : isoTime(ms);
 }
 
 /** `2026-03-01 10:00:00 UTC`: absolute times in tables and messages. */
 export function formatTime(ms: number): string {
-  return `${iso(ms).slice(0, 19).replace('T', ' ')} UTC`;
+  return `${isoTime(ms).slice(0, 19).replace('T', ' ')} UTC`;
 }
 
 /** "3m ago", "2h ago", "just now", "in 5s" (clock skew): the largest unit only. */

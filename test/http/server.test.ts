@@ -320,7 +320,7 @@ describe('/metrics', () => {
 });
 
 describe('/api/boxes', () => {
-  it('lists the current state of every box with ISO times, missing ones included with missingSince', async () => {
+  it('lists the view of every box with ISO times, trouble first: missing ones first, with state missing and missingSince', async () => {
     await start();
     record(okCycle(T0, [snap('SN-0001', { lastSeen: T0 - 5_000 }), snap('SN-0002')]));
     record(okCycle(T0 + 30_000, [snap('SN-0001', { battery: 79, lastSeen: T0 + 25_000 })], ['SN-0002']));
@@ -329,6 +329,7 @@ describe('/api/boxes', () => {
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(res.body).toEqual({
       boxes: [
+        expect.objectContaining({ serial: 'SN-0002', state: 'missing', missingSince: '2026-03-01T10:00:30.000Z', lastPolled: '2026-03-01T10:00:00.000Z' }),
         {
           serial: 'SN-0001',
           id: 1,
@@ -345,8 +346,9 @@ describe('/api/boxes', () => {
           firstSeen: '2026-03-01T10:00:00.000Z',
           lastPolled: '2026-03-01T10:00:30.000Z',
           missingSince: null,
+          state: 'online',
+          alerts: [],
         },
-        expect.objectContaining({ serial: 'SN-0002', missingSince: '2026-03-01T10:00:30.000Z', lastPolled: '2026-03-01T10:00:00.000Z' }),
       ],
     });
   });
