@@ -33,9 +33,11 @@ import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { AlertStore } from './store/alert-store.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
-import { fleetSnapshot, startHttpServer, type AlertsReader, type RunningHttpServer } from './http/index.js';
+import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import type { BoxState } from './store/types.js';
+import { alertViewSource } from './views/alerts.js';
+import { apiReader } from './views/api-reader.js';
 
 export interface AppDeps {
   config: Config;
@@ -270,7 +272,7 @@ export function createApp(deps: AppDeps): App {
           metrics,
           clock,
           logger,
-          alerts: alertsReader(alerts, clock),
+          alerts: apiReader(alertViewSource(store, alerts), config, clock),
           dashboard: { alerts, config, events, skewMs: () => skewMs },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
           health: { maxCycleAgeMs: 3 * tickIntervalMs + config.gateway.timeout },
@@ -342,28 +344,6 @@ function firingCounts(alerts: AlertStore): { rule: string; severity: string; cou
     counts.set(key, c);
   }
   return [...counts.values()];
-}
-
-/**
- * /api/alerts: one entry per alert: the open ones (pending, firing, or owing a notification) and,
- * unless activeOnly, every alert with transitions since `since` (default 7 days), each with them.
- */
-function alertsReader(alerts: AlertStore, clock: Clock): AlertsReader {
-  return {
-    list({ activeOnly, since }) {
-      const states = [...alerts.states().values()];
-      if (activeOnly) return states.filter((s) => s.status === 'pending' || s.status === 'firing');
-      const transitions = alerts.transitionsSince(since ?? clock.now() - 7 * 86_400_000);
-      const byKey = new Map<string, { key: string; rule: string; serial: string; status: string; transitions: unknown[] }>();
-      for (const s of states) byKey.set(s.key, { ...s, transitions: [] });
-      for (const t of transitions) {
-        const entry = byKey.get(t.key) ?? { key: t.key, rule: t.rule, serial: t.serial, status: 'inactive', transitions: [] };
-        entry.transitions.push(t);
-        byKey.set(t.key, entry);
-      }
-      return [...byKey.values()];
-    },
-  };
 }
 
 function openFileStore(path: string, clock: Clock, logger: Logger, maxGapMs: number): SqliteStore {

@@ -15,12 +15,10 @@
  */
 import { formatDuration } from '../duration.js';
 import { capText } from '../text.js';
-import type { AlertRuleRef, RuleEvaluation, Severity } from './types.js';
+import { GATEWAY_CLOCK, GATEWAY_RULES, GATEWAY_SCHEMA, GATEWAY_UNAUTHORIZED, GATEWAY_UNREACHABLE, type Severity } from '../vocabulary.js';
+import type { AlertRuleRef, RuleEvaluation } from './types.js';
 
-export const GATEWAY_UNREACHABLE = 'gateway_unreachable';
-export const GATEWAY_UNAUTHORIZED = 'gateway_unauthorized';
-export const GATEWAY_SCHEMA = 'gateway_schema';
-export const GATEWAY_CLOCK = 'gateway_clock';
+export { GATEWAY_CLOCK, GATEWAY_SCHEMA, GATEWAY_UNAUTHORIZED, GATEWAY_UNREACHABLE } from '../vocabulary.js';
 
 /** `alerting.gateway` in the configuration (Config['alerting']['gateway'] fits as it is). */
 export interface GatewayAlertsConfig {
@@ -43,8 +41,8 @@ export interface GatewayCycle {
   gatewayClockSkewMs?: number | null;
 }
 
-/** The names of the built-in rules (for `ruleNames` of the engine). */
-export const GATEWAY_RULE_NAMES: readonly string[] = [GATEWAY_UNREACHABLE, GATEWAY_UNAUTHORIZED, GATEWAY_SCHEMA, GATEWAY_CLOCK];
+/** The names of the built-in rules (for `ruleNames` of the engine): the vocabulary's list. */
+export const GATEWAY_RULE_NAMES: readonly string[] = GATEWAY_RULES;
 
 /** The built-in rules with their timing. */
 export function gatewayRules(config: GatewayAlertsConfig = {}): { unreachable: AlertRuleRef; unauthorized: AlertRuleRef; schema: AlertRuleRef; clock: AlertRuleRef } {

@@ -9,20 +9,10 @@ import cron from 'node-cron';
 import { readDuration, tryParseDuration } from '../duration.js';
 import { DEFAULT_MAX_BODY } from '../gateway/client.js';
 
-export const SEVERITIES = ['critical', 'warning', 'info'] as const;
-export type Severity = (typeof SEVERITIES)[number];
+import { SEVERITIES, type RuleKind } from '../vocabulary.js';
 
-/** Higher is more severe: critical 3, warning 2, info 1. */
-export function severityRank(severity: Severity): number {
-  return SEVERITIES.length - SEVERITIES.indexOf(severity);
-}
-
-export const RULE_KINDS = ['disconnected', 'low_battery', 'weak_signal', 'stale', 'firmware_drift', 'missing'] as const;
-export type RuleKind = (typeof RULE_KINDS)[number];
-
-/** The built-in rules about the gateway itself (configured under `alerting.gateway`). */
-export const GATEWAY_RULES = ['gateway_unreachable', 'gateway_unauthorized', 'gateway_schema', 'gateway_clock'] as const;
-export type GatewayRuleName = (typeof GATEWAY_RULES)[number];
+export { GATEWAY_RULES, RULE_KINDS, SEVERITIES } from '../vocabulary.js';
+export type { GatewayRuleName, RuleKind, Severity } from '../vocabulary.js';
 
 export const NOTIFIER_TYPES = ['email', 'slack', 'console', 'webhook', 'alertmanager', 'pagerduty', 'teams', 'ntfy', 'telegram'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -381,3 +371,7 @@ export type HttpConfig = Config['http'];
 export type LogConfig = Config['log'];
 export type RuleOfKind<K extends RuleKind> = Extract<RuleConfig, { kind: K }>;
 export type NotifierOfType<T extends NotifierConfig['type']> = Extract<NotifierConfig, { type: T }>;
+
+/** The schema's rule kinds are exactly RULE_KINDS (a compile error otherwise). */
+type SameKinds = [RuleConfig['kind']] extends [RuleKind] ? ([RuleKind] extends [RuleConfig['kind']] ? true : never) : never;
+export const SCHEMA_HAS_EVERY_RULE_KIND: SameKinds = true;

@@ -13,7 +13,7 @@
  *   the input of `promtool tsdb create-blocks-from openmetrics`.
  */
 import { BOX_GAUGES, promLabelValue as labelValue } from '../metrics.js';
-import { matchesGlob } from '../rules/glob.js';
+import { matchesGlob } from '../glob.js';
 import type { SqliteStore } from '../store/index.js';
 import type { Metric } from '../store/types.js';
 import { boxRuns, iso, type Run, type Span } from './points.js';

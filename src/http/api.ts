@@ -7,61 +7,30 @@ import { z } from 'zod';
 import { openAlertsMatching } from '../alerts/silences.js';
 import { SEVERITY_RANK, type AlertState, type Severity } from '../alerts/types.js';
 import { silenceFromOptions, silenceJson } from '../cli/silence.js';
-import { openAlertsBySerial, sortByTrouble } from '../cli/status.js';
+import { BOX_CONDITIONS, boxAlertJson, boxCondition, boxView, boxViews, DEFAULT_STALE_AFTER_MS, openAlertsBySerial, sortByTrouble, staleAfterMs, type BoxCondition, type BoxViewJson, boxViewJson } from '../views/boxes.js';
+import { transitionJson } from '../views/alerts.js';
 import type { Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
 import type { CycleStatus } from '../metrics.js';
-import type { AlertStore, TransitionRow } from '../store/alert-store.js';
+import type { AlertStore } from '../store/alert-store.js';
 import { RAW_MAX_RANGE_MS } from '../store/index.js';
 import { isoTime as iso, readRange } from '../time.js';
+import { isoOrNull } from '../time-format.js';
 import { METRICS, type BoxState, type CycleRecord, type HistoryResult, type Metric, type Store } from '../store/types.js';
 import { badRequest, notFound } from './errors.js';
 
-/** What `/api/alerts` reads; the alerts module (or the app) provides it. */
+export type { BoxJson, BoxViewJson } from '../views/boxes.js';
+export { BOX_CONDITIONS, boxCondition, staleAfterMs, type BoxCondition } from '../views/boxes.js';
+
+/** What `/api/alerts` and the box views read of the alerts; the app provides it (src/views/). */
 export interface AlertsReader {
-  /** Alerts, newest first; `activeOnly` keeps pending and firing ones; `since` (ms) drops older ones. */
+  /** Alert views as JSON, newest first; `activeOnly` keeps pending and firing ones; `since` (ms) drops alerts that last changed earlier. */
   list(query: { activeOnly: boolean; since: number | undefined }): unknown[] | Promise<unknown[]>;
-}
-
-const isoOrNull = (t: number | null): string | null => (t === null ? null : iso(t));
-
-export interface BoxJson {
-  serial: string;
-  id: number;
-  name: string;
-  connected: boolean;
-  battery: number | null;
-  signal: number | null;
-  firmware: string;
-  lastSeen: string;
-  registeredAt: string | null;
-  location: string | null;
-  ip: string | null;
-  detailsAt: string | null;
-  firstSeen: string;
-  lastPolled: string;
-  missingSince: string | null;
-}
-
-export function boxJson(b: BoxState): BoxJson {
-  return {
-    serial: b.serial,
-    id: b.id,
-    name: b.name,
-    connected: b.connected,
-    battery: b.battery,
-    signal: b.signal,
-    firmware: b.firmware,
-    lastSeen: iso(b.lastSeen),
-    registeredAt: isoOrNull(b.registeredAt),
-    location: b.location,
-    ip: b.ip,
-    detailsAt: isoOrNull(b.detailsAt),
-    firstSeen: iso(b.firstSeen),
-    lastPolled: iso(b.lastPolled),
-    missingSince: isoOrNull(b.missingSince),
-  };
+  /** The stored alert states (the box views list each box's open ones); absent: none. */
+  states?(): Iterable<AlertState>;
+  /** The stale threshold of the box views (default 15 minutes). */
+  staleAfterMs?: number;
 }
 
 /** Reads query parameters once each: an unknown or repeated parameter is a 400. */
@@ -88,14 +57,17 @@ export function parseRange(params: Map<string, string>, now: number): { from: nu
   return { from: r.from, to: r.to };
 }
 
-export function boxesJson(boxes: readonly BoxState[]): { boxes: BoxJson[] } {
-  return { boxes: boxes.map(boxJson) };
+/** `/api/boxes`: every box's view, trouble first. */
+export function boxesJson(boxes: readonly BoxState[], reader: AlertsReader | undefined, now: number): { boxes: BoxViewJson[] } {
+  return { boxes: boxViews(boxes, reader?.states?.() ?? [], now, reader?.staleAfterMs ?? DEFAULT_STALE_AFTER_MS).map(boxViewJson) };
 }
 
-export function boxDetailJson(store: Store, serial: string): BoxJson {
+/** `/api/boxes/:serial`: one box's view. */
+export function boxDetailJson(store: Store, serial: string, reader: AlertsReader | undefined, now: number): BoxViewJson {
   const box = store.box(serial);
   if (!box) throw notFound(`unknown box serial "${serial}"`);
-  return boxJson(box);
+  const open = openAlertsBySerial(reader?.states?.() ?? []).get(serial) ?? [];
+  return boxViewJson(boxView(box, open, now, reader?.staleAfterMs ?? DEFAULT_STALE_AFTER_MS));
 }
 
 export type HistoryJson = {
@@ -160,29 +132,10 @@ export interface DashboardReader {
   config: Config;
 }
 
-export type BoxCondition = 'online' | 'offline' | 'stale' | 'missing';
-export const BOX_CONDITIONS: readonly BoxCondition[] = ['online', 'offline', 'stale', 'missing'];
 const DAY_MS = 86_400_000;
 
-/**
- * missing (gone from the device list), offline (disconnected), stale (says connected, but
- * last_seen is older than the first `stale` rule's max_age, 15 minutes without one), else online.
- */
-export function boxCondition(b: BoxState, now: number, staleAfterMs: number): BoxCondition {
-  if (b.missingSince !== null) return 'missing';
-  if (!b.connected) return 'offline';
-  return now - b.lastSeen > staleAfterMs ? 'stale' : 'online';
-}
-
-export function staleAfterMs(config: Config): number {
-  const rule = config.rules.find((r) => r.kind === 'stale');
-  return rule?.kind === 'stale' ? rule.maxAge : 15 * 60_000;
-}
-
-export interface OverviewRow extends BoxJson {
-  state: BoxCondition;
-  alerts: { rule: string; severity: Severity; status: string; since: string }[];
-}
+/** A row of the overview: the box view. */
+export type OverviewRow = BoxViewJson;
 
 function pageParams(params: Map<string, string>, defaultPer: number): { page: number; per: number } {
   const int = (name: string, fallback: number, max: number): number => {
@@ -249,15 +202,11 @@ export function overviewJson(fleet: FleetView, config: Config, query: URLSearchP
     rows.push({ box, state: cond, alerts });
   }
   const pages = Math.max(1, Math.ceil(rows.length / per));
-  const boxes: OverviewRow[] = rows.slice((page - 1) * per, page * per).map((r) => ({
-    ...boxJson(r.box),
-    state: r.state,
-    alerts: r.alerts.map((a) => ({ rule: a.rule, severity: a.severity, status: a.status, since: iso(a.since) })),
-  }));
+  const boxes: OverviewRow[] = rows.slice((page - 1) * per, page * per).map((r) => boxViewJson(boxView(r.box, r.alerts, now, staleMs)));
   return {
     now: iso(now),
     counts,
-    gatewayAlerts: (open.get('') ?? []).map((a) => ({ rule: a.rule, severity: a.severity, status: a.status, since: iso(a.since) })),
+    gatewayAlerts: (open.get('') ?? []).map(boxAlertJson),
     matched: rows.length,
     page,
     per,
@@ -377,24 +326,6 @@ export function firmwareJson(store: Store) {
     .sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))
     .map(([version, boxes]) => ({ version, count: boxes.length, boxes: boxes.slice(0, 200).map((b) => ({ serial: b.serial, name: b.name })) }));
   return { versions };
-}
-
-function transitionJson(t: TransitionRow) {
-  return {
-    id: t.id,
-    key: t.key,
-    rule: t.rule,
-    serial: t.serial,
-    severity: t.severity,
-    from: t.from,
-    to: t.to,
-    at: iso(t.at),
-    value: t.value,
-    threshold: t.threshold,
-    summary: t.summary,
-    heldBack: t.heldBack,
-    heldBy: t.heldBy,
-  };
 }
 
 /** `/api/boxes/:serial/alerts?since=90d`: the box's alert transitions, oldest first. */

@@ -124,9 +124,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (a !== 'api') return undefined;
     if (segments.length === 2 && b === 'alerts') return (q) => alertsJson(options.alerts, q, clock.now()).then((v) => json(200, v));
     if (b !== 'boxes') return undefined;
-    if (segments.length === 2) return () => snapshot.memo('/api/boxes', (boxes) => json(200, boxesJson(boxes)));
+    if (segments.length === 2) return () => json(200, boxesJson(snapshot.boxes(), options.alerts, clock.now()));
     if (serial === undefined || serial === '') return undefined;
-    if (segments.length === 3) return () => json(200, boxDetailJson(store, serial));
+    if (segments.length === 3) return () => json(200, boxDetailJson(store, serial, options.alerts, clock.now()));
     if (d === 'history') return (q) => json(200, historyJson(store, serial, q, clock.now()));
     return undefined;
   };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { parseConfig, type Config } from '../../src/config/index.js';
+import { routes } from '../../src/alerts/group.js';
 
 const ENV = { BOXWATCH_SECRET_KEY: 'k-123' };
 const MINIMAL = 'gateway:\n  secret_key: ${BOXWATCH_SECRET_KEY}\n';
@@ -171,6 +172,7 @@ describe('errors name their path', () => {
     ['slack without webhook', 'notifiers: [{ name: s, type: slack }]', 'notifiers[0].webhook_url: is required'],
     ['notifier min_severity', 'notifiers: [{ name: c, type: console, min_severity: loud }]', 'notifiers[0].min_severity: must be one of critical, warning, info (got "loud")'],
     ['notifier rule reference', 'notifiers: [{ name: c, type: console, rules: [box-offline, nope] }]', 'notifiers[0].rules[1]: no rule named "nope"'],
+    ['notifier rule glob that matches nothing', 'notifiers: [{ name: c, type: console, rules: [box-offline, "power-*"] }]', 'notifiers[0].rules[1]: no rule matches "power-*"'],
     ['bad listen', 'http: { listen: "localhost" }', 'http.listen: must be host:port, e.g. 127.0.0.1:9464'],
     ['bad http', 'http: yes-please', 'http: must be { listen: host:port } or false'],
     ['bad base_path', 'http: { base_path: "boxwatch/" }', 'http.base_path: must be a path such as /boxwatch/ (letters, digits, . _ ~ -)'],
@@ -180,6 +182,14 @@ describe('errors name their path', () => {
   ])('%s', (_title, yaml, expected) => {
     const text = yaml.startsWith('gateway:') ? `${yaml}\n` : `${MINIMAL}${yaml}\n`;
     expect(problems(text)).toEqual([expected]);
+  });
+
+  it('accepts rule-name globs in a notifier\'s rules, as documented, and routes by them', () => {
+    const config = parseConfig(`${MINIMAL}notifiers: [{ name: c, type: console, rules: ["box-*", gateway_?nreachable] }]\n`, ENV);
+    const notifier = config.notifiers[0]!;
+    expect(notifier.rules).toEqual(['box-*', 'gateway_?nreachable']);
+    const intent = (rule: string) => ({ rule, serial: 'SN-1', severity: 'critical' as const });
+    expect(['box-offline', 'box-stale', 'battery-low', 'gateway_unreachable'].map((r) => routes(notifier, intent(r)))).toEqual([true, true, false, true]);
   });
 
   it('reports duplicate names with both places', () => {

@@ -336,7 +336,7 @@ describe('/api/boxes', () => {
     expect((await get('/api/boxes/SN-0002')).status).toBe(200);
   });
 
-  it('lists the current state of every box with ISO times, missing ones included with missingSince', async () => {
+  it('lists the view of every box with ISO times, trouble first: missing ones first, with state missing and missingSince', async () => {
     await start();
     record(okCycle(T0, [snap('SN-0001', { lastSeen: T0 - 5_000 }), snap('SN-0002')]));
     record(okCycle(T0 + 30_000, [snap('SN-0001', { battery: 79, lastSeen: T0 + 25_000 })], ['SN-0002']));
@@ -345,6 +345,7 @@ describe('/api/boxes', () => {
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(res.body).toEqual({
       boxes: [
+        expect.objectContaining({ serial: 'SN-0002', state: 'missing', missingSince: '2026-03-01T10:00:30.000Z', lastPolled: '2026-03-01T10:00:00.000Z' }),
         {
           serial: 'SN-0001',
           id: 1,
@@ -361,8 +362,9 @@ describe('/api/boxes', () => {
           firstSeen: '2026-03-01T10:00:00.000Z',
           lastPolled: '2026-03-01T10:00:30.000Z',
           missingSince: null,
+          state: 'online',
+          alerts: [],
         },
-        expect.objectContaining({ serial: 'SN-0002', missingSince: '2026-03-01T10:00:30.000Z', lastPolled: '2026-03-01T10:00:00.000Z' }),
       ],
     });
   });
