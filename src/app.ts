@@ -30,6 +30,8 @@ import { AlertStore } from './store/alert-store.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
 import { startHttpServer, type AlertsReader, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { createCallIngest, type CallIngest, type CallSyncResult } from './calls/index.js';
+import { registerCallMetrics } from './calls/metrics.js';
 
 export interface AppDeps {
   config: Config;
@@ -66,6 +68,10 @@ export interface App {
   start(): Promise<void>;
   /** One poll cycle now (no-overlap rules apply); undefined when the tick was skipped. */
   runOnce(): Promise<AppCycle | undefined>;
+  /** Call ingestion (null without a `calls:` section). */
+  readonly calls: CallIngest | null;
+  /** One call-sync cycle now (no-overlap rules apply); undefined when skipped or calls are off. */
+  runCallsOnce(): Promise<CallSyncResult | undefined>;
   /** Groups what is ready and runs one delivery pass for every notifier (tests, demo). */
   deliverNow(): Promise<void>;
   readonly skippedTicks: number;
@@ -199,6 +205,7 @@ export function createApp(deps: AppDeps): App {
       pruning = pruneGradually(store, now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention }, { signal: controller.signal })
         .then((deleted) => {
           const alertRows = alerts.prune(now - config.storage.rollupRetention);
+          if (calls) calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
           if (deleted + alertRows > 0) logger.info({ deleted: deleted + alertRows }, 'pruned history past retention');
         })
         .catch((err: unknown) => {
@@ -213,6 +220,27 @@ export function createApp(deps: AppDeps): App {
   const onSkip = (): void => metrics.tickSkipped();
   const onCrash = (): void => metrics.cycleCrashed();
   let scheduler: Scheduler = startScheduler({ task: cycle, logger, onSkip, onCrash });
+
+  // Call ingestion: its own schedule, its own transaction per cycle (src/calls/).
+  const calls = config.calls
+    ? createCallIngest({ config: config.calls, db: store.db, client, secretKey: config.gateway.secretKey, concurrency: config.gateway.concurrency, clock, logger })
+    : null;
+  const callMetrics = calls ? registerCallMetrics(metrics.registry) : null;
+  let lastCalls: CallSyncResult | undefined;
+  const callsCycle = async (): Promise<void> => {
+    if (!calls) return;
+    try {
+      lastCalls = await calls.run(controller.signal);
+    } catch (err) {
+      if (controller.signal.aborted) return;
+      const code = sqliteCode(err);
+      if (code === undefined) throw err; // a bug: the scheduler logs it as a crash
+      logger.error({ code, err: errorMessage(err) }, 'call sync could not be stored; the next cycle reads again');
+      return;
+    }
+    callMetrics?.observeSync(lastCalls);
+  };
+  let callsScheduler: Scheduler = startScheduler({ task: callsCycle, logger });
 
   return {
     store,
@@ -238,6 +266,10 @@ export function createApp(deps: AppDeps): App {
       }
       void scheduler.stop();
       scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip, onCrash });
+      if (config.calls) {
+        void callsScheduler.stop();
+        callsScheduler = startScheduler({ schedule: config.calls.schedule, task: callsCycle, logger });
+      }
       dispatcher.start();
       group(); // anything left queued by a previous run
       logger.info({ schedule: config.poll.schedule, gateway: redactUrl(config.gateway.baseUrl), db: config.storage.path }, 'boxwatch polling');
@@ -246,6 +278,12 @@ export function createApp(deps: AppDeps): App {
       last = undefined;
       await scheduler.tick();
       return last;
+    },
+    calls,
+    async runCallsOnce() {
+      lastCalls = undefined;
+      await callsScheduler.tick();
+      return lastCalls;
     },
     async deliverNow() {
       group();
@@ -270,7 +308,7 @@ export function createApp(deps: AppDeps): App {
       controller.abort(new Error('boxwatch is stopping'));
     }, deps.stopGraceMs ?? STOP_GRACE_MS);
     try {
-      await Promise.all([scheduler.stop(), dispatcher.stop()]);
+      await Promise.all([scheduler.stop(), callsScheduler.stop(), dispatcher.stop()]);
     } finally {
       clearTimeout(abandon);
     }

@@ -21,6 +21,9 @@ const DURATION_KEYS = new Set([
   'group_wait',
   'initial_backoff',
   'max_backoff',
+  'safety_window',
+  'catch_up',
+  'stuck_after',
 ]);
 
 const SECRET_QUERY = /pass|secret|token|key/i;

@@ -11,7 +11,7 @@ import { createApp, type App } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { createGatewayClient } from '../../src/gateway/client.js';
 import { silentLogger } from '../../src/log.js';
-import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { startSimulator, type RunningSimulator, type SimServerOptions } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
@@ -43,11 +43,13 @@ export interface RigOptions {
   seed?: number;
   /** YAML for `rules:` and `alerting:` (indented as top-level keys). */
   yaml?: string;
+  /** More simulator options (scenario, background calls, ...). */
+  sim?: SimServerOptions;
 }
 
 export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const clock = new FakeClock('2026-03-01T12:00:00Z');
-  const sim = await startSimulator({ port: 0, key: KEY, devices: options.devices ?? 10, seed: options.seed ?? 5, clock });
+  const sim = await startSimulator({ port: 0, key: KEY, devices: options.devices ?? 10, seed: options.seed ?? 5, clock, ...options.sim });
   const smtp = await startSmtpReceiver();
   const slack = await startSlackReceiver();
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-e2e-'));
