@@ -14,7 +14,7 @@ import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { AlertPipeline, type CycleAlerts } from './alerts/pipeline.js';
 import type { Clock } from './clock.js';
-import { systemClock } from './clock.js';
+import { systemClock, timerDelay } from './clock.js';
 import { redactUrl, type Config } from './config/index.js';
 import { errorMessage } from './errors.js';
 import { createGatewayClient } from './gateway/client.js';
@@ -154,7 +154,7 @@ export function createApp(deps: AppDeps): App {
       next = clock.now() + GROUP_RETRY_MS;
     }
     if (running && next !== null) {
-      groupTimer = setTimeout(group, Math.max(0, next - clock.now()) + 5);
+      groupTimer = setTimeout(group, timerDelay(next - clock.now() + 5));
       groupTimer.unref();
     }
   };

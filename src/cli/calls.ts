@@ -10,6 +10,7 @@ import { UsageError } from '../errors.js';
 import type { CallSummary } from '../gateway/schemas.js';
 import type { GatewayClient } from '../gateway/types.js';
 import { tryParseDuration, formatDuration } from '../duration.js';
+import { readTime, TIME_HELP } from '../time.js';
 import { systemClock } from '../clock.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
@@ -48,7 +49,7 @@ export const registerCalls: RegisterCommand = (program, ctx) => {
     .option('--status <status>', 'only calls with this status (initiated, completed, failed, ...)')
     .option('--agent <id>', 'only calls handled by this agent')
     .option('--box <serial>', 'only calls placed from this box (SERIAL or box:SERIAL)')
-    .option('--since <when>', 'only calls started within this duration (24h, 7d) or since this ISO time')
+    .option('--since <when>', `only calls started within this duration (24h, 7d) or since this time (${TIME_HELP})`)
     .addOption(gatewayOption())
     .addOption(formatOption(['table', 'json']))
     .action((opts: ListOptions) => runList(opts, ctx));
@@ -101,8 +102,9 @@ function parseListOptions(opts: ListOptions, now: number): ListQuery {
 function parseSince(text: string, now: number): number {
   const ms = tryParseDuration(text);
   if (ms !== undefined) return now - ms;
-  if (/^\d{4}-\d{2}-\d{2}/.test(text) && !Number.isNaN(Date.parse(text))) return Date.parse(text);
-  throw new UsageError(`--since must be a duration (30m, 24h, 7d) or an ISO time, got "${text}"`);
+  const time = readTime(text);
+  if (time.ok) return time.ms;
+  throw new UsageError(`--since must be a duration (30m, 24h, 7d) or a time: ${time.message}`);
 }
 
 interface Collected {

@@ -2,7 +2,9 @@
  * The read-only JSON API: box state, metric history and alerts, with ISO 8601 times. Query
  * parameters are checked strictly; a bad one is a 400 that names it.
  */
-import { tryParseDuration } from '../duration.js';
+import { formatDuration, readDuration } from '../duration.js';
+import { RAW_MAX_RANGE_MS } from '../store/index.js';
+import { isoTime as iso, readRange } from '../time.js';
 import { METRICS, type BoxState, type HistoryResult, type Metric, type Store } from '../store/types.js';
 import { badRequest, notFound } from './errors.js';
 
@@ -12,7 +14,6 @@ export interface AlertsReader {
   list(query: { activeOnly: boolean; since: number | undefined }): unknown[] | Promise<unknown[]>;
 }
 
-const iso = (t: number): string => new Date(t).toISOString();
 const isoOrNull = (t: number | null): string | null => (t === null ? null : iso(t));
 
 export interface BoxJson {
@@ -64,35 +65,17 @@ function queryParams(query: URLSearchParams, allowed: readonly string[]): Map<st
   return out;
 }
 
-function parseIso(param: string, text: string): number {
-  // Date.parse accepts many forms; require at least a full date so that "5" is not year 2005.
-  const t = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(t)) throw badRequest(param, `${param}: invalid ISO 8601 time "${text}"`);
-  return t;
-}
-
 function parseSince(text: string): number {
-  const ms = tryParseDuration(text);
-  if (ms === undefined || ms <= 0) throw badRequest('since', `since: invalid duration "${text}" (use e.g. 30m, 24h, 7d)`);
-  return ms;
+  const r = readDuration(text, { min: 1 });
+  if (!r.ok) throw badRequest('since', `since: ${r.message}`);
+  return r.ms;
 }
 
-/** `since=24h` or `from=ISO[&to=ISO]` into [from, to); the default is the last 24 hours. */
+/** `since=24h` or `from=TIME[&to=TIME]` into [from, to) (src/time.ts); the default is the last 24 hours. */
 export function parseRange(params: Map<string, string>, now: number): { from: number; to: number } {
-  const since = params.get('since');
-  const fromText = params.get('from');
-  const toText = params.get('to');
-  if (since !== undefined && (fromText !== undefined || toText !== undefined)) {
-    throw badRequest('since', 'use either since or from/to, not both');
-  }
-  if (fromText === undefined && toText !== undefined) throw badRequest('from', 'from is required with to');
-  if (fromText !== undefined) {
-    const from = parseIso('from', fromText);
-    const to = toText === undefined ? now : parseIso('to', toText);
-    if (from >= to) throw badRequest('from', 'from must be before to');
-    return { from, to };
-  }
-  return { from: now - parseSince(since ?? '24h'), to: now };
+  const r = readRange({ since: params.get('since'), from: params.get('from'), to: params.get('to') }, now, '24h');
+  if (!r.ok) throw badRequest(r.param, r.message);
+  return { from: r.from, to: r.to };
 }
 
 export function boxesJson(store: Store): { boxes: BoxJson[] } {
@@ -124,6 +107,12 @@ export function historyJson(store: Store, serial: string, query: URLSearchParams
   const kind = params.get('kind');
   if (kind !== undefined && kind !== 'raw' && kind !== 'rollup') throw badRequest('kind', `kind: must be raw or rollup, not "${kind}"`);
   const { from, to } = parseRange(params, now);
+  if ((kind === 'raw' || metric === 'firmware') && to - from > RAW_MAX_RANGE_MS) {
+    // Raw history is read hour by hour: a long raw range would hold the event loop for seconds.
+    const param = params.has('since') ? 'since' : 'from';
+    const instead = metric === 'firmware' ? 'ask for a shorter range' : 'ask for a shorter range or kind=rollup';
+    throw badRequest(param, `${param}: raw history is limited to ${formatDuration(RAW_MAX_RANGE_MS)} per request; ${instead}`);
+  }
   const box = store.box(serial);
   if (!box) throw notFound(`unknown box serial "${serial}"`);
   const h: HistoryResult = store.history(serial, metric as Metric, from, to, kind === undefined ? undefined : { kind });

@@ -122,6 +122,10 @@ tests:
       ['silence without matchers', `${RULES}tests:\n  - silences: [{ to: 5m }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].silences[0]: needs boxes or rules'],
       ['window backwards', `${RULES}tests:\n  - gateway_down: [{ from: 5m, to: 1m }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].gateway_down[0].to: must be after from'],
       ['yaml syntax', 'tests: [\n', 'line 2, column 1'],
+      // Each of these once ran for hours (an Infinity or a huge `at`, a 1 ms interval).
+      ['at with hundreds of digits', `${RULES}tests:\n  - alert_tests: [{ at: ${'9'.repeat(300)}d }]\n`, 'tests[0].alert_tests[0].at: invalid duration'],
+      ['at beyond the evaluation limit', `${RULES}evaluation_interval: 1ms\ntests:\n  - alert_tests: [{ at: 3650d }]\n`, 'tests[0].alert_tests[0].at: needs 315360000000 evaluations (at / evaluation_interval); the limit is 100000'],
+      ['a timeline too long', `${RULES}tests:\n  - boxes: [{ serial: SN-1, values: { battery: "_x99999999999" } }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].boxes[0].values.battery: the timeline is longer than 100000 values'],
     ];
     it.each(cases)('%s', async (_name, text, message) => {
       const r = await run(['rules', 'test', file(text)]);

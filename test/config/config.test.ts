@@ -107,6 +107,24 @@ describe('durations', () => {
   ])('rejects %s with its path', (text, message) => {
     expect(problems(`${MINIMAL}poll: { details_every: ${text} }\n`)).toEqual([message]);
   });
+
+  // A duration beyond a timer's range once passed and then aborted every request after 1 ms
+  // (gateway.timeout: 25d) or spun a timer every millisecond (group_wait: 30d).
+  it.each([
+    ['gateway: { secret_key: k, timeout: 25d }', 'gateway.timeout: duration "25d" is longer than the limit of 5m'],
+    ['alerting: { group_wait: 30d }', 'alerting.group_wait: duration "30d" is longer than the limit of 1d'],
+    ['alerting: { delivery: { initial_backoff: 2d } }', 'alerting.delivery.initial_backoff: duration "2d" is longer than the limit of 1h'],
+    ['alerting: { repeat_interval: 60d }', 'alerting.repeat_interval: duration "60d" is longer than the limit of 30d'],
+    ['storage: { raw_retention: 4000d }', 'storage.raw_retention: duration "4000d" is longer than the limit of 3650d'],
+  ])('refuses a duration above its documented upper bound: %s', (yaml, message) => {
+    expect(problems(`${MINIMAL}${yaml}\n`.replace(`${MINIMAL}gateway:`, 'gateway:'))).toContain(message);
+  });
+
+  it('refuses a duration written with hundreds of digits (never Infinity)', () => {
+    expect(problems(`${MINIMAL}poll: { details_every: ${'9'.repeat(400)}s }\n`)).toEqual([
+      expect.stringMatching(/^poll\.details_every: invalid duration "9{37}\.\.\."/),
+    ]);
+  });
 });
 
 describe('errors name their path', () => {
