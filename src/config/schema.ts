@@ -88,11 +88,11 @@ const callsSchema = z.strictObject({
   /** List pages plus call details per cycle, at most. */
   max_requests: z.int().min(2).max(10_000).default(60),
   /** Each cycle re-reads this far behind the newest call of the last complete read. */
-  safety_window: duration('10m'),
+  safety_window: duration('10m', { max: '1d' }),
   /** The longest gap (daemon down) caught up; older calls are left out and the gap is reported. */
-  catch_up: duration('24h', { positive: true }),
+  catch_up: duration('24h', { positive: true, max: '30d' }),
   /** A call `initiated` this long counts as stuck in rollups and `calls stats`. */
-  stuck_after: duration('1h', { positive: true }),
+  stuck_after: duration('1h', { positive: true, max: '7d' }),
   /** Store destination numbers in clear (default: a keyed hash and a masked form only). */
   store_numbers: z.boolean().default(false),
   /** Store transcripts and variables (default: never). */
