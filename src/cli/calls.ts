@@ -13,13 +13,12 @@ import { tryParseDuration, formatDuration } from '../duration.js';
 import { readTime, TIME_HELP } from '../time.js';
 import { systemClock } from '../clock.js';
 import type { CliContext, RegisterCommand } from './context.js';
-import { formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
+import { boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
 import { formatOption, formatTable, type OutputFormat } from './output.js';
 
 /** Pages read without --all before stopping. */
 export const MAX_PAGES_WITHOUT_ALL = 10;
 const DEFAULT_LIMIT = 20;
-const SERIAL = /^[A-Za-z0-9._-]+$/;
 
 interface ListOptions {
   perPage?: string;
@@ -30,11 +29,13 @@ interface ListOptions {
   box?: string;
   since?: string;
   gateway?: string;
+  config?: string;
   format: OutputFormat;
 }
 
 interface ShowOptions {
   gateway?: string;
+  config?: string;
   format: OutputFormat;
 }
 
@@ -51,6 +52,7 @@ export const registerCalls: RegisterCommand = (program, ctx) => {
     .option('--box <serial>', 'only calls placed from this box (SERIAL or box:SERIAL)')
     .option('--since <when>', `only calls started within this duration (24h, 7d) or since this time (${TIME_HELP})`)
     .addOption(gatewayOption())
+    .addOption(configOption())
     .addOption(formatOption(['table', 'json']))
     .action((opts: ListOptions) => runList(opts, ctx));
   calls
@@ -58,6 +60,7 @@ export const registerCalls: RegisterCommand = (program, ctx) => {
     .description('show one call: status, times, duration, recording, transcript, variables')
     .argument('<id>', 'call id')
     .addOption(gatewayOption())
+    .addOption(configOption())
     .addOption(formatOption(['table', 'json']))
     .action((id: string, opts: ShowOptions) => runShow(id, opts, ctx));
 };
@@ -82,8 +85,8 @@ function parseListOptions(opts: ListOptions, now: number): ListQuery {
     tests.push((c) => c.agent_id === agent);
   }
   if (opts.box !== undefined) {
-    const serial = opts.box.startsWith('box:') ? opts.box.slice(4) : opts.box;
-    if (!SERIAL.test(serial)) throw new UsageError(`--box must be a box serial such as SN-0001, got "${opts.box}"`);
+    const serial = boxSerial(opts.box);
+    if (serial === undefined) throw new UsageError(`--box must be a box serial such as SN-0001, got "${opts.box}"`);
     tests.push((c) => c.from === `box:${serial}`);
   }
   if (opts.since !== undefined) {
@@ -135,7 +138,7 @@ async function collect(client: GatewayClient, query: ListQuery, signal: AbortSig
 
 async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
   const query = parseListOptions(opts, systemClock.now());
-  const gateway = resolveGateway(opts.gateway, ctx.env);
+  const gateway = resolveGateway(opts, ctx.env);
   const collected = await withGateway(gateway, (client) => collect(client, query, ctx.signal));
   const calls = collected.calls
     .slice()
@@ -166,7 +169,7 @@ async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
 
 async function runShow(id: string, opts: ShowOptions, ctx: CliContext): Promise<void> {
   if (!/^\d+$/.test(id)) throw new UsageError(`call id must be an integer, got "${id}"`);
-  const gateway = resolveGateway(opts.gateway, ctx.env);
+  const gateway = resolveGateway(opts, ctx.env);
   const call = await withGateway(gateway, (client) => client.getCall(id, { signal: ctx.signal }));
   if (opts.format === 'json') {
     ctx.out(JSON.stringify(call, null, 2) + '\n');

@@ -12,7 +12,7 @@
  */
 import type { Command } from 'commander';
 import { GATEWAY_RULE_NAMES, silenceMatches, silenceMatchesEverything, silenceState, validateSilence, type Silence } from '../alerts/index.js';
-import { loadConfig, type Config } from '../config/index.js';
+import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { isoTime as iso, readTime, TIME_HELP } from '../time.js';
 import { UsageError } from '../errors.js';
@@ -124,7 +124,7 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
     .option('-c, --config <file>', 'configuration file')
     .action((opts: AddOptions) => {
       // Arguments are checked before the database is opened: a bad one exits 2 and writes nothing.
-      const { config } = loadConfig({ path: opts.config, env: ctx.env });
+      const { config } = loadConfig({ path: opts.config, env: ctx.env, uses: STORE_SECTIONS });
       const input = silenceFromOptions(opts, config, Date.now(), ctx.env);
       return withStore(
         { db: config.storage.path },

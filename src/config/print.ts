@@ -4,6 +4,8 @@
  */
 import { stringify } from 'yaml';
 import { snakeKeys } from './case.js';
+import type { UnsetVariable } from './interpolate.js';
+import { valueAt } from './paths.js';
 import type { Config } from './schema.js';
 
 export const REDACTED = '[redacted]';
@@ -87,9 +89,14 @@ function durationsToText(value: unknown, key?: string): unknown {
 }
 
 /** The configuration as YAML in the file's shape (snake_case keys, durations as text). */
-export function formatConfig(config: Config, options: { redact?: boolean } = {}): string {
+export function formatConfig(config: Config, options: { redact?: boolean; unset?: readonly UnsetVariable[] } = {}): string {
   const shown = options.redact === false ? config : redactConfig(config);
   const doc = durationsToText(snakeKeys(shown)) as Record<string, unknown>;
+  // A field whose variable is not set holds a stand-in: show the reference instead.
+  for (const { name, path } of options.unset ?? []) {
+    const parent = valueAt(doc, path.slice(0, -1));
+    if (parent !== null && typeof parent === 'object') (parent as Record<PropertyKey, unknown>)[path[path.length - 1] as PropertyKey] = `\${${name}} (not set)`;
+  }
   const http = doc['http'] as { enabled: boolean } | undefined;
   if (http && !http.enabled) doc['http'] = false;
   return stringify(doc, { lineWidth: 0 });

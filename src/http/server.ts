@@ -6,14 +6,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock.js';
-import { BoxwatchError, errorMessage } from '../errors.js';
+import { BoxwatchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/types.js';
 import { alertsJson, boxDetailJson, boxesJson, historyJson, type AlertsReader } from './api.js';
 import { HttpError, badRequest, notFound } from './errors.js';
 import { evaluateHealth } from './health.js';
-import { parseListen, urlOf } from './listen.js';
+import { listenFailure, parseListen, urlOf } from './listen.js';
 
 export interface HealthOptions {
   /** `/healthz` answers 503 once the last successful cycle ended longer ago than this. */
@@ -165,7 +165,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => {
-      reject(new BoxwatchError('http_listen', `cannot listen on ${options.listen}: ${err.code ?? errorMessage(err)}`, { cause: err }));
+      reject(new BoxwatchError('http_listen', listenFailure(options.listen, err), { cause: err }));
     };
     server.once('error', onError);
     server.listen({ host: host === '' ? undefined : host, port }, () => {
@@ -176,7 +176,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   server.on('error', (err) => logger.error({ err }, 'http server error'));
   const address = server.address() as AddressInfo;
   const url = urlOf(host === '' ? address.address : host, address.port);
-  logger.info({ url }, 'http server listening');
 
   return {
     url,

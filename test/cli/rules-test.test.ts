@@ -116,7 +116,7 @@ tests:
       ['bad boolean', `${RULES}tests:\n  - boxes: [{ serial: SN-1, values: { connected: "1 maybe" } }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].boxes[0].values.connected: value 2: "maybe" is not a boolean'],
       ['unknown rule', `${RULES}tests:\n  - alert_tests: [{ at: 0m, expected: [{ rule: batery-low, box: SN-1, state: firing }] }]\n`, 'tests[0].alert_tests[0].expected[0].rule: no rule named "batery-low"'],
       ['bad state', `${RULES}tests:\n  - alert_tests: [{ at: 0m, expected: [{ rule: battery-low, state: resolved }] }]\n`, 'tests[0].alert_tests[0].expected[0].state: must be one of pending, firing'],
-      ['bad inline rule', `rules:\n  - { name: b, kind: low_battery, below: 200, severity: warning }\n${test}`, 'rules[0].below: must be at most 100'],
+      ['bad inline rule', `rules:\n  - { name: b, kind: low_battery, below: 200, severity: warning }\n${test}`, 'rules[0].below (rule "b"): must be at most 100'],
       ['both sources', `rule_files: [x.yaml]\n${RULES}${test}`, 'rules: use either rules or rule_files, not both'],
       ['missing rule file', `rule_files: [does-not-exist.yaml]\n${test}`, 'rule_files: cannot read'],
       ['silence without matchers', `${RULES}tests:\n  - silences: [{ to: 5m }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].silences[0]: needs boxes or rules'],

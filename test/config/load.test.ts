@@ -62,7 +62,7 @@ describe('loadConfig', () => {
     const cwd = process.cwd();
     process.chdir(dir);
     try {
-      expect(() => loadConfig({ env: {} })).toThrow('cannot read ./boxwatch.yaml: no such file (pass --config FILE or set BOXWATCH_CONFIG)');
+      expect(() => loadConfig({ env: {} })).toThrow(/^no configuration file: \.\/boxwatch\.yaml does not exist\. To make one:\n {2}boxwatch init /);
     } finally {
       process.chdir(cwd);
     }
