@@ -24,7 +24,8 @@ import type { LineSink } from './notify/console.js';
 import { Dispatcher } from './notify/dispatcher.js';
 import { notifiersFromConfig } from './notify/from-config.js';
 import type { Notifier } from './notify/types.js';
-import { runCycle, type CycleResult } from './poller/cycle.js';
+import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
+import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { AlertStore } from './store/alert-store.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
@@ -133,6 +134,9 @@ export function createApp(deps: AppDeps): App {
   metrics.setAlertsProvider(() => firingCounts(alerts));
   metrics.setOutboxProvider(() => alerts.outboxStats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
   let http: RunningHttpServer | null = null;
+  /** The dashboard's live event stream: one event after every cycle. */
+  const events = createLiveEvents();
+  let skewMs: number | null = null;
   let lastPrune = 0;
   let pruning: Promise<void> | null = null;
   let last: AppCycle | undefined;
@@ -196,6 +200,8 @@ export function createApp(deps: AppDeps): App {
     }
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
+    if (result.serverTime !== null) skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
+    events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) group();
     deps.onCycle?.(last);
     const now = clock.now();
@@ -259,10 +265,11 @@ export function createApp(deps: AppDeps): App {
           clock,
           logger,
           alerts: alertsReader(alerts, clock),
+          dashboard: { alerts, config, events, skewMs: () => skewMs },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
           health: { maxCycleAgeMs: 3 * tickIntervalMs + config.gateway.timeout },
         });
-        logger.info({ url: http.url }, 'http endpoints listening');
+        logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'dashboard and http endpoints listening');
       }
       void scheduler.stop();
       scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip, onCrash });

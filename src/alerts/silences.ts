@@ -10,7 +10,7 @@
  */
 import { matchesAny } from '../rules/glob.js';
 import { inTimeRange, TIME_RANGE_TEXT } from '../time.js';
-import { parseAlertKey } from './types.js';
+import { parseAlertKey, type AlertState } from './types.js';
 
 export interface SilenceMatchers {
   /** Box serial globs, e.g. `SN-00*`. */
@@ -45,7 +45,7 @@ export function silenceState(silence: Silence, now: number): SilenceState {
 }
 
 /** True when the silence's matchers select the alert (regardless of time). */
-export function silenceMatches(silence: Silence, alert: AlertLabels): boolean {
+export function silenceMatches(silence: Pick<Silence, 'matchers'>, alert: AlertLabels): boolean {
   const { boxes = [], rules = [] } = silence.matchers;
   if (boxes.length === 0 && rules.length === 0) return false;
   if (boxes.length > 0 && (alert.serial === '' || !matchesAny(alert.serial, boxes))) return false;
@@ -87,4 +87,9 @@ export function silenceMatchesEverything(silence: Pick<Silence, 'matchers'>): bo
 export function expireSilence(silence: Silence, now: number): Silence {
   if (silenceState(silence, now) === 'expired') return silence;
   return { ...silence, startsAt: Math.min(silence.startsAt, now), endsAt: now };
+}
+
+/** The open (pending or firing) alerts a silence would hold back: what `silence add` and the dashboard preview show. */
+export function openAlertsMatching(silence: Pick<Silence, 'matchers'>, states: Iterable<AlertState>): AlertState[] {
+  return [...states].filter((a) => (a.status === 'firing' || a.status === 'pending') && silenceMatches(silence, a));
 }

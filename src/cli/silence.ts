@@ -11,7 +11,7 @@
  *   left as it is (exit 0), so that scripts can expire idempotently.
  */
 import type { Command } from 'commander';
-import { GATEWAY_RULE_NAMES, silenceMatches, silenceMatchesEverything, silenceState, validateSilence, type Silence } from '../alerts/index.js';
+import { GATEWAY_RULE_NAMES, openAlertsMatching, silenceMatchesEverything, silenceState, validateSilence, type Silence } from '../alerts/index.js';
 import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { isoTime as iso, readTime, TIME_HELP } from '../time.js';
@@ -95,7 +95,8 @@ export function silenceFromOptions(opts: AddOptions, config: Config, now: number
   return silence;
 }
 
-function silenceJson(s: Silence, now: number): Record<string, unknown> {
+/** A silence as `silence list --format json` and the HTTP API show it. */
+export function silenceJson(s: Silence, now: number): Record<string, unknown> {
   return {
     id: s.id,
     state: silenceState(s, now),
@@ -141,7 +142,7 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
           ctx.out(
             `added silence ${added.id}: ${matchersText(added)}, ${short(added.startsAt)} .. ${short(added.endsAt)} (${formatDuration(added.endsAt - added.startsAt)}; ${state === 'pending' ? `starts ${relativeTime(added.startsAt, now)}` : 'active now'})\n`,
           );
-          const open = [...alerts.states().values()].filter((a) => (a.status === 'firing' || a.status === 'pending') && silenceMatches(added, a));
+          const open = openAlertsMatching(added, alerts.states().values());
           if (open.length > 0) {
             ctx.out(`it matches ${open.length} open alert(s): ${open.map((a) => (a.serial === '' ? a.rule : `${a.rule} ${terminalSafe(a.serial)}`)).join(', ')}\n`);
           }

@@ -52,6 +52,7 @@ export function redactConfig(config: Config): Config {
   return {
     ...config,
     gateway: { ...config.gateway, baseUrl: redactUrl(config.gateway.baseUrl), secretKey: REDACTED },
+    http: config.http.adminToken === undefined ? config.http : { ...config.http, adminToken: REDACTED },
     notifiers: config.notifiers.map((n) => {
       switch (n.type) {
         case 'email':

@@ -250,6 +250,14 @@ const httpSchema = z.preprocess(
           return port !== undefined && Number(port) <= 65535;
         }, { error: 'must be host:port, e.g. 127.0.0.1:9464' })
         .default('127.0.0.1:9464'),
+      /** Path prefix when served behind a reverse proxy (`/boxwatch/`); always starts and ends with `/`. */
+      base_path: z
+        .string()
+        .regex(/^\/([A-Za-z0-9._~-]+\/?)*$/, { error: 'must be a path such as /boxwatch/ (letters, digits, . _ ~ -)' })
+        .transform((p) => (p.endsWith('/') ? p : `${p}/`))
+        .default('/'),
+      /** Token that dashboard and API writes (silences) must send; a secret: `${BOXWATCH_ADMIN_TOKEN}`. Unset: writes are off. */
+      admin_token: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
     },
     { error: 'must be { listen: host:port } or false' },
   ),

@@ -24,6 +24,20 @@ export interface TransitionRow extends Transition {
   id: number;
 }
 
+/** One outbox message as the notification log shows it (dashboard /alerts). */
+export interface OutboxEntry {
+  id: number;
+  notifier: string;
+  createdAt: number;
+  status: 'pending' | 'delivered' | 'dead';
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  doneAt: number | null;
+  /** The alerts the message told about (empty when the row is damaged). */
+  items: AlertItem[];
+}
+
 export interface OutboxStats {
   notifier: string;
   pending: number;
@@ -96,6 +110,8 @@ export class AlertStore implements OutboxQueue {
           'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       transitionsSince: db.prepare('SELECT * FROM alert_transitions WHERE at >= ? ORDER BY at, id'),
+      transitionsOfBox: db.prepare('SELECT * FROM alert_transitions WHERE serial = ? AND at >= ? ORDER BY at, id'),
+      outboxSince: db.prepare('SELECT * FROM outbox WHERE created_at >= ? ORDER BY id DESC LIMIT ?'),
       insertSilence: db.prepare(
         'INSERT INTO silences (id, boxes, rules, starts_at, ends_at, comment, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -166,8 +182,9 @@ export class AlertStore implements OutboxQueue {
     }
   }
 
-  transitionsSince(since: number): TransitionRow[] {
-    return (this.s.transitionsSince.all(since) as TransitionDbRow[]).map((r) => ({
+  transitionsSince(since: number, serial?: string): TransitionRow[] {
+    const rows = serial === undefined ? this.s.transitionsSince.all(since) : this.s.transitionsOfBox.all(serial, since);
+    return (rows as TransitionDbRow[]).map((r) => ({
       id: r.id,
       key: r.key,
       rule: r.rule,
@@ -290,6 +307,21 @@ export class AlertStore implements OutboxQueue {
 
   nextDue(notifier: string): number | null {
     return (this.s.nextDue.get(notifier) as number | null) ?? null;
+  }
+
+  /** The newest outbox messages created since `since` (at most `limit`), newest first: the notification log. */
+  outboxSince(since: number, limit = 1000): OutboxEntry[] {
+    return (this.s.outboxSince.all(since, limit) as (OutboxDbRow & { status: OutboxEntry['status']; last_error: string | null; done_at: number | null })[]).map((r) => ({
+      id: r.id,
+      notifier: r.notifier,
+      createdAt: r.created_at,
+      status: r.status,
+      attempts: r.attempts,
+      nextAttemptAt: r.next_attempt_at,
+      lastError: r.last_error,
+      doneAt: r.done_at,
+      items: parseRow<NotificationMessage>(r.message, (v) => Array.isArray(v.items))?.items ?? [],
+    }));
   }
 
   /** Per notifier: messages pending, dead and delivered in the outbox, plus items still grouping. */

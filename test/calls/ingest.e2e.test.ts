@@ -6,7 +6,6 @@ import Database from 'better-sqlite3';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseScenario } from '../../src/sim/scenario.js';
 import { startRig, type Rig } from '../e2e/harness.js';
 
 const M = 60_000;
@@ -25,7 +24,8 @@ async function callsRig(calls: string, scenario: string, devices = 12): Promise<
     devices,
     seed: 9,
     yaml: `${RULES}calls: ${calls}\n`,
-    sim: { historyCalls: 0, scenario: parseScenario(scenario) },
+    scenario,
+    sim: { historyCalls: 0 },
   });
   return rig;
 }
@@ -238,7 +238,7 @@ describe('call ingestion', () => {
   });
 
   it('reads no calls without a calls: section', async () => {
-    rig = await startRig({ devices: 4, yaml: RULES, sim: { historyCalls: 0, scenario: parseScenario(TRAFFIC) } });
+    rig = await startRig({ devices: 4, yaml: RULES, scenario: TRAFFIC, sim: { historyCalls: 0 } });
     rig.clock.advance(10 * M);
     expect(await rig.app.runCallsOnce()).toBeUndefined();
     await rig.cycle();

@@ -30,7 +30,7 @@ describe('defaults', () => {
       delivery: { initialBackoff: 5_000, maxBackoff: 300_000, maxAge: 86_400_000 },
     });
     expect(config.notifiers).toEqual([{ name: 'console', type: 'console', minSeverity: 'info', boxes: ['*'] }]);
-    expect(config.http).toEqual({ enabled: true, listen: '127.0.0.1:9464' });
+    expect(config.http).toEqual({ enabled: true, listen: '127.0.0.1:9464', basePath: '/' });
     expect(config.log).toEqual({ level: 'info', format: 'auto' });
   });
 
@@ -160,6 +160,8 @@ describe('errors name their path', () => {
     ['notifier rule reference', 'notifiers: [{ name: c, type: console, rules: [box-offline, nope] }]', 'notifiers[0].rules[1]: no rule named "nope"'],
     ['bad listen', 'http: { listen: "localhost" }', 'http.listen: must be host:port, e.g. 127.0.0.1:9464'],
     ['bad http', 'http: yes-please', 'http: must be { listen: host:port } or false'],
+    ['bad base_path', 'http: { base_path: "boxwatch/" }', 'http.base_path: must be a path such as /boxwatch/ (letters, digits, . _ ~ -)'],
+    ['short admin_token', 'http: { admin_token: "abc" }', 'http.admin_token: must be at least 16 characters'],
     ['bad log level', 'log: { level: loud }', 'log.level: must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
     ['list instead of mapping', 'alerting: [1]', 'alerting: expected a mapping, got a list'],
   ])('%s', (_title, yaml, expected) => {
