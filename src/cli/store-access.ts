@@ -10,8 +10,7 @@ import { Option } from 'commander';
 import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import { AlertStore } from '../store/alert-store.js';
 import { storeNotFound } from '../store/errors.js';
-import { openStore } from '../store/index.js';
-import type { Store } from '../store/types.js';
+import { openStore, type SqliteStore } from '../store/index.js';
 import type { CliContext } from './context.js';
 
 export interface StoreSource {
@@ -35,15 +34,21 @@ export function dbOption(): Option {
   return new Option('--db <file>', 'database file to read (instead of the one the configuration names)');
 }
 
-export async function withStore(
-  source: StoreSource,
-  ctx: CliContext,
-  body: (store: Store, now: number, extras: StoreExtras) => void | Promise<void>,
-  options: StoreAccessOptions = {},
-): Promise<void> {
+/** The database file a command reads (`--db`, else the configuration's `storage.path`); it must exist. */
+export function storeLocation(source: StoreSource, ctx: CliContext): { path: string; config: Config | null } {
   const config = source.db !== undefined && source.config === undefined ? null : loadConfig({ path: source.config, env: ctx.env, uses: STORE_SECTIONS }).config;
   const path = source.db ?? (config as Config).storage.path;
   if (path !== ':memory:' && !existsSync(path)) throw storeNotFound(path);
+  return { path, config };
+}
+
+export async function withStore(
+  source: StoreSource,
+  ctx: CliContext,
+  body: (store: SqliteStore, now: number, extras: StoreExtras) => void | Promise<void>,
+  options: StoreAccessOptions = {},
+): Promise<void> {
+  const { path, config } = storeLocation(source, ctx);
   const store = openStore(path, { readonly: !options.write });
   try {
     await body(store, Date.now(), { alerts: new AlertStore(store.db), config });
