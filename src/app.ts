@@ -12,6 +12,7 @@
 import { mkdirSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
+import { announcedFiringItems } from './alerts/message.js';
 import { AlertPipeline, type CycleAlerts } from './alerts/pipeline.js';
 import type { Clock } from './clock.js';
 import { systemClock, timerDelay } from './clock.js';
@@ -23,6 +24,7 @@ import type { Logger } from './log.js';
 import type { LineSink } from './notify/console.js';
 import { Dispatcher } from './notify/dispatcher.js';
 import { notifiersFromConfig } from './notify/from-config.js';
+import { Resender } from './notify/resend.js';
 import type { Notifier } from './notify/types.js';
 import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
 import { createLiveEvents } from './web/live.js';
@@ -113,7 +115,7 @@ export function createApp(deps: AppDeps): App {
   const store = deps.store ?? openFileStore(config.storage.path, clock, logger, maxGapMs);
   const alerts = new AlertStore(store.db);
   const pipeline = new AlertPipeline({ config, alerts });
-  const notifiers = deps.notifiers ?? notifiersFromConfig(config.notifiers, { stdout: deps.stdout });
+  const notifiers = deps.notifiers ?? notifiersFromConfig(config.notifiers, { stdout: deps.stdout, now: () => clock.now() });
   /** Aborted by stop() once the grace period is over: the requests in flight are abandoned. */
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // one listener per request in flight
@@ -129,6 +131,18 @@ export function createApp(deps: AppDeps): App {
     },
     onOutcome: (o) => metrics.observeNotification(o.notifier, o.result),
     signal: controller.signal,
+  });
+  // Receivers that forget alerts they do not hear of again (Alertmanager) get the firing ones resent.
+  const resender = new Resender({
+    notifiers,
+    clock,
+    logger,
+    signal: controller.signal,
+    firing: (name, now) => {
+      const route = config.notifiers.find((n) => n.name === name) ?? {};
+      const boxes = new Map(store.boxes().map((b) => [b.serial, b]));
+      return announcedFiringItems(alerts.states().values(), route, (serial) => boxes.get(serial), now);
+    },
   });
   metrics.setBoxesProvider(() => store.boxes());
   metrics.setAlertsProvider(() => firingCounts(alerts));
@@ -278,6 +292,7 @@ export function createApp(deps: AppDeps): App {
         callsScheduler = startScheduler({ schedule: config.calls.schedule, task: callsCycle, logger });
       }
       dispatcher.start();
+      resender.start();
       group(); // anything left queued by a previous run
       logger.info({ schedule: config.poll.schedule, gateway: redactUrl(config.gateway.baseUrl), db: config.storage.path }, 'boxwatch polling');
     },
@@ -315,7 +330,7 @@ export function createApp(deps: AppDeps): App {
       controller.abort(new Error('boxwatch is stopping'));
     }, deps.stopGraceMs ?? STOP_GRACE_MS);
     try {
-      await Promise.all([scheduler.stop(), callsScheduler.stop(), dispatcher.stop()]);
+      await Promise.all([scheduler.stop(), callsScheduler.stop(), dispatcher.stop(), resender.stop()]);
     } finally {
       clearTimeout(abandon);
     }

@@ -151,7 +151,7 @@ function within(path: string, outer: string): boolean {
 }
 
 /** Values of the forms the schema asks for, tried in turn for a field whose variable is unset. */
-const STAND_INS = ['unset', 'https://unset.invalid/', 'smtp://unset.invalid', 'unset@unset.invalid'];
+const STAND_INS = ['unset', 'https://unset.invalid/', 'smtp://unset.invalid', 'unset@unset.invalid', '0:unset'];
 
 /** A copy of `raw` where each unset field holds the first stand-in the schema accepts there. */
 function withStandIns(raw: unknown, unset: readonly UnsetVariable[]): unknown {

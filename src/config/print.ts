@@ -26,6 +26,7 @@ const DURATION_KEYS = new Set([
   'safety_window',
   'catch_up',
   'stuck_after',
+  'resend_interval',
 ]);
 
 const SECRET_QUERY = /pass|secret|token|key/i;
@@ -58,7 +59,24 @@ export function redactConfig(config: Config): Config {
         case 'email':
           return { ...n, smtpUrl: redactUrl(n.smtpUrl) };
         case 'slack':
+        case 'teams':
           return { ...n, webhookUrl: REDACTED };
+        case 'webhook':
+          return {
+            ...n,
+            url: redactUrl(n.url),
+            ...(n.hmacSecret ? { hmacSecret: REDACTED } : {}),
+            ...(n.headers ? { headers: Object.fromEntries(Object.keys(n.headers).map((k) => [k, REDACTED])) } : {}),
+          };
+        case 'alertmanager':
+          return { ...n, url: redactUrl(n.url) };
+        case 'pagerduty':
+          return { ...n, routingKey: REDACTED };
+        case 'ntfy':
+          // The topic name is the password of a public ntfy topic.
+          return { ...n, url: REDACTED, ...(n.token ? { token: REDACTED } : {}) };
+        case 'telegram':
+          return { ...n, botToken: REDACTED };
         default:
           return n;
       }

@@ -23,7 +23,7 @@ export type RuleKind = (typeof RULE_KINDS)[number];
 export const GATEWAY_RULES = ['gateway_unreachable', 'gateway_unauthorized', 'gateway_schema'] as const;
 export type GatewayRuleName = (typeof GATEWAY_RULES)[number];
 
-export const NOTIFIER_TYPES = ['email', 'slack', 'console'] as const;
+export const NOTIFIER_TYPES = ['email', 'slack', 'console', 'webhook', 'alertmanager', 'pagerduty', 'teams', 'ntfy', 'telegram'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -236,7 +236,78 @@ const slackNotifier = z.strictObject({
 
 const consoleNotifier = z.strictObject({ name, type: z.literal('console'), ...notifierCommon });
 
-export const notifierSchema = z.discriminatedUnion('type', [emailNotifier, slackNotifier, consoleNotifier]);
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+const webhookNotifier = z.strictObject({
+  name,
+  type: z.literal('webhook'),
+  ...notifierCommon,
+  url: httpUrl,
+  /** Signs each request (X-Boxwatch-Signature); a secret. */
+  hmac_secret: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  /** Extra request headers; values may be secrets (redacted when printed). */
+  headers: z
+    .preprocess(
+      // Header names are case-insensitive; lower case keeps them intact through the key-case conversion.
+      (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k.toLowerCase(), x])) : v),
+      z.record(z.string(), z.string()).superRefine((headers, ctx) => {
+        for (const key of Object.keys(headers)) {
+          if (!/^[a-z0-9-]+$/.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: 'must be a header name (letters, digits and "-")' });
+        }
+      }),
+    )
+    .optional(),
+});
+
+const alertmanagerNotifier = z.strictObject({
+  name,
+  type: z.literal('alertmanager'),
+  ...notifierCommon,
+  url: httpUrl,
+  /** Firing alerts are sent again this often so that Alertmanager does not resolve them by timeout. */
+  resend_interval: duration('1m', { positive: true, max: '1h' }),
+});
+
+const pagerdutyNotifier = z.strictObject({
+  name,
+  type: z.literal('pagerduty'),
+  ...notifierCommon,
+  routing_key: z.string().min(1, { error: 'must not be empty' }),
+  url: httpUrl.default('https://events.pagerduty.com/v2/enqueue'),
+});
+
+const teamsNotifier = z.strictObject({ name, type: z.literal('teams'), ...notifierCommon, webhook_url: httpUrl });
+
+const ntfyNotifier = z.strictObject({
+  name,
+  type: z.literal('ntfy'),
+  ...notifierCommon,
+  /** The topic URL, e.g. https://ntfy.sh/boxwatch-alerts-x7k2. */
+  url: httpUrl,
+  token: z.string().min(1).optional(),
+});
+
+const telegramNotifier = z.strictObject({
+  name,
+  type: z.literal('telegram'),
+  ...notifierCommon,
+  bot_token: z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, { error: 'must be a bot token (123456:ABC...)' }),
+  chat_id: z.union([z.string().min(1), z.int()]).transform((v) => String(v)),
+  parse_mode: z.enum(['HTML', 'MarkdownV2']).default('HTML'),
+  api_url: httpUrl.default('https://api.telegram.org'),
+});
+
+export const notifierSchema = z.discriminatedUnion('type', [
+  emailNotifier,
+  slackNotifier,
+  consoleNotifier,
+  webhookNotifier,
+  alertmanagerNotifier,
+  pagerdutyNotifier,
+  teamsNotifier,
+  ntfyNotifier,
+  telegramNotifier,
+]);
 
 const httpSchema = z.preprocess(
   (v) => (v === false ? { enabled: false } : v),

@@ -151,7 +151,7 @@ describe('errors name their path', () => {
     ['bad base_url', 'gateway: { secret_key: k, base_url: "ftp://x" }', 'gateway.base_url: must be an http:// or https:// URL'],
     ['bad cron', 'poll: { schedule: "61 * * * *" }', 'poll.schedule: invalid cron expression (5 or 6 fields; e.g. "*/30 * * * * *")'],
     ['retention order', 'storage: { raw_retention: 30d, rollup_retention: 7d }', 'storage.rollup_retention: must not be shorter than raw_retention'],
-    ['unknown notifier type', 'notifiers: [{ name: p, type: pager }]', 'notifiers[0].type: unknown type "pager" (expected one of email, slack, console)'],
+    ['unknown notifier type', 'notifiers: [{ name: p, type: pager }]', 'notifiers[0].type: unknown type "pager" (expected one of email, slack, console, webhook, alertmanager, pagerduty, teams, ntfy, telegram)'],
     ['email without recipients', 'notifiers: [{ name: m, type: email, smtp_url: "smtp://h", from: a@example.com, to: [] }]', 'notifiers[0].to: must not be empty'],
     ['email with a bad recipient', 'notifiers: [{ name: m, type: email, smtp_url: "smtp://h", from: a@example.com, to: [nobody] }]', 'notifiers[0].to[0]: must be an email address'],
     ['email without smtp_url', 'notifiers: [{ name: m, type: email, from: a@example.com, to: [a@example.com] }]', 'notifiers[0].smtp_url: is required'],
