@@ -38,6 +38,8 @@ import { createMetrics, type Metrics } from './metrics.js';
 import type { BoxState } from './store/types.js';
 import { alertViewSource } from './views/alerts.js';
 import { apiReader } from './views/api-reader.js';
+import { createCallIngest, type CallIngest, type CallSyncResult } from './calls/index.js';
+import { registerCallMetrics } from './calls/metrics.js';
 
 export interface AppDeps {
   config: Config;
@@ -74,6 +76,10 @@ export interface App {
   start(): Promise<void>;
   /** One poll cycle now (no-overlap rules apply); undefined when the tick was skipped. */
   runOnce(): Promise<AppCycle | undefined>;
+  /** Call ingestion (null without a `calls:` section). */
+  readonly calls: CallIngest | null;
+  /** One call-sync cycle now (no-overlap rules apply); undefined when skipped or calls are off. */
+  runCallsOnce(): Promise<CallSyncResult | undefined>;
   /** Groups what is ready and runs one delivery pass for every notifier (tests, demo). */
   deliverNow(): Promise<void>;
   readonly skippedTicks: number;
@@ -240,6 +246,7 @@ export function createApp(deps: AppDeps): App {
       pruning = pruneGradually(store, now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention }, { signal: controller.signal })
         .then((deleted) => {
           const alertRows = alerts.prune(now - config.storage.rollupRetention);
+          if (calls) calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
           if (deleted + alertRows > 0) logger.info({ deleted: deleted + alertRows }, 'pruned history past retention');
         })
         .catch((err: unknown) => {
@@ -254,6 +261,27 @@ export function createApp(deps: AppDeps): App {
   const onSkip = (): void => metrics.tickSkipped();
   const onCrash = (): void => metrics.cycleCrashed();
   let scheduler: Scheduler = startScheduler({ task: cycle, logger, onSkip, onCrash });
+
+  // Call ingestion: its own schedule, its own transaction per cycle (src/calls/).
+  const calls = config.calls
+    ? createCallIngest({ config: config.calls, db: store.db, client, secretKey: config.gateway.secretKey, concurrency: config.gateway.concurrency, clock, logger })
+    : null;
+  const callMetrics = calls ? registerCallMetrics(metrics.registry) : null;
+  let lastCalls: CallSyncResult | undefined;
+  const callsCycle = async (): Promise<void> => {
+    if (!calls) return;
+    try {
+      lastCalls = await calls.run(controller.signal);
+    } catch (err) {
+      if (controller.signal.aborted) return;
+      const code = sqliteCode(err);
+      if (code === undefined) throw err; // a bug: the scheduler logs it as a crash
+      logger.error({ code, err: errorMessage(err) }, 'call sync could not be stored; the next cycle reads again');
+      return;
+    }
+    callMetrics?.observeSync(lastCalls);
+  };
+  let callsScheduler: Scheduler = startScheduler({ task: callsCycle, logger });
 
   return {
     store,
@@ -281,6 +309,10 @@ export function createApp(deps: AppDeps): App {
       }
       void scheduler.stop();
       scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip, onCrash });
+      if (config.calls) {
+        void callsScheduler.stop();
+        callsScheduler = startScheduler({ schedule: config.calls.schedule, task: callsCycle, logger });
+      }
       dispatcher.start();
       resender.start();
       group(); // anything left queued by a previous run
@@ -290,6 +322,12 @@ export function createApp(deps: AppDeps): App {
       last = undefined;
       await scheduler.tick();
       return last;
+    },
+    calls,
+    async runCallsOnce() {
+      lastCalls = undefined;
+      await callsScheduler.tick();
+      return lastCalls;
     },
     async deliverNow() {
       group();
@@ -314,7 +352,7 @@ export function createApp(deps: AppDeps): App {
       controller.abort(new Error('boxwatch is stopping'));
     }, deps.stopGraceMs ?? STOP_GRACE_MS);
     try {
-      await Promise.all([scheduler.stop(), dispatcher.stop(), resender.stop()]);
+      await Promise.all([scheduler.stop(), callsScheduler.stop(), dispatcher.stop(), resender.stop()]);
     } finally {
       clearTimeout(abandon);
     }

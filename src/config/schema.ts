@@ -95,6 +95,28 @@ const pollSchema = z.strictObject({
   details_every: duration('5m', { positive: true, max: '30d' }),
 });
 
+/** `calls:` (docs/calls.md): call ingestion. Absent: boxwatch does not read calls at all. */
+const callsSchema = z.strictObject({
+  schedule: z
+    .string()
+    .refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "0 * * * * *")' })
+    .default('0 * * * * *'),
+  /** Calls per list page (the simulator's maximum is 100). */
+  per_page: z.int().min(1).max(1000).default(100),
+  /** List pages plus call details per cycle, at most. */
+  max_requests: z.int().min(2).max(10_000).default(60),
+  /** Each cycle re-reads this far behind the newest call of the last complete read. */
+  safety_window: duration('10m', { max: '1d' }),
+  /** The longest gap (daemon down) caught up; older calls are left out and the gap is reported. */
+  catch_up: duration('24h', { positive: true, max: '30d' }),
+  /** A call `initiated` this long counts as stuck in rollups and `calls stats`. */
+  stuck_after: duration('1h', { positive: true, max: '7d' }),
+  /** Store destination numbers in clear (default: a keyed hash and a masked form only). */
+  store_numbers: z.boolean().default(false),
+  /** Store transcripts and variables (default: never). */
+  store_transcripts: z.boolean().default(false),
+});
+
 const storageSchema = z
   .strictObject({
     path: z.string().min(1).default('./data/boxwatch.db'),
@@ -340,6 +362,7 @@ export const configSchema = z.strictObject({
   // A missing gateway section is validated as {} so that the error names gateway.secret_key.
   gateway: gatewaySchema.prefault({} as z.input<typeof gatewaySchema>),
   poll: pollSchema.prefault({}),
+  calls: callsSchema.optional(),
   storage: storageSchema.prefault({}),
   rules: z.array(ruleSchema).prefault(DEFAULT_RULES),
   alerting: alertingSchema.prefault({}),
@@ -364,6 +387,7 @@ export type Config = Camelize<RawConfig>;
 export type GatewayConfig = Config['gateway'];
 export type PollConfig = Config['poll'];
 export type StorageConfig = Config['storage'];
+export type CallsConfig = NonNullable<Config['calls']>;
 export type RuleConfig = Config['rules'][number];
 export type AlertingConfig = Config['alerting'];
 export type NotifierConfig = Config['notifiers'][number];
