@@ -190,8 +190,8 @@ timeline:
     const texts = rig.slack.received.slice(before).flatMap((r) => slackTexts(r.body)).join('\n');
     expect(texts).toContain('BX-00006');
     expect(texts).not.toContain('BX-00005');
-    const held = await api<{ transitions: { serial: string; heldBack: string | null }[] }>('/api/alerts/transitions?since=1h');
-    expect(held.transitions.find((t) => t.serial === 'BX-00005')?.heldBack).toBe('silenced');
+    const held = await api<{ transitions: { box: string | null; heldBack: string | null }[] }>('/api/alerts/transitions?since=1h');
+    expect(held.transitions.find((t) => t.box === 'BX-00005')?.heldBack).toBe('silenced');
 
     // The alerts page tells both stories: BX-00005 held back by the silence, BX-00006 delivered to Slack.
     await page.goto(`${url}/alerts`);
