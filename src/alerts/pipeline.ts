@@ -30,7 +30,7 @@ export interface CycleAlerts extends EngineResult {
  */
 export function cycleEvaluations(
   config: Pick<Config, 'rules' | 'alerting'>,
-  cycle: Pick<CycleRecord, 'outcome' | 'errorCode'>,
+  cycle: Pick<CycleRecord, 'outcome' | 'errorCode' | 'rejected' | 'gatewayClockSkewMs'>,
   boxes: readonly BoxState[],
   prev: ReadonlyMap<string, AlertState>,
   now: number,
@@ -56,7 +56,7 @@ export class AlertPipeline {
    * Evaluates every rule for every box after a cycle was recorded. `boxes` are the stored states
    * after the cycle; `gatewayNow` is the gateway's clock at `now` (from the HTTP Date header).
    */
-  afterCycle(cycle: Pick<CycleRecord, 'outcome' | 'errorCode'>, boxes: readonly BoxState[], now: number, gatewayNow: number | null): CycleAlerts {
+  afterCycle(cycle: Pick<CycleRecord, 'outcome' | 'errorCode' | 'rejected' | 'gatewayClockSkewMs'>, boxes: readonly BoxState[], now: number, gatewayNow: number | null): CycleAlerts {
     const { config, alerts } = this.deps;
     const prev = alerts.states();
     const down = isGatewayDown(cycle);

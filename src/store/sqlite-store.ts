@@ -666,6 +666,19 @@ export class SqliteStore implements Store {
     return value;
   }
 
+  /**
+   * How the database's times were taken: `simulated` for a demo database (the app ran on the
+   * simulator's clock, ahead of the wall clock), absent otherwise.
+   */
+  clockKind(): string | undefined {
+    return this.s.getMeta.get('clock') as string | undefined;
+  }
+
+  /** Marks the database's times as simulated (`boxwatch demo`). */
+  markSimulatedClock(): void {
+    this.s.setMeta.run('clock', 'simulated');
+  }
+
   private rawPrunedBefore(): number {
     const v = this.s.getMeta.get('raw_pruned_before') as string | undefined;
     return v === undefined ? -Infinity : Number(v);
