@@ -25,7 +25,7 @@ import type { LineSink } from './notify/console.js';
 import { Dispatcher } from './notify/dispatcher.js';
 import { notifiersFromConfig } from './notify/from-config.js';
 import { Resender } from './notify/resend.js';
-import type { FleetStats } from './notify/templates.js';
+import { logTemplateFailure, type FleetStats } from './notify/templates.js';
 import type { AlertState } from './alerts/types.js';
 import type { Notifier } from './notify/types.js';
 import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
@@ -132,7 +132,7 @@ export function createApp(deps: AppDeps): App {
     notifiersFromConfig(config.notifiers, {
       stdout: deps.stdout,
       now: () => clock.now(),
-      logger,
+      onTemplateFailure: logTemplateFailure(logger),
       externalUrl: config.http.externalUrl,
       fleet: () => fleetStats(store.boxes(), alerts.states().values()),
     });

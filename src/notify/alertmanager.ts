@@ -83,9 +83,17 @@ export class AlertmanagerNotifier implements Notifier {
     this.channel = { notifier: options.name, service: 'Alertmanager', secrets, timeoutMs: options.timeoutMs };
   }
 
+  private alerts(message: NotificationMessage): PostableAlert[] {
+    return buildAlertmanagerAlerts(message, this.name, (this.options.now ?? Date.now)(), this.resendIntervalMs, this.options);
+  }
+
+  preview(message: NotificationMessage): string[] {
+    const alerts = this.alerts(message);
+    return alerts.length === 0 ? [] : [JSON.stringify(alerts)];
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
-    const now = (this.options.now ?? Date.now)();
-    const alerts = buildAlertmanagerAlerts(message, this.name, now, this.resendIntervalMs, this.options);
+    const alerts = this.alerts(message);
     if (alerts.length === 0) return;
     await post(this.channel, this.endpoint, JSON.stringify(alerts), this.headers, { signal, now: this.options.now });
   }

@@ -51,16 +51,20 @@ function itemLine(item: AlertItem, now: number, paint: Paint): string {
 
 /**
  * The lines of one message (pure). `colour` adds ANSI colours to status and severity words;
- * `custom` holds the rendered `title` and `body` templates, if any (title first, then the body's
- * lines, or the default lines when only a title is set).
+ * `custom` holds the rendered `title` (the header line, after the time) and `body` (the lines
+ * under it) templates, if any.
  */
 export function buildConsoleLines(message: NotificationMessage, notifier: string, options: { colour?: boolean; custom?: Partial<MessageText> } = {}): string[] {
   const paint = options.colour ? ansi : plain;
   const at = formatTime(message.createdAt);
   const { custom } = options;
   if (custom?.title !== undefined || custom?.body !== undefined) {
-    const body = custom.body !== undefined ? custom.body.split('\n').map(cleanText) : buildConsoleLines(message, notifier, { colour: options.colour });
-    return [...(custom.title !== undefined ? [`${at} ${cleanText(custom.title)}`] : []), ...body];
+    // Templates replace the header line (title) and the lines under it (body); a part not set keeps its default.
+    const [header = at, ...lines] = buildConsoleLines(message, notifier, { colour: options.colour });
+    return [
+      custom.title !== undefined ? `${at} ${cleanText(custom.title)}` : header,
+      ...(custom.body !== undefined ? custom.body.split('\n').map(cleanText) : lines),
+    ];
   }
   switch (message.kind) {
     case 'test':
@@ -105,6 +109,10 @@ export class ConsoleNotifier implements Notifier {
     this.name = options.name;
     this.stream = options.stream ?? process.stdout;
     this.colour = options.stream ? options.stream.colour === true : wantsColour(Boolean(process.stdout.isTTY), process.env);
+  }
+
+  preview(message: NotificationMessage): string[] {
+    return [buildConsoleLines(message, this.name, { custom: this.options.render?.(message) }).join('\n')];
   }
 
   async send(message: NotificationMessage): Promise<void> {

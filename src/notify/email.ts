@@ -152,6 +152,11 @@ export class EmailNotifier implements Notifier {
     });
   }
 
+  preview(message: NotificationMessage): string[] {
+    const content = buildEmail(message, this.name, this.options.render?.(message));
+    return [`Subject: ${content.subject}\n\n${content.text}`];
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
     const content = buildEmail(message, this.name, this.options.render?.(message));
     try {

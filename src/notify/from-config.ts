@@ -1,12 +1,11 @@
 /** Builds the configured notifiers (the `notifiers:` section, as loaded by src/config). */
 import type { Config } from '../config/index.js';
 import { AlertmanagerNotifier } from './alertmanager.js';
-import type { Logger } from '../log.js';
 import { ConsoleNotifier, type LineSink } from './console.js';
 import { EmailNotifier } from './email.js';
 import { urlSecrets } from './errors.js';
 import { SlackNotifier } from './slack.js';
-import { jsonStringEscape, templateRenderer, type FleetStats } from './templates.js';
+import { jsonStringEscape, templateRenderer, type FleetStats, type TemplateFailure } from './templates.js';
 import { NtfyNotifier } from './ntfy.js';
 import { PagerDutyNotifier } from './pagerduty.js';
 import { TeamsNotifier } from './teams.js';
@@ -21,8 +20,8 @@ export interface NotifierDeps {
   stdout?: LineSink;
   /** The time of sending (signatures, Alertmanager's endsAt); default the system clock. */
   now?: () => number;
-  /** Where template render failures are logged. */
-  logger?: Logger;
+  /** Where template render failures go (the daemon: `logTemplateFailure(logger)`). */
+  onTemplateFailure?: (failure: TemplateFailure) => void;
   /** Fleet counts for templates (`fleet.*`), read at sending time. */
   fleet?: () => FleetStats | undefined;
   /** Where people reach the dashboard (`http.external_url`): links in messages. */
@@ -39,7 +38,7 @@ export function boxLink(externalUrl: string | undefined, serial: string): string
 export function notifierFromConfig(n: NotifierEntry, deps: NotifierDeps = {}): Notifier {
   const { now } = deps;
   const externalUrl = deps.externalUrl;
-  const templateOptions = { logger: deps.logger, fleetNow: deps.fleet, link: (serial: string) => boxLink(externalUrl, serial) };
+  const templateOptions = { onFailure: deps.onTemplateFailure, fleetNow: deps.fleet, link: (serial: string) => boxLink(externalUrl, serial) };
   const render = templateRenderer(n.name, { title: n.title, body: n.body }, templateOptions);
   switch (n.type) {
     case 'email':

@@ -99,6 +99,10 @@ export class PagerDutyNotifier implements Notifier {
     this.channel = { notifier: options.name, service: 'PagerDuty', secrets: [options.routingKey, ...(options.url ? urlSecrets(options.url) : [])], timeoutMs: options.timeoutMs };
   }
 
+  preview(message: NotificationMessage): string[] {
+    return buildPagerDutyEvents(message, this.name, this.options).map((e) => JSON.stringify(e));
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
     const events = buildPagerDutyEvents(message, this.name, this.options);
     const headers = { 'content-type': 'application/json', 'user-agent': 'boxwatch' };

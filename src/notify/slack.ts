@@ -207,6 +207,10 @@ export class SlackNotifier implements Notifier {
     assertHttpUrl(options.name, 'webhook_url', options.webhookUrl);
   }
 
+  preview(message: NotificationMessage): string[] {
+    return [JSON.stringify(buildSlackPayload(message, this.name, this.options.render?.(message)))];
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
     const payload = buildSlackPayload(message, this.name, this.options.render?.(message));
     const timeoutMs = this.options.timeoutMs ?? 10_000;

@@ -113,6 +113,10 @@ export class TeamsNotifier implements Notifier {
     this.channel = { notifier: options.name, service: 'the Teams workflow', secrets: urlSecrets(options.webhookUrl), timeoutMs: options.timeoutMs };
   }
 
+  preview(message: NotificationMessage): string[] {
+    return [JSON.stringify(buildTeamsPayload(message, this.name, this.options.render?.(message)))];
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
     const payload = buildTeamsPayload(message, this.name, this.options.render?.(message));
     await post(this.channel, this.options.webhookUrl, JSON.stringify(payload), { 'content-type': 'application/json', 'user-agent': 'boxwatch' }, { signal, now: this.options.now });

@@ -120,8 +120,22 @@ export interface NotifierTemplates {
   body?: string;
 }
 
+/** A template that failed at render time (its part then falls back to the default text). */
+export interface TemplateFailure {
+  notifier: string;
+  /** The template that failed, or `variables` when the message could not be turned into variables. */
+  part: keyof MessageText | 'variables';
+  error: string;
+}
+
+/** Logs a render failure as a warning (the daemon's sink). */
+export function logTemplateFailure(logger: Logger): (failure: TemplateFailure) => void {
+  return (f) => logger.warn({ notifier: f.notifier, template: f.part, err: f.error }, 'template failed to render; the default text is used');
+}
+
 export interface TemplateRendererOptions extends TemplateContextOptions {
-  logger?: Logger;
+  /** Told of every render failure (the daemon logs it; `notify-test --render` prints it). */
+  onFailure?: (failure: TemplateFailure) => void;
   /** Fleet counts at sending time (overrides `fleet`). */
   fleetNow?: () => FleetStats | undefined;
   /**
@@ -151,7 +165,7 @@ export function templateRenderer(notifier: string, templates: NotifierTemplates,
     try {
       context = templateContext(message, notifier, { ...options, fleet: options.fleetNow?.() ?? options.fleet });
     } catch (err) {
-      options.logger?.error({ notifier, err: errorMessage(err) }, 'template variables could not be built; default message used');
+      options.onFailure?.({ notifier, part: 'variables', error: errorMessage(err) });
       return undefined;
     }
     const out: Partial<MessageText> = {};
@@ -159,7 +173,7 @@ export function templateRenderer(notifier: string, templates: NotifierTemplates,
       try {
         out[part] = String(liquid.renderSync(template, context)).trim();
       } catch (err) {
-        options.logger?.warn({ notifier, template: part, err: errorMessage(err) }, 'template failed to render; default used');
+        options.onFailure?.({ notifier, part, error: errorMessage(err) });
       }
     }
     return out;

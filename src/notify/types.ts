@@ -86,6 +86,11 @@ export interface Notifier {
   readonly resendIntervalMs?: number;
   /** Delivers one message; rejects with a NotifyError (retryable or not). */
   send(message: NotificationMessage, signal?: AbortSignal): Promise<void>;
+  /**
+   * What `send` would deliver for this message, without sending (`notify-test --render`): one
+   * entry per request (its body) or per e-mail (subject and text). The same builders as `send`.
+   */
+  preview?(message: NotificationMessage): string[];
   /** Releases connections. */
   close?(): Promise<void>;
 }

@@ -109,8 +109,16 @@ export class WebhookNotifier implements Notifier {
     assertHttpUrl(options.name, 'url', options.url);
   }
 
+  private body(message: NotificationMessage): string {
+    return this.options.renderBody?.(message) ?? JSON.stringify(buildWebhookPayload(message, this.name, this.options.externalUrl, this.options.render));
+  }
+
+  preview(message: NotificationMessage): string[] {
+    return [this.body(message)];
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
-    const body = this.options.renderBody?.(message) ?? JSON.stringify(buildWebhookPayload(message, this.name, this.options.externalUrl, this.options.render));
+    const body = this.body(message);
     const headers: Record<string, string> = {
       ...this.options.headers,
       'content-type': 'application/json',
