@@ -9,6 +9,8 @@ import { SEVERITY_RANK, type AlertState, type Severity } from '../alerts/types.j
 import { silenceFromOptions, silenceJson } from '../cli/silence.js';
 import { BOX_CONDITIONS, boxAlertJson, boxCondition, boxView, boxViews, DEFAULT_STALE_AFTER_MS, openAlertsBySerial, sortByTrouble, staleAfterMs, type BoxCondition, type BoxViewJson, boxViewJson } from '../views/boxes.js';
 import { transitionJson } from '../views/alerts.js';
+import { NOTIFICATION_STATUSES, notificationJson, readNotificationViews } from '../views/notifications.js';
+import { notifierSecrets } from '../notify/from-config.js';
 import type { Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
@@ -337,27 +339,20 @@ export function boxAlertsJson(store: Store, reader: DashboardReader, serial: str
 }
 
 /**
- * `/api/notifications?since=24h`: the notification log, from the outbox: one entry per message
- * and notifier, newest first (at most 1,000), with its delivery status, attempts and the alerts
- * it told about.
+ * `/api/notifications?since=24h&notifier=N&status=dead&alert=rule/serial`: the notification log
+ * (src/views/notifications.ts, the view `boxwatch notifications` prints): one entry per message
+ * and notifier, newest first (at most 1,000), with its delivery status, attempts, delivery time,
+ * last error (secrets redacted) and the alerts it told about.
  */
 export function notificationsJson(reader: DashboardReader, query: URLSearchParams, now: number) {
-  const params = queryParams(query, ['since']);
+  const params = queryParams(query, ['since', 'notifier', 'status', 'alert']);
   const since = now - parseSince(params.get('since') ?? '24h');
-  return {
-    notifications: reader.alerts.outboxSince(since).map((n) => ({
-      id: n.id,
-      notifier: n.notifier,
-      createdAt: iso(n.createdAt),
-      status: n.status,
-      // Tries made: the outbox counts failed ones; a delivered message had one more, the one that worked.
-      attempts: n.status === 'delivered' ? n.attempts + 1 : n.attempts,
-      nextAttemptAt: n.status === 'pending' ? iso(n.nextAttemptAt) : null,
-      doneAt: isoOrNull(n.doneAt),
-      lastError: n.lastError,
-      items: n.items.map((i) => ({ rule: i.rule, serial: i.serial, status: i.status, severity: i.severity, summary: i.summary })),
-    })),
-  };
+  const statusText = params.get('status');
+  const status = NOTIFICATION_STATUSES.find((s) => s === statusText);
+  if (statusText !== undefined && status === undefined) throw badRequest('status', `status: must be one of ${NOTIFICATION_STATUSES.join(', ')}, not "${statusText}"`);
+  const secrets = reader.config.notifiers.flatMap((n) => notifierSecrets(n));
+  const views = readNotificationViews(reader.alerts, { since, notifier: params.get('notifier'), status, alert: params.get('alert') }, { secrets });
+  return { notifications: views.map(notificationJson) };
 }
 
 /** `/api/alerts/transitions?since=24h`: every transition since then, newest first, with what held it back. */
