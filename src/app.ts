@@ -34,6 +34,7 @@ import { createHeartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { AlertStore } from './store/alert-store.js';
+import { SqliteAckRepository } from './store/sqlite-ack-repo.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
 import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -126,7 +127,8 @@ export function createApp(deps: AppDeps): App {
   const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
   const store = deps.store ?? openFileStore(config.storage.path, clock, logger, maxGapMs);
   const alerts = new AlertStore(store.db);
-  const pipeline = new AlertPipeline({ config, alerts });
+  const acks = new SqliteAckRepository(store.db);
+  const pipeline = new AlertPipeline({ config, alerts, acks });
   const notifiers =
     deps.notifiers ??
     notifiersFromConfig(config.notifiers, {
@@ -255,7 +257,7 @@ export function createApp(deps: AppDeps): App {
       // In the background, 500 rows per statement, yielding between them: never blocks polling long.
       pruning = pruneGradually(store, now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention }, { signal: controller.signal })
         .then((deleted) => {
-          const alertRows = alerts.prune(now - config.storage.rollupRetention);
+          const alertRows = alerts.prune(now - config.storage.rollupRetention) + acks.prune(now - config.storage.rollupRetention);
           if (calls) calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
           if (deleted + alertRows > 0) logger.info({ deleted: deleted + alertRows }, 'pruned history past retention');
         })
@@ -310,8 +312,8 @@ export function createApp(deps: AppDeps): App {
           metrics,
           clock,
           logger,
-          alerts: apiReader(alertViewSource(store, alerts), config, clock),
-          dashboard: { alerts, config, events, skewMs: () => skewMs },
+          alerts: apiReader(alertViewSource(store, alerts, acks), config, clock),
+          dashboard: { alerts, acks, config, events, skewMs: () => skewMs },
           limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
           health: { maxCycleAgeMs: 3 * tickIntervalMs + config.gateway.timeout },

@@ -8,6 +8,7 @@ import type { Config } from '../config/index.js';
 import { evaluateRule, fleetContext } from '../rules/index.js';
 import type { AlertStore } from '../store/alert-store.js';
 import type { BoxState, CycleRecord } from '../store/types.js';
+import type { Ack, AckRepository } from './acks.js';
 import { evaluateCycle, ruleRef, wasActive, type CycleResult as EngineResult } from './engine.js';
 import { GATEWAY_RULE_NAMES, gatewayEvaluations, isGatewayDown } from './gateway.js';
 import { fanOut } from './group.js';
@@ -17,6 +18,8 @@ import type { AlertState, RuleEvaluation } from './types.js';
 export interface AlertPipelineDeps {
   config: Config;
   alerts: AlertStore;
+  /** Acknowledgements (src/alerts/acks.ts); none when absent. */
+  acks?: Pick<AckRepository, 'latestByKey'>;
 }
 
 export interface CycleAlerts extends EngineResult {
@@ -61,8 +64,10 @@ export class AlertPipeline {
     const prev = alerts.states();
     const down = isGatewayDown(cycle);
     const evaluations = cycleEvaluations(config, cycle, boxes, prev, now, gatewayNow);
+    const acks = this.deps.acks?.latestByKey() ?? new Map<string, Ack>();
     const result = evaluateCycle(prev, evaluations, {
       now,
+      acks,
       gatewayDown: down,
       silences: alerts.silences(now),
       inhibit: config.alerting.inhibit,
@@ -75,7 +80,8 @@ export class AlertPipeline {
     alerts.enqueueItems(
       routed.map((r) => {
         const box = bySerial.get(r.intent.serial);
-        return { notifier: r.notifier, createdAt: r.createdAt, item: toAlertItem(r.intent, { name: box?.name ?? null, location: box?.location ?? null }) };
+        const labels = { name: box?.name ?? null, location: box?.location ?? null };
+        return { notifier: r.notifier, createdAt: r.createdAt, item: toAlertItem(r.intent, labels, acks.get(r.intent.key)) };
       }),
     );
     return { ...result, queued: routed.length };

@@ -4,12 +4,13 @@
  * transitions. For open alerts the HELD BACK column says why they are not notified right now
  * (silence, inhibition, gateway down), computed with the engine's own functions. NOTIFIED says
  * where its latest notification in the window went: `ops-mail, ops-slack (pending), pager (dead)`
- * (a bare name: delivered).
+ * (a bare name: delivered). ACKED: who acknowledged it (`boxwatch ack`) while the ack holds.
  */
 import type { Command } from 'commander';
 import { parseAlertKey, type AlertValue, type HeldBackReason } from '../alerts/index.js';
 import { formatDuration } from '../duration.js';
 import { formatTime, isoTime, relativeTime } from '../time-format.js';
+import { SqliteAckRepository } from '../store/sqlite-ack-repo.js';
 import { alertJson, alertViewSource, readAlertViews, type AlertView } from '../views/alerts.js';
 import { terminalSafe } from './call-gateway.js';
 import type { CliContext, RegisterCommand } from './context.js';
@@ -70,7 +71,7 @@ export function printAlerts(ctx: CliContext, views: readonly AlertView[], option
   }
   ctx.out(
     formatTable(
-      ['STATE', 'RULE', 'SEVERITY', 'BOX', 'NAME', 'SINCE', 'VALUE', 'SUMMARY', 'HELD BACK', 'NOTIFIED'],
+      ['STATE', 'RULE', 'SEVERITY', 'BOX', 'NAME', 'SINCE', 'VALUE', 'SUMMARY', 'HELD BACK', 'ACKED', 'NOTIFIED'],
       views.map((v) => [
         v.state,
         v.rule,
@@ -81,6 +82,7 @@ export function printAlerts(ctx: CliContext, views: readonly AlertView[], option
         valueText(v.kind, v.value),
         terminalSafe(v.summary ?? ''),
         heldBackText(v.heldBack?.reason ?? null, v.heldBack?.by ?? []),
+        v.ack === null ? '' : `${terminalSafe(v.ack.by)}${v.ack.until === null ? '' : ` (until ${formatTime(v.ack.until)})`}: ${terminalSafe(v.ack.comment)}`,
         deliveriesText(v.deliveries),
       ]),
     ),
@@ -114,7 +116,7 @@ export const registerAlerts: RegisterCommand = (program: Command, ctx: CliContex
     .action((opts: AlertsOptions) =>
       withStore(opts, ctx, (store, now, { alerts, config }) => {
         const { from } = parseRange({ since: opts.since }, now, '7d');
-        const views = readAlertViews(alertViewSource(store, alerts), config, { from, activeOnly: opts.active === true }, now);
+        const views = readAlertViews(alertViewSource(store, alerts, new SqliteAckRepository(store.db)), config, { from, activeOnly: opts.active === true }, now);
         printAlerts(ctx, views, { format: opts.format, now, from, showTransitions: opts.since !== undefined, active: opts.active === true });
       }),
     );

@@ -1,10 +1,12 @@
 /**
  * `boxwatch status`: one line per box, the boxes in trouble first: boxes with firing alerts, then
  * by condition. The ALERTS column lists each box's open alerts (`box-offline!` firing, `battery-low`
- * pending); gateway alerts follow the table.
+ * pending, `box-offline! (acked by alice)` acknowledged); gateway alerts follow the table.
  */
 import type { Command } from 'commander';
+import { withAcks, type Ack } from '../alerts/acks.js';
 import type { AlertState } from '../alerts/types.js';
+import { SqliteAckRepository } from '../store/sqlite-ack-repo.js';
 import type { Config } from '../config/index.js';
 import { AlertStore } from '../store/alert-store.js';
 import { SqliteStore } from '../store/index.js';
@@ -16,9 +18,9 @@ import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
 import { dbOption, withStore } from './store-access.js';
 
-/** `box-offline!, battery-low`: `!` marks a firing alert, no mark a pending one. */
-export function alertsCell(alerts: readonly Pick<AlertState, 'rule' | 'status'>[]): string {
-  return alerts.map((a) => `${a.rule}${a.status === 'firing' ? '!' : ''}`).join(', ');
+/** `box-offline! (acked by alice), battery-low`: `!` marks a firing alert, no mark a pending one. */
+export function alertsCell(alerts: readonly (Pick<AlertState, 'rule' | 'status'> & { ack?: Ack | null })[]): string {
+  return alerts.map((a) => `${a.rule}${a.status === 'firing' ? '!' : ''}${a.ack ? ` (acked by ${terminalSafe(a.ack.by)})` : ''}`).join(', ');
 }
 
 export const registerStatus: RegisterCommand = (program: Command, ctx: CliContext) => {
@@ -40,7 +42,8 @@ export const registerStatus: RegisterCommand = (program: Command, ctx: CliContex
  */
 export function printStatus(ctx: CliContext, store: Store, now: number, format: OutputFormat, alerts?: Pick<AlertStore, 'states'>, config: Pick<Config, 'rules'> | null = null): void {
   const source = alerts ?? (store instanceof SqliteStore ? new AlertStore(store.db) : undefined);
-  const states = [...(source?.states().values() ?? [])];
+  const acks = store instanceof SqliteStore ? new SqliteAckRepository(store.db).latestByKey() : new Map<string, Ack>();
+  const states = withAcks(source?.states().values() ?? [], acks, now);
   const views = boxViews(store.boxes(), states, now, staleAfterMs(config));
   printRows(ctx, format, {
     headers: ['SERIAL', 'NAME', 'CONNECTED', 'BATTERY', 'SIGNAL', 'LAST SEEN', 'FIRMWARE', 'ALERTS', 'STATE'],
@@ -60,6 +63,6 @@ export function printStatus(ctx: CliContext, store: Store, now: number, format: 
   });
   const gateway = openAlertsBySerial(states).get('');
   if (format === 'table' && gateway !== undefined) {
-    ctx.out(`\ngateway alerts: ${gateway.map((a) => `${a.rule}${a.status === 'firing' ? '!' : ''} (${terminalSafe(a.summary ?? a.status)}, since ${relativeTime(a.since, now)})`).join(', ')}\n`);
+    ctx.out(`\ngateway alerts: ${gateway.map((a) => `${alertsCell([a])} (${terminalSafe(a.summary ?? a.status)}, since ${relativeTime(a.since, now)})`).join(', ')}\n`);
   }
 }

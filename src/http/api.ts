@@ -4,7 +4,9 @@
  * Query parameters are checked strictly; a bad one is a 400 that names it.
  */
 import { z } from 'zod';
+import { ackFromRequest, withAcks, type AckRepository } from '../alerts/acks.js';
 import { openAlertsMatching } from '../alerts/silences.js';
+import { ackJson } from '../views/acks.js';
 import { SEVERITY_RANK, type AlertState, type Severity } from '../alerts/types.js';
 import { silenceFromOptions, silenceJson } from '../cli/silence.js';
 import { BOX_CONDITIONS, boxAlertJson, boxCondition, boxView, boxViews, DEFAULT_STALE_AFTER_MS, openAlertsBySerial, sortByTrouble, staleAfterMs, type BoxCondition, type BoxViewJson, boxViewJson } from '../views/boxes.js';
@@ -130,6 +132,8 @@ export async function alertsJson(reader: AlertsReader | undefined, query: URLSea
 /** What the dashboard endpoints read besides the store: the alert tables and a bit of configuration. */
 export interface DashboardReader {
   alerts: AlertStore;
+  /** Acknowledgements; without them `/api/acks` answers 404 and no alert shows an ack. */
+  acks?: AckRepository;
   /** Configured rule names (the overview's rule filter, silence validation). */
   config: Config;
 }
@@ -159,8 +163,8 @@ export interface FleetView {
 }
 
 /** Reads the fleet view; it changes only with a poll cycle, so the dashboard keeps one per cycle. */
-export function fleetView(store: Store, alerts: AlertStore): FleetView {
-  const open = openAlertsBySerial(alerts.states().values());
+export function fleetView(store: Store, alerts: AlertStore, acks: Pick<AckRepository, 'latestByKey'> | undefined, now: number): FleetView {
+  const open = openAlertsBySerial(withAcks(alerts.states().values(), acks?.latestByKey() ?? new Map(), now));
   return { boxes: sortByTrouble(store.boxes(), open), open };
 }
 
@@ -419,4 +423,46 @@ export function expireSilenceJson(reader: DashboardReader, id: string, now: numb
   const found = reader.alerts.silence(id);
   if (!found) throw notFound(`no silence with id "${id}"`);
   return { id, expired: reader.alerts.expireSilence(id, now) };
+}
+
+const ackInput = z.strictObject({
+  alert: z.string().min(1).max(400),
+  comment: z.string().max(1_000),
+  for: z.string().max(20).optional(),
+  by: z.string().max(100).optional(),
+});
+
+function acksOf(reader: DashboardReader): AckRepository {
+  if (!reader.acks) throw notFound('acknowledgements are not available here');
+  return reader.acks;
+}
+
+/**
+ * `POST /api/acks` with `{alert, comment, for?, by?}`: acknowledges a firing alert (as `boxwatch
+ * ack` does, src/alerts/acks.ts): its repeats stop until it resolves, its severity rises or `for`
+ * ends. Answer `201 {"ack": {...}}`.
+ */
+export function createAckJson(reader: DashboardReader, body: unknown, now: number) {
+  const acks = acksOf(reader);
+  const parsed = ackInput.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = String(issue?.path[0] ?? 'body');
+    throw badRequest(field, `${field}: ${issue?.message ?? 'invalid'}`);
+  }
+  let input;
+  try {
+    input = ackFromRequest({ ...parsed.data, by: parsed.data.by ?? 'dashboard' }, reader.alerts.states().values(), now);
+  } catch (err) {
+    if (err instanceof UsageError) throw badRequest('body', err.message.replace(/--/g, ''));
+    throw err;
+  }
+  return { ack: ackJson(acks.add(input)) };
+}
+
+/** `GET /api/acks?since=7d`: the acknowledgements given since then, newest first. */
+export function acksJson(reader: DashboardReader, query: URLSearchParams, now: number) {
+  const params = queryParams(query, ['since']);
+  const since = now - parseSince(params.get('since') ?? '7d');
+  return { acks: acksOf(reader).since(since).map(ackJson) };
 }

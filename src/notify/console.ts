@@ -9,7 +9,7 @@
 import { formatDuration } from '../duration.js';
 import { cleanText } from './escape.js';
 import { NotifyError, safeCause } from './errors.js';
-import { boxLabel, failureLines, formatTime, highestSeverity, splitByStatus, testText, type MessageText } from './format.js';
+import { ackText, boxLabel, failureLines, formatTime, highestSeverity, splitByStatus, testText, type MessageText } from './format.js';
 import type { AlertItem, NotificationMessage, Notifier, Severity } from './types.js';
 
 const ANSI = { red: 31, green: 32, yellow: 33, cyan: 36, bold: 1 } as const;
@@ -46,7 +46,8 @@ function itemLine(item: AlertItem, now: number, paint: Paint): string {
       ? `after ${seconds(item.resolvedAt - item.since)}`
       : `for ${seconds(now - item.since)}`;
   const held = item.silencedUntil != null ? `, held back by a silence until ${formatTime(item.silencedUntil)}` : '';
-  return `  ${paint(status.padEnd(8), STATUS_STYLE[status] ?? 'bold')}  ${who}  ${what}  · ${cleanText(item.rule)}, ${how}${held}`;
+  const acked = ackText(item);
+  return `  ${paint(status.padEnd(8), STATUS_STYLE[status] ?? 'bold')}  ${who}  ${what}  · ${cleanText(item.rule)}, ${how}${held}${acked === undefined ? '' : `, ${acked}`}`;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   testText,
   thresholdText,
   timeText,
+  ackText,
   valueText,
   type MessageText,
 } from './format.js';
@@ -99,7 +100,7 @@ function itemTable(items: readonly AlertItem[], now: number): string {
         cell(valueText(i)),
         cell(thresholdText(i)),
         cell(timeText(i, now)),
-        cell(i.summary),
+        cell([i.summary, ackText(i)].filter((t) => t !== undefined).join('; ')),
       ].join('') +
       '</tr>'
     );

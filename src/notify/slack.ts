@@ -100,6 +100,7 @@ function detailFields(item: AlertItem): SlackText[] {
   fields.push(mrkdwn(`*${item.status === 'resolved' ? 'Fired → resolved' : 'Since'}*\n${whenText(item)}`));
   fields.push(field('Rule', `${item.rule} (${item.ruleKind}, ${item.severity})`));
   if (item.silencedUntil != null) fields.push(mrkdwn(`*Silenced until*\n${slackDate(item.silencedUntil)}`));
+  if (item.ack != null) fields.push(field('Acknowledged', `${item.ack.by}: ${item.ack.comment}`));
   return fields;
 }
 

@@ -9,7 +9,9 @@
  * In JSON every time is ISO 8601 UTC and an alert is named by a printable id, `rule/serial`
  * (`firmware/BX-00033`), or the rule alone for the gateway alerts.
  */
+import { ackInEffect, type Ack, type AckRepository } from '../alerts/acks.js';
 import { holdBack, type HeldBack } from '../alerts/hold-back.js';
+import { ackJson, type AckJson } from './acks.js';
 import type { Silence } from '../alerts/silences.js';
 import { alertId, parseAlertKey, type AlertState, type AlertStatus, type AlertValue, type HeldBackReason, type Transition } from '../alerts/types.js';
 import { isoTime, isoOrNull } from '../time-format.js';
@@ -48,6 +50,8 @@ export interface AlertView {
   transitions: TransitionRecord[];
   /** Where its latest notification in the window went, per notifier (the notification log). */
   deliveries: Delivery[];
+  /** The acknowledgement in effect (src/alerts/acks.ts), or null. */
+  ack: Ack | null;
 }
 
 /** What the alert view reads. */
@@ -67,6 +71,8 @@ export interface AlertViewInput {
   kinds: ReadonlyMap<string, string>;
   /** Per alert id, where it was notified (src/views/notifications.ts); none when absent. */
   deliveries?: ReadonlyMap<string, Delivery[]>;
+  /** The latest ack of each alert, by key; none when absent. */
+  acks?: ReadonlyMap<string, Ack>;
 }
 
 export { alertId };
@@ -76,6 +82,8 @@ export function alertIdOfKey(key: string): string {
   const { rule, serial } = parseAlertKey(key);
   return alertId(rule, serial);
 }
+
+const ackOrNull = (ack: Ack | undefined, s: AlertState, now: number): Ack | null => (ackInEffect(ack, s, now) ? ack : null);
 
 /** Builds the views of the alerts open now and of those with transitions in the window. */
 export function alertViews(input: AlertViewInput, now: number): AlertView[] {
@@ -110,6 +118,7 @@ export function alertViews(input: AlertViewInput, now: number): AlertView[] {
       heldBack: open || s.notifiedFiring ? (heldBack.get(s.key) ?? null) : null,
       transitions: byKey.get(s.key) ?? [],
       deliveries: input.deliveries?.get(alertId(s.rule, s.serial)) ?? [],
+      ack: ackOrNull(input.acks?.get(s.key), s, now),
     });
   }
   for (const [key, list] of byKey) {
@@ -134,6 +143,7 @@ export function alertViews(input: AlertViewInput, now: number): AlertView[] {
       heldBack: null,
       transitions: list,
       deliveries: input.deliveries?.get(alertId(last.rule, last.serial)) ?? [],
+      ack: null,
     });
   }
   return views.sort(byUrgency);
@@ -223,6 +233,8 @@ export interface AlertJson {
   transitions: TransitionJson[];
   /** Where its latest notification in the window went: per notifier, its status and time. */
   deliveries: { notifier: string; status: NotificationStatus; at: string }[];
+  /** The acknowledgement in effect, or null. */
+  ack: AckJson | null;
 }
 
 /** The alert view as JSON: the one shape of `boxwatch alerts --format json` and `/api/alerts`. */
@@ -245,6 +257,7 @@ export function alertJson(v: AlertView): AlertJson {
     heldBack: heldBackJson(v.heldBack?.reason ?? null, v.heldBack?.by ?? []),
     transitions: v.transitions.map(transitionJson),
     deliveries: v.deliveries.map((d) => ({ notifier: d.notifier, status: d.status, at: isoTime(d.at) })),
+    ack: v.ack === null ? null : ackJson(v.ack),
   };
 }
 
@@ -255,6 +268,8 @@ export interface AlertViewSource extends NotificationSource {
   states(): ReadonlyMap<string, AlertState>;
   transitionsSince(since: number): readonly TransitionRecord[];
   silences(now: number): readonly Silence[];
+  /** The latest ack of each alert, by key (absent: no acks read). */
+  acks?(): ReadonlyMap<string, Ack>;
 }
 
 /** What the view needs of the configuration (null: read without one, e.g. `--db`). */
@@ -287,6 +302,7 @@ export function readAlertViews(source: AlertViewSource, config: AlertViewConfig 
       inhibit: config?.alerting.inhibit ?? true,
       kinds,
       deliveries: deliveriesOf(readNotificationViews(source, { since: query.from })),
+      acks: source.acks?.(),
     },
     now,
   );
@@ -298,8 +314,10 @@ export function readAlertViews(source: AlertViewSource, config: AlertViewConfig 
 export function alertViewSource(
   store: Pick<AlertViewSource, 'boxes' | 'lastCycle'>,
   alerts: Pick<AlertViewSource, 'states' | 'transitionsSince' | 'silences' | 'outboxSince'>,
+  acks?: Pick<AckRepository, 'latestByKey'>,
 ): AlertViewSource {
   return {
+    ...(acks ? { acks: () => acks.latestByKey() } : {}),
     outboxSince: (since) => alerts.outboxSince(since),
     boxes: () => store.boxes(),
     lastCycle: () => store.lastCycle(),
