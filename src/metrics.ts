@@ -41,6 +41,10 @@ export interface Metrics {
   tickSkipped(): void;
   /** A poll cycle that ended in an unexpected error (a bug, or damaged data): logged and counted. */
   cycleCrashed(): void;
+  /** The wall clock was behind the last recorded cycle (stepped back); the cycle was still recorded. */
+  clockSteppedBack(): void;
+  /** A damaged database row (unreadable JSON) was set aside, in `table`. */
+  damagedRow(table: string): void;
   /** One delivery attempt of a notifier; outcome e.g. 'ok', 'retry', 'failed'. */
   observeNotification(notifier: string, outcome: string): void;
   setBoxesProvider(provider: () => BoxState[]): void;
@@ -130,6 +134,17 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'Poll cycles that ended in an unexpected error (see the logs); polling goes on.',
     registers,
   });
+  const clockSteps = new Counter({
+    name: 'boxwatch_clock_steps_back_total',
+    help: 'Poll cycles whose start was not after the last recorded cycle (the clock stepped back); each was recorded just after it.',
+    registers,
+  });
+  const damaged = new Counter({
+    name: 'boxwatch_damaged_rows_total',
+    help: 'Damaged database rows (unreadable JSON) set aside, by table; each row is counted once per process.',
+    labelNames: ['table'] as const,
+    registers,
+  });
   const requests = new Counter({
     name: 'boxwatch_gateway_requests_total',
     help: "HTTP attempts to the Gateway API by endpoint and outcome ('ok' or the error code).",
@@ -195,6 +210,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     cycleCrashed() {
       crashes.inc();
+    },
+    clockSteppedBack() {
+      clockSteps.inc();
+    },
+    damagedRow(table) {
+      damaged.inc({ table });
     },
     observeNotification(notifier, outcome) {
       notifications.inc({ notifier, outcome });

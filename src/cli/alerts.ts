@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { inhibitedBy, matchingSilences, type AlertState, type AlertStatus, type AlertValue, type HeldBackReason, type Severity } from '../alerts/index.js';
 import { SEVERITY_RANK } from '../alerts/types.js';
 import { formatDuration } from '../duration.js';
-import type { AlertStore, TransitionRow } from '../store/alert-store.js';
+import type { AlertQueries, TransitionRow } from '../alerts/repositories.js';
 import type { BoxState, Store } from '../store/types.js';
 import type { Config } from '../config/index.js';
 import { terminalSafe } from './call-gateway.js';
@@ -60,7 +60,7 @@ const KEY_SEP = '\u0000';
 
 /** Builds the alert list from the stored states, transitions since `from`, boxes and silences. */
 export function alertViews(
-  input: { states: ReadonlyMap<string, AlertState>; transitions: readonly TransitionRow[]; boxes: readonly BoxState[]; alerts: Pick<AlertStore, 'silences'>; gatewayDown: boolean; inhibit: boolean; kinds: ReadonlyMap<string, string> },
+  input: { states: ReadonlyMap<string, AlertState>; transitions: readonly TransitionRow[]; boxes: readonly BoxState[]; alerts: Pick<AlertQueries, 'silences'>; gatewayDown: boolean; inhibit: boolean; kinds: ReadonlyMap<string, string> },
   now: number,
 ): AlertView[] {
   const { states, transitions } = input;
@@ -244,7 +244,7 @@ export function printAlerts(ctx: CliContext, views: readonly AlertView[], option
 }
 
 /** Reads everything `boxwatch alerts` shows from an open store. */
-export function readAlertViews(store: Store, alerts: AlertStore, config: Config | null, from: number, now: number): AlertView[] {
+export function readAlertViews(store: Store, alerts: AlertQueries, config: Config | null, from: number, now: number): AlertView[] {
   const states = alerts.states();
   const transitions = alerts.transitionsSince(from);
   const last = store.lastCycle();

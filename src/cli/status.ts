@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { SEVERITY_RANK, type AlertState } from '../alerts/types.js';
-import { AlertStore } from '../store/alert-store.js';
+import type { AlertQueries } from '../alerts/repositories.js';
 import { SqliteStore } from '../store/index.js';
 import type { BoxState, Store } from '../store/types.js';
 import { terminalSafe } from './call-gateway.js';
@@ -74,8 +74,8 @@ export const registerStatus: RegisterCommand = (program: Command, ctx: CliContex
  * The status table (or JSON) of every box the store knows; also printed at the end of the demo.
  * Open alerts come from `alerts`, or from the store's database when it is a SqliteStore.
  */
-export function printStatus(ctx: CliContext, store: Store, now: number, format: OutputFormat, alerts?: Pick<AlertStore, 'states'>): void {
-  const source = alerts ?? (store instanceof SqliteStore ? new AlertStore(store.db) : undefined);
+export function printStatus(ctx: CliContext, store: Store, now: number, format: OutputFormat, alerts?: Pick<AlertQueries, 'states'>): void {
+  const source = alerts ?? (store instanceof SqliteStore ? store.alerts : undefined);
   const open = openAlertsBySerial(source?.states().values() ?? []);
   const boxes = sortByTrouble(store.boxes(), open);
   printRows(ctx, format, {

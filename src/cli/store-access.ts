@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { Option } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
-import { AlertStore } from '../store/alert-store.js';
+import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import { StoreError } from '../store/errors.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
@@ -20,7 +20,7 @@ export interface StoreSource {
 
 /** What a command gets besides the store: the alert tables, and the configuration when one was read. */
 export interface StoreExtras {
-  alerts: AlertStore;
+  alerts: AlertQueries & SilenceWrites;
   /** null when only `--db` was given (no configuration read). */
   config: Config | null;
 }
@@ -47,7 +47,7 @@ export async function withStore(
   }
   const store = openStore(path, { readonly: !options.write });
   try {
-    await body(store, Date.now(), { alerts: new AlertStore(store.db), config });
+    await body(store, Date.now(), { alerts: store.alerts, config });
   } finally {
     store.close();
   }

@@ -12,7 +12,8 @@ export { NotifyError } from './errors.js';
 export { EmailNotifier, buildEmail } from './email.js';
 export { SlackNotifier, buildSlackPayload } from './slack.js';
 export { ConsoleNotifier, buildConsoleLines } from './console.js';
-export { Dispatcher, type DispatcherOptions, type OutboxQueue, type OutboxRow, type DeliveryOutcome } from './dispatcher.js';
+export { Dispatcher, type DispatcherOptions, type DeliveryOutcome } from './dispatcher.js';
+export type { OutboxRepository, OutboxRow, OutboxStats, UnreportedFailures } from './outbox.js';
 export { DEFAULT_RETRY_POLICY, decideAfterFailure, isDead, nextAttemptAt, type RetryPolicy } from './retry.js';
 
 /** A `notifiers:` entry as the configuration spells it (routing fields are the alert engine's). */

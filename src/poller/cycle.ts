@@ -5,6 +5,7 @@
  * state as it was: unknown, never guessed. A cycle abandoned through `signal` (shutdown) records
  * nothing and rejects with the signal's reason.
  */
+import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
 import { BoxwatchError, errorMessage } from '../errors.js';
 import type { GatewayClient } from '../gateway/types.js';
@@ -28,9 +29,9 @@ export interface CycleDeps {
   signal?: AbortSignal;
   /**
    * Writes the cycle (one transaction). Defaults to `store.recordCycle`; the app wraps it to write
-   * the alert transitions the cycle causes in the same transaction.
+   * the alert transitions the cycle causes in the same transaction. May be asynchronous.
    */
-  commit?: (write: CycleWrite, serverTime: number | null) => void;
+  commit?: (write: CycleWrite, serverTime: number | null) => Awaitable<unknown>;
 }
 
 export interface CycleResult {
@@ -75,7 +76,7 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
       summaries = []; // the vendor's "No connected devices found": an empty fleet, not a failure
     } else {
       const cycle = finish({ outcome: 'failed', errorCode: errorCode(err), error: errorMessage(err), boxes: 0, detailsFetched: 0 });
-      commit({ cycle, seen: [], missing: [] }, serverTime);
+      await commit({ cycle, seen: [], missing: [] }, serverTime);
       logger.warn({ code: cycle.errorCode, err: cycle.error }, 'poll cycle failed');
       return { cycle, seen: [], missing: [], returned: [], serverTime, detailsFailed: 0 };
     }
@@ -105,7 +106,7 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
   const returned = [...known.values()].filter((b) => b.missingSince !== null && listed.has(b.serial)).map((b) => b.serial);
 
   const cycle = finish({ outcome: 'ok', errorCode: null, error: null, boxes: summaries.length, detailsFetched: details.size });
-  commit({ cycle, seen, missing }, serverTime);
+  await commit({ cycle, seen, missing }, serverTime);
   if (missing.length > 0) logger.warn({ serials: missing }, 'boxes missing from the device list');
   if (returned.length > 0) logger.info({ serials: returned }, 'boxes back in the device list');
   logger.debug({ boxes: cycle.boxes, details: cycle.detailsFetched, ms: cycle.durationMs, requests: cycle.requests }, 'poll cycle done');
