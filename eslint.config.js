@@ -6,6 +6,15 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // The dashboard's browser modules (plain JavaScript, no bundler).
+    files: ['src/web/static/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'history', 'fetch', 'URL', 'URLSearchParams', 'Intl', 'sessionStorage', 'EventSource', 'Node', 'devicePixelRatio', 'setTimeout', 'clearTimeout'].map((g) => [g, 'readonly']),
+      ),
+    },
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',

@@ -13,10 +13,11 @@ import { mkdirSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { releaseReadyGroups } from './alerts/grouper.js';
+import { announcedFiringItems } from './alerts/message.js';
 import { AlertPipeline, type CycleAlerts } from './alerts/pipeline.js';
 import type { AlertQueries } from './alerts/repositories.js';
 import type { Clock } from './clock.js';
-import { systemClock } from './clock.js';
+import { systemClock, timerDelay } from './clock.js';
 import { redactUrl, type Config } from './config/index.js';
 import { errorMessage } from './errors.js';
 import { createGatewayClient } from './gateway/client.js';
@@ -26,8 +27,10 @@ import type { LineSink } from './notify/console.js';
 import { Dispatcher } from './notify/dispatcher.js';
 import { notifiersFromConfig } from './notify/from-config.js';
 import { looksLikeNotificationMessage, type OutboxRepository } from './notify/outbox.js';
+import { Resender } from './notify/resend.js';
 import type { AlertItem, NotificationMessage, Notifier } from './notify/types.js';
-import { runCycle, type CycleResult } from './poller/cycle.js';
+import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
+import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
 import { startHttpServer, type AlertsReader, type RunningHttpServer } from './http/index.js';
@@ -116,7 +119,7 @@ export function createApp(deps: AppDeps): App {
   const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
   const configured = new Set(config.notifiers.map((n) => n.name));
   const pipeline = new AlertPipeline({ config });
-  const notifiers = deps.notifiers ?? notifiersFromConfig(config.notifiers, { stdout: deps.stdout });
+  const notifiers = deps.notifiers ?? notifiersFromConfig(config.notifiers, { stdout: deps.stdout, now: () => clock.now() });
   /** Aborted by stop() once the grace period is over: the requests in flight are abandoned. */
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // one listener per request in flight
@@ -133,11 +136,26 @@ export function createApp(deps: AppDeps): App {
     onOutcome: (o) => metrics.observeNotification(o.notifier, o.result),
     signal: controller.signal,
   });
+  // Receivers that forget alerts they do not hear of again (Alertmanager) get the firing ones resent.
+  const resender = new Resender({
+    notifiers,
+    clock,
+    logger,
+    signal: controller.signal,
+    firing: (name, now) => {
+      const route = config.notifiers.find((n) => n.name === name) ?? {};
+      const boxes = new Map(store.boxes().map((b) => [b.serial, b]));
+      return announcedFiringItems(alerts.states().values(), route, (serial) => boxes.get(serial), now);
+    },
+  });
   metrics.setBoxesProvider(() => store.boxes());
   metrics.setAlertsProvider(() => firingCounts(alerts));
   metrics.setOutboxProvider(() => outbox.stats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
   store.damagedRows.report(logger, (table) => metrics.damagedRow(table));
   let http: RunningHttpServer | null = null;
+  /** The dashboard's live event stream: one event after every cycle. */
+  const events = createLiveEvents();
+  let skewMs: number | null = null;
   let lastPrune = 0;
   let pruning: Promise<void> | null = null;
   let last: AppCycle | undefined;
@@ -159,7 +177,7 @@ export function createApp(deps: AppDeps): App {
       next = clock.now() + GROUP_RETRY_MS;
     }
     if (running && next !== null) {
-      groupTimer = setTimeout(() => void group(), Math.max(0, next - clock.now()) + 5);
+      groupTimer = setTimeout(() => void group(), timerDelay(next - clock.now() + 5));
       groupTimer.unref();
     }
   };
@@ -208,6 +226,8 @@ export function createApp(deps: AppDeps): App {
     }
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
+    if (result.serverTime !== null) skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
+    events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
     deps.onCycle?.(last);
     const now = clock.now();
@@ -250,16 +270,18 @@ export function createApp(deps: AppDeps): App {
           clock,
           logger,
           alerts: alertsReader(alerts, clock),
+          dashboard: { alerts, config, events, skewMs: () => skewMs },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
           health: { maxCycleAgeMs: 3 * tickIntervalMs + config.gateway.timeout },
         });
-        logger.info({ url: http.url }, 'http endpoints listening');
+        logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'dashboard and http endpoints listening');
       }
       void scheduler.stop();
       scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip, onCrash });
       await group(); // anything left queued by a previous run (and items of removed notifiers)
       await dispatcher.retireRemoved();
       dispatcher.start();
+      resender.start();
       logger.info({ schedule: config.poll.schedule, gateway: redactUrl(config.gateway.baseUrl), db: config.storage.path }, 'boxwatch polling');
     },
     async runOnce() {
@@ -290,7 +312,7 @@ export function createApp(deps: AppDeps): App {
       controller.abort(new Error('boxwatch is stopping'));
     }, deps.stopGraceMs ?? STOP_GRACE_MS);
     try {
-      await Promise.all([scheduler.stop(), dispatcher.stop()]);
+      await Promise.all([scheduler.stop(), dispatcher.stop(), resender.stop()]);
     } finally {
       clearTimeout(abandon);
     }

@@ -16,7 +16,7 @@ export class BoxwatchError extends Error {
   }
 }
 
-/** A bad command-line argument: the CLI prints the message and usage, and exits 2. */
+/** A bad command-line argument: the CLI prints the message and a `see boxwatch COMMAND --help` hint, and exits 2. */
 export class UsageError extends BoxwatchError {
   constructor(message: string) {
     super('usage', message);
@@ -27,14 +27,17 @@ export class UsageError extends BoxwatchError {
 export interface ConfigIssue {
   path: string;
   message: string;
+  /** The entry the path is in, by its name, when it has one: `rule "battery-low"`. */
+  entry?: string;
 }
 
 /** An invalid configuration: every problem, each with the path of its field. */
 export class ConfigError extends BoxwatchError {
   readonly issues: ConfigIssue[];
 
-  constructor(issues: ConfigIssue[], source = 'configuration') {
-    super('config_invalid', `${source} is invalid:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`);
+  /** `message` replaces the "SOURCE is invalid:" listing (a missing file is not an invalid one). */
+  constructor(issues: ConfigIssue[], source = 'configuration', message?: string) {
+    super('config_invalid', message ?? `${source} is invalid:\n${issues.map((i) => `  ${i.path}${i.entry ? ` (${i.entry})` : ''}: ${i.message}`).join('\n')}`);
     this.issues = issues;
   }
 }

@@ -37,6 +37,8 @@ const code = await runCli(
     err: (s) => process.stderr.write(s),
     env: process.env,
     signal: controller.signal,
+    outStream: process.stdout,
+    errIsTTY: Boolean(process.stderr.isTTY),
     isTTY: Boolean(process.stdout.isTTY),
     onReload,
   },

@@ -62,6 +62,13 @@ export interface MetricsOptions {
   processMetrics?: boolean;
 }
 
+/** The per-box gauges (labels serial and name); `boxwatch export --format openmetrics` writes the same series. */
+export const BOX_GAUGES = {
+  connected: { name: 'boxwatch_box_connected', help: '1 if the box is connected to the gateway, 0 if not.' },
+  battery: { name: 'boxwatch_box_battery_percent', help: 'Battery level in percent; no sample while the gateway reports none.' },
+  signal: { name: 'boxwatch_box_signal_dbm', help: 'Signal strength in dBm; no sample before the first details fetch.' },
+} as const;
+
 const CYCLE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const REQUEST_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -97,9 +104,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       },
     });
   };
-  boxGauge('boxwatch_box_connected', '1 if the box is connected to the gateway, 0 if not.', (b) => (b.connected ? 1 : 0));
-  boxGauge('boxwatch_box_battery_percent', 'Battery level in percent; no sample while the gateway reports none.', (b) => b.battery);
-  boxGauge('boxwatch_box_signal_dbm', 'Signal strength in dBm; no sample before the first details fetch.', (b) => b.signal);
+  boxGauge(BOX_GAUGES.connected.name, BOX_GAUGES.connected.help, (b) => (b.connected ? 1 : 0));
+  boxGauge(BOX_GAUGES.battery.name, BOX_GAUGES.battery.help, (b) => b.battery);
+  boxGauge(BOX_GAUGES.signal.name, BOX_GAUGES.signal.help, (b) => b.signal);
   boxGauge(
     'boxwatch_box_last_seen_age_seconds',
     "Seconds since the box's last activity (last_seen on the gateway's clock).",

@@ -183,7 +183,7 @@ describe('boxwatch calls show', () => {
 describe('usage errors: exit 2, a clear message, no request', () => {
   const from = 'box:BX-00001';
   const cases: [string, string[], NodeJS.ProcessEnv | null, RegExp][] = [
-    ['from without box:', ['call', '--from', 'BX-00001', '--to', PHONE, '--agent', '101'], null, /--from must be box:SERIAL/],
+    ['from not a serial', ['call', '--from', 'box:a b', '--to', PHONE, '--agent', '101'], null, /--from must be a box serial, SERIAL or box:SERIAL/],
     ['to not E.164', ['call', '--from', from, '--to', '4155550123', '--agent', '101'], null, /--to must be an E\.164 phone number/],
     ['agent not an integer', ['call', '--from', from, '--to', PHONE, '--agent', 'sales'], null, /--agent must be a positive integer, got "sales"/],
     ['missing --to', ['call', '--from', from, '--agent', '101'], null, /required option '--to <number>' not specified/],

@@ -3,7 +3,9 @@
  * about the box (name, location) becomes one AlertItem of a NotificationMessage (src/notify/).
  */
 import type { AlertItem } from '../notify/types.js';
-import type { NotificationIntent } from './types.js';
+import { routes, type NotifierRoute } from './group.js';
+import { intentOf } from './state.js';
+import type { AlertState, NotificationIntent } from './types.js';
 
 /** The box fields messages show; untrusted text, escaped by the channels. */
 export interface BoxLabels {
@@ -27,4 +29,22 @@ export function toAlertItem(intent: NotificationIntent, box: BoxLabels = {}): Al
     resolvedAt: intent.resolvedAt,
     summary: intent.summary ?? intent.kind.replace(/_/g, ' '),
   };
+}
+
+/**
+ * The alerts a notifier was told are firing and that still fire, as `repeat` items: what the
+ * resender (src/notify/resend.ts) sends again to receivers that forget alerts they do not hear of.
+ */
+export function announcedFiringItems(
+  states: Iterable<AlertState>,
+  route: NotifierRoute,
+  boxOf: (serial: string) => BoxLabels | undefined,
+  now: number,
+): AlertItem[] {
+  const items: AlertItem[] = [];
+  for (const s of states) {
+    if (s.status !== 'firing' || !s.notifiedFiring || !routes(route, s)) continue;
+    items.push(toAlertItem(intentOf(s, 'repeat', now), boxOf(s.serial)));
+  }
+  return items;
 }

@@ -17,6 +17,7 @@
  * their few callers await (docs/storage.md, "A second implementation").
  */
 import type { Awaitable } from '../awaitable.js';
+import type { AlertItem } from '../notify/types.js';
 import type { BoxState, CycleWrite, RecordedCycle } from '../store/types.js';
 import type { Silence } from './silences.js';
 import type { AlertState, Transition } from './types.js';
@@ -79,12 +80,28 @@ export interface GroupQueue<I, M> {
   release(batches: readonly ReleasedBatch<M>[], now: number): Awaitable<void>;
 }
 
+/** One outbox message as the notification log shows it (dashboard /alerts). */
+export interface OutboxEntry {
+  id: number;
+  notifier: string;
+  createdAt: number;
+  status: 'pending' | 'sending' | 'delivered' | 'dead';
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  doneAt: number | null;
+  /** The alerts the message told about (empty when the row is damaged). */
+  items: AlertItem[];
+}
+
 /** Reads of alert state and history for the CLI and the HTTP API (synchronous; see the header). */
 export interface AlertQueries {
   /** Every alert not at rest, by key. */
   states(): Map<string, AlertState>;
-  /** Transitions at or after `since`, oldest first. */
-  transitionsSince(since: number): TransitionRow[];
+  /** Transitions at or after `since` (of one box when `serial` is given), oldest first. */
+  transitionsSince(since: number, serial?: string): TransitionRow[];
+  /** The newest outbox messages created since `since` (at most `limit`, default 1000), newest first: the notification log. */
+  outboxSince(since: number, limit?: number): OutboxEntry[];
   /** Silences not yet ended at `now` (pending and active); with `all`, every silence. */
   silences(now: number, options?: { all?: boolean }): Silence[];
   silence(id: string): Silence | undefined;

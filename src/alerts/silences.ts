@@ -9,7 +9,8 @@
  * when both are given, both must match. Box matchers never match fleet-level alerts (serial '').
  */
 import { matchesAny } from '../rules/glob.js';
-import { parseAlertKey } from './types.js';
+import { inTimeRange, TIME_RANGE_TEXT } from '../time.js';
+import { parseAlertKey, type AlertState } from './types.js';
 
 export interface SilenceMatchers {
   /** Box serial globs, e.g. `SN-00*`. */
@@ -44,7 +45,7 @@ export function silenceState(silence: Silence, now: number): SilenceState {
 }
 
 /** True when the silence's matchers select the alert (regardless of time). */
-export function silenceMatches(silence: Silence, alert: AlertLabels): boolean {
+export function silenceMatches(silence: Pick<Silence, 'matchers'>, alert: AlertLabels): boolean {
   const { boxes = [], rules = [] } = silence.matchers;
   if (boxes.length === 0 && rules.length === 0) return false;
   if (boxes.length > 0 && (alert.serial === '' || !matchesAny(alert.serial, boxes))) return false;
@@ -69,13 +70,26 @@ export function validateSilence(silence: Silence): string[] {
   const { boxes = [], rules = [] } = silence.matchers;
   if (boxes.length === 0 && rules.length === 0) problems.push('a silence needs at least one box glob or rule name');
   if ([...boxes, ...rules].some((m) => m.trim() === '')) problems.push('matchers must not be empty');
-  if (!(silence.endsAt > silence.startsAt)) problems.push('a silence must end after it starts');
+  if (!inTimeRange(silence.startsAt) || !inTimeRange(silence.endsAt)) problems.push(`a silence must start and end within ${TIME_RANGE_TEXT}`);
+  else if (!(silence.endsAt > silence.startsAt)) problems.push('a silence must end after it starts');
   if (silence.comment.trim() === '') problems.push('a silence needs a comment');
   return problems;
+}
+
+/** True when the silence matches every alert there can be: every rule (gateway ones too) on every box. */
+export function silenceMatchesEverything(silence: Pick<Silence, 'matchers'>): boolean {
+  const everything = (globs: readonly string[] | undefined): boolean => globs !== undefined && globs.some((g) => /^\*+$/.test(g));
+  const { boxes, rules } = silence.matchers;
+  return everything(rules) && (boxes === undefined || boxes.length === 0 || everything(boxes));
 }
 
 /** The silence ended at `now` (a pending one never starts; an expired one is unchanged). */
 export function expireSilence(silence: Silence, now: number): Silence {
   if (silenceState(silence, now) === 'expired') return silence;
   return { ...silence, startsAt: Math.min(silence.startsAt, now), endsAt: now };
+}
+
+/** The open (pending or firing) alerts a silence would hold back: what `silence add` and the dashboard preview show. */
+export function openAlertsMatching(silence: Pick<Silence, 'matchers'>, states: Iterable<AlertState>): AlertState[] {
+  return [...states].filter((a) => (a.status === 'firing' || a.status === 'pending') && silenceMatches(silence, a));
 }

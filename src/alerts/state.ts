@@ -174,7 +174,8 @@ export function notifyStep(state: AlertState, input: NotifyInput): { next: Alert
   return { next: state };
 }
 
-function intentOf(s: AlertState, type: NotificationIntent['type'], now: number): NotificationIntent {
+/** The notification intent of `type` for an alert in state `s`. */
+export function intentOf(s: AlertState, type: NotificationIntent['type'], now: number): NotificationIntent {
   return {
     key: s.key,
     rule: s.rule,

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import type { Command } from 'commander';
 import { loadConfig } from '../config/index.js';
 import { BoxwatchError, UsageError } from '../errors.js';
-import { StoreError } from '../store/errors.js';
+import { StoreError, storeNotFound } from '../store/errors.js';
 import { APPLICATION_ID } from '../store/migrate.js';
 import type { CliContext, RegisterCommand } from './context.js';
 
@@ -33,7 +33,7 @@ export interface BackupResult {
  * `force`. Works on any schema version, so it can be taken before an upgrade.
  */
 export async function backupDatabase(source: string, target: string, options: { force?: boolean } = {}): Promise<BackupResult> {
-  if (!existsSync(source)) throw new StoreError('store_not_found', `no database at ${source}`);
+  if (!existsSync(source)) throw storeNotFound(source);
   if (existsSync(target) && !options.force) {
     throw new BoxwatchError('backup_target_exists', `${target} exists already; refusing to overwrite it (pass --force to replace it)`);
   }
@@ -101,7 +101,7 @@ export const registerBackup: RegisterCommand = (program: Command, ctx: CliContex
     .option('-f, --force', 'replace FILE if it exists')
     .action(async (file: string, opts: BackupOptions) => {
       if (opts.config !== undefined && opts.db !== undefined) throw new UsageError('give --config or --db, not both');
-      const source = opts.db ?? loadConfig({ path: opts.config, env: ctx.env }).config.storage.path;
+      const source = opts.db ?? loadConfig({ path: opts.config, env: ctx.env, uses: ['storage'] }).config.storage.path;
       if (source === ':memory:') throw new UsageError('the configuration names an in-memory database (storage.path ":memory:"); there is nothing to back up');
       const { bytes } = await backupDatabase(source, file, { force: opts.force });
       ctx.out(`backed up ${source} to ${file} (${formatBytes(bytes)})\n`);

@@ -1,13 +1,18 @@
 /**
- * Gateway address and key for the call commands: `--gateway URL` / BOXWATCH_GATEWAY_URL
- * (default http://127.0.0.1:8080) and BOXWATCH_SECRET_KEY. Without a key, the simulator's
- * development key is used, but only for a loopback gateway address (a local simulator); any other
- * address needs the real key.
+ * Gateway address and key for the call commands, like every command from the configuration file
+ * (`--config`, BOXWATCH_CONFIG, ./boxwatch.yaml when it exists; only its `gateway` section is
+ * used), overridden by `--gateway URL` / BOXWATCH_GATEWAY_URL and BOXWATCH_SECRET_KEY. With no
+ * configuration file the address defaults to http://127.0.0.1:8080; without any key the
+ * simulator's development key is used, but only for a loopback gateway address (a local
+ * simulator); any other address needs the real key.
  */
+import { existsSync } from 'node:fs';
 import { Option } from 'commander';
+import { DEFAULT_CONFIG_PATH, loadConfig, resolveConfigPath } from '../config/index.js';
 import { terminalSafe } from './output.js';
 import { UsageError } from '../errors.js';
 import { createGatewayClient } from '../gateway/client.js';
+import { BOX_FROM } from '../gateway/messages.js';
 import type { GatewayClient } from '../gateway/types.js';
 import { DEV_KEY } from '../sim/simulator.js';
 
@@ -19,14 +24,32 @@ export function gatewayOption(): Option {
   return new Option('--gateway <url>', `Gateway API base URL (env BOXWATCH_GATEWAY_URL, default ${DEFAULT_GATEWAY_URL})`);
 }
 
+export function configOption(): Option {
+  return new Option('-c, --config <file>', 'configuration file for the gateway address and key (default: $BOXWATCH_CONFIG, else ./boxwatch.yaml if it exists)');
+}
+
 export interface GatewaySettings {
   url: string;
   key: string;
 }
 
+export interface GatewayFlags {
+  gateway?: string;
+  config?: string;
+}
+
+/** The configuration's gateway, when a file is named or ./boxwatch.yaml exists. */
+function configuredGateway(configFlag: string | undefined, env: NodeJS.ProcessEnv): Partial<GatewaySettings> {
+  const path = resolveConfigPath({ path: configFlag, env });
+  if (path === DEFAULT_CONFIG_PATH && configFlag === undefined && !existsSync(path)) return {};
+  const { gateway } = loadConfig({ path, env, uses: ['gateway'] }).config;
+  return { url: gateway.baseUrl, key: gateway.secretKey };
+}
+
 /** Resolves the gateway URL and key; throws UsageError for a bad URL or a missing key. */
-export function resolveGateway(flag: string | undefined, env: NodeJS.ProcessEnv): GatewaySettings {
-  const raw = flag ?? (env.BOXWATCH_GATEWAY_URL || DEFAULT_GATEWAY_URL);
+export function resolveGateway(flags: GatewayFlags, env: NodeJS.ProcessEnv): GatewaySettings {
+  const configured = configuredGateway(flags.config, env);
+  const raw = flags.gateway ?? (env.BOXWATCH_GATEWAY_URL || configured.url || DEFAULT_GATEWAY_URL);
   let url: URL;
   try {
     url = new URL(raw);
@@ -36,7 +59,7 @@ export function resolveGateway(flag: string | undefined, env: NodeJS.ProcessEnv)
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`invalid gateway URL "${raw}": use http:// or https://`);
   }
-  const key = env.BOXWATCH_SECRET_KEY;
+  const key = env.BOXWATCH_SECRET_KEY || configured.key;
   if (key !== undefined && key !== '') return { url: raw, key };
   if (LOOPBACK_HOSTS.has(url.hostname)) return { url: raw, key: DEV_KEY };
   throw new UsageError(
@@ -60,6 +83,11 @@ export function formatTimestamp(iso: string | undefined): string {
   if (iso === undefined) return '-';
   const t = Date.parse(iso);
   return Number.isNaN(t) ? terminalSafe(iso) : new Date(t).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The serial of `BX-00001` or `box:BX-00001` (how --from and --box name a box), or undefined. */
+export function boxSerial(text: string): string | undefined {
+  return BOX_FROM.exec(text.startsWith('box:') ? text : `box:${text}`)?.[1];
 }
 
 /** Parses a positive integer option, or throws UsageError naming the option. */

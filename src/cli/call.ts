@@ -1,13 +1,13 @@
 /**
- * `boxwatch call --from box:SERIAL --to +E164 --agent ID`: places an outbound call. Following the
+ * `boxwatch call --from SERIAL --to +E164 --agent ID`: places an outbound call. Following the
  * vendor's usage rule, it reads the box's details first and refuses (exit 1) when the box is not
  * connected. Bad arguments are UsageErrors (exit 2) and send no request.
  */
 import { BoxwatchError, UsageError } from '../errors.js';
 import { GatewayError } from '../gateway/errors.js';
-import { BOX_FROM, E164 } from '../gateway/messages.js';
+import { E164 } from '../gateway/messages.js';
 import type { CliContext, RegisterCommand } from './context.js';
-import { formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
+import { boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
 import { formatOption, formatTable, type OutputFormat } from './output.js';
 
 interface CallOptions {
@@ -15,6 +15,7 @@ interface CallOptions {
   to: string;
   agent: string;
   gateway?: string;
+  config?: string;
   format: OutputFormat;
 }
 
@@ -22,22 +23,23 @@ export const registerCall: RegisterCommand = (program, ctx) => {
   program
     .command('call')
     .description('place an outbound AI-agent call through a box (checks that the box is connected first)')
-    .requiredOption('--from <box>', 'the box to call from: box:SERIAL')
+    .requiredOption('--from <box>', 'the box to call from: SERIAL or box:SERIAL')
     .requiredOption('--to <number>', 'destination phone number in E.164 format, e.g. +14155550123')
     .requiredOption('--agent <id>', 'the AI agent that handles the call (integer id)')
     .addOption(gatewayOption())
+    .addOption(configOption())
     .addOption(formatOption(['table', 'json']))
     .action((opts: CallOptions) => runCall(opts, ctx));
 };
 
 async function runCall(opts: CallOptions, ctx: CliContext): Promise<void> {
-  const serial = BOX_FROM.exec(opts.from)?.[1];
-  if (serial === undefined) throw new UsageError(`--from must be box:SERIAL (e.g. box:SN-0001), got "${opts.from}"`);
+  const serial = boxSerial(opts.from);
+  if (serial === undefined) throw new UsageError(`--from must be a box serial, SERIAL or box:SERIAL (e.g. BX-00001), got "${opts.from}"`);
   if (!E164.test(opts.to)) {
     throw new UsageError(`--to must be an E.164 phone number (+ then 8 to 15 digits, e.g. +14155550123), got "${opts.to}"`);
   }
   const agentId = positiveInt(opts.agent, '--agent');
-  const gateway = resolveGateway(opts.gateway, ctx.env);
+  const gateway = resolveGateway(opts, ctx.env);
 
   const result = await withGateway(gateway, async (client) => {
     const device = await client.getDevice(serial, { signal: ctx.signal }).catch((err: unknown) => {
@@ -52,7 +54,7 @@ async function runCall(opts: CallOptions, ctx: CliContext): Promise<void> {
         `box ${serial} ("${terminalSafe(device.device_name)}") is disconnected (last seen ${formatTimestamp(device.last_seen)}); not placing the call`,
       );
     }
-    return client.makeCall({ from: opts.from, to: opts.to, agentId }, { signal: ctx.signal });
+    return client.makeCall({ from: `box:${serial}`, to: opts.to, agentId }, { signal: ctx.signal });
   });
 
   if (opts.format === 'json') {

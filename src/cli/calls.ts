@@ -10,15 +10,15 @@ import { UsageError } from '../errors.js';
 import type { CallSummary } from '../gateway/schemas.js';
 import type { GatewayClient } from '../gateway/types.js';
 import { tryParseDuration, formatDuration } from '../duration.js';
+import { readTime, TIME_HELP } from '../time.js';
 import { systemClock } from '../clock.js';
 import type { CliContext, RegisterCommand } from './context.js';
-import { formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
+import { boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
 import { formatOption, formatTable, type OutputFormat } from './output.js';
 
 /** Pages read without --all before stopping. */
 export const MAX_PAGES_WITHOUT_ALL = 10;
 const DEFAULT_LIMIT = 20;
-const SERIAL = /^[A-Za-z0-9._-]+$/;
 
 interface ListOptions {
   perPage?: string;
@@ -29,11 +29,13 @@ interface ListOptions {
   box?: string;
   since?: string;
   gateway?: string;
+  config?: string;
   format: OutputFormat;
 }
 
 interface ShowOptions {
   gateway?: string;
+  config?: string;
   format: OutputFormat;
 }
 
@@ -48,8 +50,9 @@ export const registerCalls: RegisterCommand = (program, ctx) => {
     .option('--status <status>', 'only calls with this status (initiated, completed, failed, ...)')
     .option('--agent <id>', 'only calls handled by this agent')
     .option('--box <serial>', 'only calls placed from this box (SERIAL or box:SERIAL)')
-    .option('--since <when>', 'only calls started within this duration (24h, 7d) or since this ISO time')
+    .option('--since <when>', `only calls started within this duration (24h, 7d) or since this time (${TIME_HELP})`)
     .addOption(gatewayOption())
+    .addOption(configOption())
     .addOption(formatOption(['table', 'json']))
     .action((opts: ListOptions) => runList(opts, ctx));
   calls
@@ -57,6 +60,7 @@ export const registerCalls: RegisterCommand = (program, ctx) => {
     .description('show one call: status, times, duration, recording, transcript, variables')
     .argument('<id>', 'call id')
     .addOption(gatewayOption())
+    .addOption(configOption())
     .addOption(formatOption(['table', 'json']))
     .action((id: string, opts: ShowOptions) => runShow(id, opts, ctx));
 };
@@ -81,8 +85,8 @@ function parseListOptions(opts: ListOptions, now: number): ListQuery {
     tests.push((c) => c.agent_id === agent);
   }
   if (opts.box !== undefined) {
-    const serial = opts.box.startsWith('box:') ? opts.box.slice(4) : opts.box;
-    if (!SERIAL.test(serial)) throw new UsageError(`--box must be a box serial such as SN-0001, got "${opts.box}"`);
+    const serial = boxSerial(opts.box);
+    if (serial === undefined) throw new UsageError(`--box must be a box serial such as SN-0001, got "${opts.box}"`);
     tests.push((c) => c.from === `box:${serial}`);
   }
   if (opts.since !== undefined) {
@@ -101,8 +105,9 @@ function parseListOptions(opts: ListOptions, now: number): ListQuery {
 function parseSince(text: string, now: number): number {
   const ms = tryParseDuration(text);
   if (ms !== undefined) return now - ms;
-  if (/^\d{4}-\d{2}-\d{2}/.test(text) && !Number.isNaN(Date.parse(text))) return Date.parse(text);
-  throw new UsageError(`--since must be a duration (30m, 24h, 7d) or an ISO time, got "${text}"`);
+  const time = readTime(text);
+  if (time.ok) return time.ms;
+  throw new UsageError(`--since must be a duration (30m, 24h, 7d) or a time: ${time.message}`);
 }
 
 interface Collected {
@@ -133,7 +138,7 @@ async function collect(client: GatewayClient, query: ListQuery, signal: AbortSig
 
 async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
   const query = parseListOptions(opts, systemClock.now());
-  const gateway = resolveGateway(opts.gateway, ctx.env);
+  const gateway = resolveGateway(opts, ctx.env);
   const collected = await withGateway(gateway, (client) => collect(client, query, ctx.signal));
   const calls = collected.calls
     .slice()
@@ -164,7 +169,7 @@ async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
 
 async function runShow(id: string, opts: ShowOptions, ctx: CliContext): Promise<void> {
   if (!/^\d+$/.test(id)) throw new UsageError(`call id must be an integer, got "${id}"`);
-  const gateway = resolveGateway(opts.gateway, ctx.env);
+  const gateway = resolveGateway(opts, ctx.env);
   const call = await withGateway(gateway, (client) => client.getCall(id, { signal: ctx.signal }));
   if (opts.format === 'json') {
     ctx.out(JSON.stringify(call, null, 2) + '\n');

@@ -2,6 +2,8 @@
  * `boxwatch check-config [--config FILE]`: validates the configuration and prints the effective
  * configuration (every default filled in) as YAML, with the secret key, passwords and webhook
  * URLs redacted. A bad file exits 2 and lists every problem by path (runCli prints ConfigError).
+ * `--offline` checks the file in a shell without the daemon's secrets: unset variables are
+ * listed and shown as `${NAME} (not set)` instead of being errors.
  */
 import { loadConfig } from '../config/load.js';
 import { formatConfig } from '../config/print.js';
@@ -12,9 +14,14 @@ export const registerCheckConfig: RegisterCommand = (program, ctx) => {
     .command('check-config')
     .description('Validate the configuration and print it with defaults filled in and secrets redacted')
     .option('--config <file>', 'configuration file (env BOXWATCH_CONFIG, default ./boxwatch.yaml)')
-    .action((options: { config?: string }) => {
-      const { config, source } = loadConfig({ path: options.config, env: ctx.env });
+    .option('--offline', "check the file without this shell's secrets: an unset ${VAR} is listed, not an error")
+    .action((options: { config?: string; offline?: boolean }) => {
+      const { config, source, unset } = loadConfig({ path: options.config, env: ctx.env, uses: options.offline ? [] : undefined });
       ctx.out(`# ${source}: valid. Effective configuration (defaults filled in, secrets redacted):\n`);
-      ctx.out(formatConfig(config, { redact: true }));
+      if (unset.length > 0) {
+        const names = [...new Set(unset.map((u) => u.name))];
+        ctx.out(`# not set in this shell (\`boxwatch run\` and \`notify-test\` need them): ${names.join(', ')}\n`);
+      }
+      ctx.out(formatConfig(config, { redact: true, unset }));
     });
 };

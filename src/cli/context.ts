@@ -7,6 +7,13 @@ export interface CliContext {
   env: NodeJS.ProcessEnv;
   /** Aborted on SIGINT/SIGTERM; long-running commands (sim, run) stop when it fires. */
   signal: AbortSignal;
+  /**
+   * The real standard output, for commands that stream large output and must wait for a slow
+   * reader (export); absent in tests, where `out` is used.
+   */
+  outStream?: NodeJS.WritableStream;
+  /** True when stderr is a terminal (progress lines); absent means not. */
+  errIsTTY?: boolean;
   /** True when stdout is a terminal (pretty logs, colours). */
   isTTY: boolean;
   /**

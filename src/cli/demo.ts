@@ -2,15 +2,18 @@
  * `boxwatch demo [--duration 90s]`: boxwatch with no configuration at all. Starts the Gateway
  * simulator in this process with the scripted scenario config/scenarios/demo.yaml at 60x speed,
  * runs the daemon against it with the built-in demo configuration (config/demo.yaml: console
- * notifier, database ./data/demo.db, recreated on every demo), prints alerts as they fire and
- * resolve, and a status table at the end. Without --duration it runs until Ctrl-C.
+ * notifier, database ./data/demo.db, recreated on every demo), prints the dashboard's address
+ * (127.0.0.1:9464, or a free port when that one is taken) with a fresh admin token for silences,
+ * prints alerts as they fire and resolve, and a status table at the end. Without --duration it
+ * runs until Ctrl-C.
  */
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import { createApp } from '../app.js';
 import { demoConfig } from '../config/index.js';
 import { tryParseDuration } from '../duration.js';
-import { UsageError } from '../errors.js';
+import { BoxwatchError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { packageFile } from '../package-files.js';
 import { loadScenario } from '../sim/scenario.js';
@@ -38,18 +41,31 @@ export const registerDemo: RegisterCommand = (program: Command, ctx: CliContext)
       const scenario = await loadScenario(packageFile('config', 'scenarios', 'demo.yaml'));
       const base = demoConfig();
       const sim = await startSimulator({ port: 0, key: base.gateway.secretKey, scenario });
-      const config = demoConfig({ baseUrl: sim.url, storagePath: opts.db });
+      // A fresh token per demo: the page asks for it before it creates or expires a silence.
+      const adminToken = randomBytes(12).toString('hex');
+      let config = demoConfig({ baseUrl: sim.url, storagePath: opts.db, adminToken });
       for (const suffix of ['', '-wal', '-shm']) rmSync(`${opts.db}${suffix}`, { force: true });
 
             // Gateway failures during the scripted outage are told by the gateway_unreachable alert.
       const logger = createLogger({ level: 'error', destination: process.stderr });
-      const app = createApp({ config, logger, stdout: { write: (chunk, callback) => (ctx.out(chunk), callback?.(), true) } });
+      const stdout = { write: (chunk: string, callback?: (err?: Error | null) => void) => (ctx.out(chunk), callback?.(), true) };
+      let app = createApp({ config, logger, stdout });
+      try {
+        await app.start();
+      } catch (err) {
+        if (!(err instanceof BoxwatchError && err.code === 'http_listen')) throw err;
+        await app.stop();
+        for (const suffix of ['', '-wal', '-shm']) rmSync(`${opts.db}${suffix}`, { force: true });
+        config = { ...config, http: { ...config.http, listen: '127.0.0.1:0' } }; // 9464 is taken: any free port
+        app = createApp({ config, logger, stdout });
+        await app.start();
+      }
       ctx.out(
         `boxwatch demo: a simulated fleet of ${sim.sim.fleet.boxes.length} boxes at ${sim.sim.speed}x speed (one real second is one simulated minute),\n` +
           `polled every 2 s; alerts appear below as they fire and resolve. Database: ${opts.db}. ` +
-          (durationMs === undefined ? 'Ctrl-C to stop.\n\n' : `Stopping after ${opts.duration}.\n\n`),
+          (durationMs === undefined ? 'Ctrl-C to stop.\n' : `Stopping after ${opts.duration}.\n`) +
+          `\nDashboard: ${app.httpUrl ?? ''}/  (admin token for silences: ${adminToken})\n\n`,
       );
-      await app.start();
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([untilAborted(ctx.signal), new Promise<void>((resolve) => (timer = durationMs === undefined ? undefined : setTimeout(resolve, durationMs)))]);
       clearTimeout(timer);

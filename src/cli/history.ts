@@ -10,6 +10,7 @@ import { formatOption, printRows, type OutputFormat } from './output.js';
 import { sparkline } from './sparkline.js';
 import { dbOption, withStore } from './store-access.js';
 import { parseRange, type RangeOptions } from './time-range.js';
+import { TIME_HELP } from '../time.js';
 
 interface HistoryOptions extends RangeOptions {
   config?: string;
@@ -42,8 +43,8 @@ export const registerHistory: RegisterCommand = (program: Command, ctx: CliConte
     .description('the history of one metric of one box')
     .argument('<serial>', 'box serial, e.g. SN-0042')
     .option('--since <duration>', 'how far back, e.g. 24h, 7d (default 24h)')
-    .option('--from <iso>', 'start of the range (ISO 8601)')
-    .option('--to <iso>', 'end of the range (ISO 8601, default now)')
+    .option('--from <time>', `start of the range (${TIME_HELP})`)
+    .option('--to <time>', 'end of the range (same form; default now)')
     .addOption(new Option('-m, --metric <metric>', 'battery, signal, connected or firmware').default('battery'))
     .addOption(formatOption(['table', 'json', 'csv']))
     .option('-c, --config <file>', 'configuration file')

@@ -14,5 +14,8 @@ import { registerSilence } from './silence.js';
 import { registerRulesTest } from './rules-test.js';
 import { registerNotifyTest } from './notify-test.js';
 import { registerBackup } from './backup.js';
+import { registerInit } from './init.js';
+import { registerSql } from './sql.js';
+import { registerExport } from './export.js';
 
-export const allCommands: RegisterCommand[] = [registerDemo, registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerSilence, registerRulesTest, registerNotifyTest, registerBackup];
+export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerSilence, registerRulesTest, registerNotifyTest, registerBackup, registerSql, registerExport];

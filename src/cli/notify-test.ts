@@ -8,18 +8,14 @@
  */
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config/index.js';
+import { loadConfig } from '../config/index.js';
 import { BoxwatchError, UsageError } from '../errors.js';
-import { redact, urlSecrets } from '../notify/errors.js';
-import { notifiersFromConfig } from '../notify/from-config.js';
+import { redact } from '../notify/errors.js';
+import { notifierSecrets, notifiersFromConfig } from '../notify/from-config.js';
 import { sendTestMessages } from '../notify/test-message.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatTable } from './output.js';
 
-/** Every secret in the notifier configuration (SMTP URLs with passwords, webhook URLs). */
-export function notifierSecrets(notifiers: Config['notifiers']): string[] {
-  return notifiers.flatMap((n) => (n.type === 'email' ? urlSecrets(n.smtpUrl) : n.type === 'slack' ? urlSecrets(n.webhookUrl) : []));
-}
 
 export const registerNotifyTest: RegisterCommand = (program: Command, ctx: CliContext) => {
   program
@@ -34,7 +30,7 @@ export const registerNotifyTest: RegisterCommand = (program: Command, ctx: CliCo
       if (opts.notifier !== undefined && !names.includes(opts.notifier)) {
         throw new UsageError(`no notifier named "${opts.notifier}" (configured: ${names.join(', ')})`);
       }
-      const secrets = notifierSecrets(config.notifiers);
+      const secrets = config.notifiers.flatMap((n) => notifierSecrets(n));
       const safe = (text: string): string => redact(text, secrets);
       // The console notifier writes its test line to our output.
       const stdout = {

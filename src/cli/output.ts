@@ -23,11 +23,16 @@ export function formatTable(headers: readonly string[], rawRows: readonly (reado
 
 /** RFC 4180 CSV. */
 export function formatCsv(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  return [headers, ...rows].map(csvRow).join('\n') + '\n';
+}
+
+/** One CSV line (no line end), for output streamed a row at a time. */
+export function csvRow(cells: readonly string[]): string {
   const cell = (raw: string): string => {
     const c = terminalSafe(raw);
     return /[",]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c;
   };
-  return [headers, ...rows].map((r) => r.map(cell).join(',')).join('\n') + '\n';
+  return cells.map(cell).join(',');
 }
 
 export function printRows(

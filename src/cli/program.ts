@@ -14,7 +14,7 @@ export function buildProgram(ctx: CliContext, register: RegisterCommand[] = comm
   const program = new Command('boxwatch')
     .description('Watch a fleet of telephony boxes through the Gateway API: history, alerts, notifications.')
     .version(VERSION)
-    .showHelpAfterError('(run with --help for usage)')
+    .showHelpAfterError('see boxwatch --help')
     .configureOutput({ writeOut: (s) => ctx.out(s), writeErr: (s) => ctx.err(s) })
     .exitOverride();
   for (const add of register) add(program, ctx);
@@ -23,12 +23,19 @@ export function buildProgram(ctx: CliContext, register: RegisterCommand[] = comm
     for (const sub of cmd.commands) {
       sub.configureOutput({ writeOut: (s) => ctx.out(s), writeErr: (s) => ctx.err(s) });
       sub.exitOverride();
-      sub.showHelpAfterError('(run with --help for usage)');
+      sub.showHelpAfterError(`see ${commandPath(sub)} --help`);
       inherit(sub);
     }
   };
   inherit(program);
   return program;
+}
+
+/** `boxwatch silence add`: the command's full name, for "see ... --help" hints. */
+function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
 }
 
 /** Runs the CLI in-process and returns the exit code. Never throws. */
@@ -49,7 +56,7 @@ export async function runCli(argv: string[], ctx: CliContext, register?: Registe
       return EXIT_USAGE; // commander already printed the message and the help hint
     }
     if (err instanceof UsageError) {
-      ctx.err(`error: ${err.message}\n\n${active.helpInformation()}`);
+      ctx.err(`error: ${err.message}\nsee ${commandPath(active)} --help\n`);
       return EXIT_USAGE;
     }
     if (err instanceof ConfigError) {

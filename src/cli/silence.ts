@@ -11,9 +11,10 @@
  *   left as it is (exit 0), so that scripts can expire idempotently.
  */
 import type { Command } from 'commander';
-import { GATEWAY_RULE_NAMES, silenceMatches, silenceState, validateSilence, type Silence } from '../alerts/index.js';
-import { loadConfig, type Config } from '../config/index.js';
-import { formatDuration, tryParseDuration } from '../duration.js';
+import { GATEWAY_RULE_NAMES, openAlertsMatching, silenceMatchesEverything, silenceState, validateSilence, type Silence } from '../alerts/index.js';
+import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
+import { formatDuration, readDuration } from '../duration.js';
+import { isoTime as iso, readTime, TIME_HELP } from '../time.js';
 import { UsageError } from '../errors.js';
 import { matchesAny } from '../rules/glob.js';
 import { terminalSafe } from './call-gateway.js';
@@ -30,10 +31,13 @@ interface AddOptions {
   start?: string;
   by?: string;
   config?: string;
+  force?: boolean;
 }
 
+/** A silence longer than this, or one that matches everything, needs `--force`. */
+export const FORCE_SILENCE_OVER_MS = 365 * 86_400_000;
+
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
-const iso = (t: number): string => new Date(t).toISOString();
 /** ISO 8601 to the second, for tables. */
 const short = (t: number): string => iso(t).replace(/\.\d{3}Z$/, 'Z');
 
@@ -55,13 +59,18 @@ export function silenceFromOptions(opts: AddOptions, config: Config, now: number
   if (boxes.length === 0 && rules.length === 0) throw new UsageError('give at least one --box GLOB or --rule NAME');
   if ([...boxes, ...rules].some((m) => m === '')) throw new UsageError('--box and --rule must not be empty');
   if (opts.for === undefined) throw new UsageError('--for is required (how long the silence lasts, e.g. 2h)');
-  const forMs = tryParseDuration(opts.for);
-  if (forMs === undefined || forMs <= 0) throw new UsageError(`--for: invalid duration "${opts.for}" (use e.g. 30m, 2h, 1d)`);
+  const forRead = readDuration(opts.for, { min: 1 });
+  if (!forRead.ok) throw new UsageError(`--for: ${forRead.message}`);
+  const forMs = forRead.ms;
+  if (forMs > FORCE_SILENCE_OVER_MS && opts.force !== true) {
+    throw new UsageError(`--for ${opts.for} is longer than a year; add --force if you mean it`);
+  }
   if (opts.comment === undefined || opts.comment.trim() === '') throw new UsageError('--comment is required (why the alerts are silenced)');
   let startsAt = now;
   if (opts.start !== undefined) {
-    startsAt = Date.parse(opts.start);
-    if (Number.isNaN(startsAt)) throw new UsageError(`--start: invalid ISO time "${opts.start}" (e.g. 2026-03-01T22:00:00Z)`);
+    const start = readTime(opts.start);
+    if (!start.ok) throw new UsageError(`--start: ${start.message}`);
+    startsAt = start.ms;
   }
   const endsAt = startsAt + forMs;
   if (endsAt <= now) throw new UsageError(`the silence would have ended already (${iso(endsAt)}); check --start and --for`);
@@ -80,10 +89,14 @@ export function silenceFromOptions(opts: AddOptions, config: Config, now: number
   };
   const problems = validateSilence({ id: '-', ...silence });
   if (problems.length > 0) throw new UsageError(problems.join('; '));
+  if (silenceMatchesEverything(silence) && opts.force !== true) {
+    throw new UsageError('this silence matches every box and every rule (the gateway alerts too); add --force if you mean it');
+  }
   return silence;
 }
 
-function silenceJson(s: Silence, now: number): Record<string, unknown> {
+/** A silence as `silence list --format json` and the HTTP API show it. */
+export function silenceJson(s: Silence, now: number): Record<string, unknown> {
   return {
     id: s.id,
     state: silenceState(s, now),
@@ -106,12 +119,13 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
     .option('--rule <name>', 'rule name or glob (repeatable)', collect, [])
     .option('--for <duration>', 'how long, e.g. 2h (required)')
     .option('--comment <text>', 'why (required)')
-    .option('--start <iso>', 'when it starts (ISO 8601; default now)')
+    .option('--start <time>', `when it starts (${TIME_HELP}; default now)`)
+    .option('--force', 'allow a silence longer than a year, or one that matches every box and rule')
     .option('--by <name>', 'who (default $USER)')
     .option('-c, --config <file>', 'configuration file')
     .action((opts: AddOptions) => {
       // Arguments are checked before the database is opened: a bad one exits 2 and writes nothing.
-      const { config } = loadConfig({ path: opts.config, env: ctx.env });
+      const { config } = loadConfig({ path: opts.config, env: ctx.env, uses: STORE_SECTIONS });
       const input = silenceFromOptions(opts, config, Date.now(), ctx.env);
       return withStore(
         { db: config.storage.path },
@@ -128,7 +142,7 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
           ctx.out(
             `added silence ${added.id}: ${matchersText(added)}, ${short(added.startsAt)} .. ${short(added.endsAt)} (${formatDuration(added.endsAt - added.startsAt)}; ${state === 'pending' ? `starts ${relativeTime(added.startsAt, now)}` : 'active now'})\n`,
           );
-          const open = [...alerts.states().values()].filter((a) => (a.status === 'firing' || a.status === 'pending') && silenceMatches(added, a));
+          const open = openAlertsMatching(added, alerts.states().values());
           if (open.length > 0) {
             ctx.out(`it matches ${open.length} open alert(s): ${open.map((a) => (a.serial === '' ? a.rule : `${a.rule} ${terminalSafe(a.serial)}`)).join(', ')}\n`);
           }

@@ -1,16 +1,16 @@
 /**
  * Opens the store for a command, and closes it afterwards: the database given with `--db`, else
- * the one the configuration names (`--config`, BOXWATCH_CONFIG, ./boxwatch.yaml).
+ * the one the configuration names (`--config`, BOXWATCH_CONFIG, ./boxwatch.yaml), of which only
+ * the sections the read commands use must have their variables set (not the notifiers' secrets).
  * Read-only by default: safe while the daemon runs (SQLite WAL). `{ write: true }` opens the
  * existing database read-write (silences); it never creates one.
  */
 import { existsSync } from 'node:fs';
 import { Option } from 'commander';
-import { loadConfig, type Config } from '../config/index.js';
+import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
-import { StoreError } from '../store/errors.js';
-import { openStore } from '../store/index.js';
-import type { Store } from '../store/types.js';
+import { storeNotFound } from '../store/errors.js';
+import { openStore, type SqliteStore } from '../store/index.js';
 import type { CliContext } from './context.js';
 
 export interface StoreSource {
@@ -34,17 +34,21 @@ export function dbOption(): Option {
   return new Option('--db <file>', 'database file to read (instead of the one the configuration names)');
 }
 
+/** The database file a command reads (`--db`, else the configuration's `storage.path`); it must exist. */
+export function storeLocation(source: StoreSource, ctx: CliContext): { path: string; config: Config | null } {
+  const config = source.db !== undefined && source.config === undefined ? null : loadConfig({ path: source.config, env: ctx.env, uses: STORE_SECTIONS }).config;
+  const path = source.db ?? (config as Config).storage.path;
+  if (path !== ':memory:' && !existsSync(path)) throw storeNotFound(path);
+  return { path, config };
+}
+
 export async function withStore(
   source: StoreSource,
   ctx: CliContext,
-  body: (store: Store, now: number, extras: StoreExtras) => void | Promise<void>,
+  body: (store: SqliteStore, now: number, extras: StoreExtras) => void | Promise<void>,
   options: StoreAccessOptions = {},
 ): Promise<void> {
-  const config = source.db !== undefined && source.config === undefined ? null : loadConfig({ path: source.config, env: ctx.env }).config;
-  const path = source.db ?? (config as Config).storage.path;
-  if (options.write && path !== ':memory:' && !existsSync(path)) {
-    throw new StoreError('store_not_found', `no database at ${path} (start the daemon with \`boxwatch run\` first, or pass --config/--db)`);
-  }
+  const { path, config } = storeLocation(source, ctx);
   const store = openStore(path, { readonly: !options.write });
   try {
     await body(store, Date.now(), { alerts: store.alerts, config });

@@ -51,7 +51,9 @@ alerting:
 notifiers:
   - { name: console, type: console }
 
-http: false
+# The dashboard; \`boxwatch demo\` prints its address and picks another port if this one is taken.
+http:
+  listen: 127.0.0.1:9464
 
 log:
   level: warn
@@ -67,10 +69,11 @@ export function defaultConfig(secretKey: string): Config {
  * The demo configuration (simulator dev key, console notifier, database ./data/demo.db).
  * `overrides.baseUrl` points it at an in-process simulator on another port.
  */
-export function demoConfig(overrides: { baseUrl?: string; storagePath?: string } = {}): Config {
+export function demoConfig(overrides: { baseUrl?: string; storagePath?: string; listen?: string; adminToken?: string } = {}): Config {
   const config = parseConfig(DEMO_CONFIG_YAML, {}, 'demo configuration');
   return {
     ...config,
+    http: { ...config.http, listen: overrides.listen ?? config.http.listen, adminToken: overrides.adminToken ?? config.http.adminToken },
     gateway: { ...config.gateway, baseUrl: overrides.baseUrl ?? config.gateway.baseUrl },
     storage: { ...config.storage, path: overrides.storagePath ?? config.storage.path },
   };

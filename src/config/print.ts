@@ -4,6 +4,8 @@
  */
 import { stringify } from 'yaml';
 import { snakeKeys } from './case.js';
+import type { UnsetVariable } from './interpolate.js';
+import { valueAt } from './paths.js';
 import type { Config } from './schema.js';
 
 export const REDACTED = '[redacted]';
@@ -21,6 +23,7 @@ const DURATION_KEYS = new Set([
   'group_wait',
   'initial_backoff',
   'max_backoff',
+  'resend_interval',
 ]);
 
 const SECRET_QUERY = /pass|secret|token|key/i;
@@ -47,12 +50,30 @@ export function redactConfig(config: Config): Config {
   return {
     ...config,
     gateway: { ...config.gateway, baseUrl: redactUrl(config.gateway.baseUrl), secretKey: REDACTED },
+    http: config.http.adminToken === undefined ? config.http : { ...config.http, adminToken: REDACTED },
     notifiers: config.notifiers.map((n) => {
       switch (n.type) {
         case 'email':
           return { ...n, smtpUrl: redactUrl(n.smtpUrl) };
         case 'slack':
+        case 'teams':
           return { ...n, webhookUrl: REDACTED };
+        case 'webhook':
+          return {
+            ...n,
+            url: redactUrl(n.url),
+            ...(n.hmacSecret ? { hmacSecret: REDACTED } : {}),
+            ...(n.headers ? { headers: Object.fromEntries(Object.keys(n.headers).map((k) => [k, REDACTED])) } : {}),
+          };
+        case 'alertmanager':
+          return { ...n, url: redactUrl(n.url) };
+        case 'pagerduty':
+          return { ...n, routingKey: REDACTED };
+        case 'ntfy':
+          // The topic name is the password of a public ntfy topic.
+          return { ...n, url: REDACTED, ...(n.token ? { token: REDACTED } : {}) };
+        case 'telegram':
+          return { ...n, botToken: REDACTED };
         default:
           return n;
       }
@@ -84,9 +105,14 @@ function durationsToText(value: unknown, key?: string): unknown {
 }
 
 /** The configuration as YAML in the file's shape (snake_case keys, durations as text). */
-export function formatConfig(config: Config, options: { redact?: boolean } = {}): string {
+export function formatConfig(config: Config, options: { redact?: boolean; unset?: readonly UnsetVariable[] } = {}): string {
   const shown = options.redact === false ? config : redactConfig(config);
   const doc = durationsToText(snakeKeys(shown)) as Record<string, unknown>;
+  // A field whose variable is not set holds a stand-in: show the reference instead.
+  for (const { name, path } of options.unset ?? []) {
+    const parent = valueAt(doc, path.slice(0, -1));
+    if (parent !== null && typeof parent === 'object') (parent as Record<PropertyKey, unknown>)[path[path.length - 1] as PropertyKey] = `\${${name}} (not set)`;
+  }
   const http = doc['http'] as { enabled: boolean } | undefined;
   if (http && !http.enabled) doc['http'] = false;
   return stringify(doc, { lineWidth: 0 });

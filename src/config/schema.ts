@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import cron from 'node-cron';
-import { tryParseDuration } from '../duration.js';
+import { readDuration, tryParseDuration } from '../duration.js';
 
 export const SEVERITIES = ['critical', 'warning', 'info'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -23,34 +23,32 @@ export type RuleKind = (typeof RULE_KINDS)[number];
 export const GATEWAY_RULES = ['gateway_unreachable', 'gateway_unauthorized', 'gateway_schema'] as const;
 export type GatewayRuleName = (typeof GATEWAY_RULES)[number];
 
-export const NOTIFIER_TYPES = ['email', 'slack', 'console'] as const;
+export const NOTIFIER_TYPES = ['email', 'slack', 'console', 'webhook', 'alertmanager', 'pagerduty', 'teams', 'ntfy', 'telegram'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const VERSION = /^v?\d+(\.\d+)*([-+][0-9A-Za-z.+-]*)?$/;
 const LISTEN = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]*):(\d{1,5})$/;
 
-/** A duration written `30s`, `5m`, `2h`, `7d` (or `0`), parsed to milliseconds. */
-function duration(defaultText: string, options: { positive?: boolean } = {}) {
+/**
+ * A duration written `30s`, `5m`, `2h`, `7d` (or `0`), parsed to milliseconds, at most `max`
+ * (every duration has an upper bound: those used in a timer stay far below a timer's 24.8 days).
+ */
+function duration(defaultText: string, options: { positive?: boolean; max: string }) {
+  const max = tryParseDuration(options.max) as number;
   return z
     .unknown()
     .transform((value, ctx) => {
-      const ms = typeof value === 'number' && value === 0 ? 0 : typeof value === 'string' ? tryParseDuration(value) : undefined;
-      if (ms === undefined) {
+      const text = value === 0 ? '0' : value;
+      const read = typeof text === 'string' ? readDuration(text, { min: options.positive === true ? 1 : 0, max }) : undefined;
+      if (read === undefined || !read.ok) {
         ctx.addIssue({
           code: 'custom',
-          message:
-            typeof value === 'string'
-              ? `invalid duration "${value}" (use e.g. 30s, 5m, 2h, 7d)`
-              : `invalid duration ${JSON.stringify(value)} (write a unit, e.g. 30s, 5m, 2h, 7d)`,
+          message: read === undefined ? `invalid duration ${JSON.stringify(value)} (write a unit, e.g. 30s, 5m, 2h, 7d)` : read.message,
         });
         return z.NEVER;
       }
-      if (options.positive && ms <= 0) {
-        ctx.addIssue({ code: 'custom', message: 'must be longer than 0s' });
-        return z.NEVER;
-      }
-      return ms;
+      return read.ms;
     })
     .prefault(defaultText);
 }
@@ -67,7 +65,7 @@ const version = z.string().regex(VERSION, { error: 'must be a version such as 2.
 const gatewaySchema = z.strictObject({
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://127.0.0.1:8080'),
   secret_key: z.string({ error: (iss) => (iss.input === undefined ? 'is required (e.g. secret_key: ${BOXWATCH_SECRET_KEY})' : 'must be a string') }).min(1, { error: 'must not be empty' }),
-  timeout: duration('10s', { positive: true }),
+  timeout: duration('10s', { positive: true, max: '5m' }),
   concurrency: z.int().min(1).max(256).default(8),
 });
 
@@ -76,14 +74,14 @@ const pollSchema = z.strictObject({
     .string()
     .refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "*/30 * * * * *")' })
     .default('*/30 * * * * *'),
-  details_every: duration('5m', { positive: true }),
+  details_every: duration('5m', { positive: true, max: '30d' }),
 });
 
 const storageSchema = z
   .strictObject({
     path: z.string().min(1).default('./data/boxwatch.db'),
-    raw_retention: duration('14d', { positive: true }),
-    rollup_retention: duration('400d', { positive: true }),
+    raw_retention: duration('14d', { positive: true, max: '3650d' }),
+    rollup_retention: duration('400d', { positive: true, max: '3650d' }),
   })
   .superRefine((s, ctx) => {
     if (s.rollup_retention < s.raw_retention) {
@@ -94,8 +92,8 @@ const storageSchema = z
 /** Fields every rule has besides name and kind. */
 const ruleCommon = {
   severity: z.enum(SEVERITIES),
-  for: duration('0s'),
-  keep_firing_for: duration('0s'),
+  for: duration('0s', { max: '30d' }),
+  keep_firing_for: duration('0s', { max: '30d' }),
   boxes: globs,
 };
 
@@ -131,7 +129,7 @@ const weakSignalRule = z
     return { ...r, clear_above_dbm: clear };
   });
 
-const staleRule = z.strictObject({ name, kind: z.literal('stale'), ...ruleCommon, max_age: duration('15m', { positive: true }) });
+const staleRule = z.strictObject({ name, kind: z.literal('stale'), ...ruleCommon, max_age: duration('15m', { positive: true, max: '30d' }) });
 
 const firmwareDriftRule = z
   .strictObject({
@@ -166,8 +164,8 @@ export const DEFAULT_RULES: z.input<typeof ruleSchema>[] = [
 ];
 
 const alertingSchema = z.strictObject({
-  repeat_interval: duration('4h', { positive: true }),
-  group_wait: duration('30s'),
+  repeat_interval: duration('4h', { positive: true, max: '30d' }),
+  group_wait: duration('30s', { max: '1d' }),
   inhibit: z.boolean().default(true),
   gateway: z
     .strictObject({
@@ -181,10 +179,10 @@ const alertingSchema = z.strictObject({
   delivery: z
     .strictObject({
       /** First retry delay; doubles on each failure (with jitter) up to max_backoff. */
-      initial_backoff: duration('5s', { positive: true }),
-      max_backoff: duration('5m', { positive: true }),
+      initial_backoff: duration('5s', { positive: true, max: '1h' }),
+      max_backoff: duration('5m', { positive: true, max: '1d' }),
       /** A message not delivered within this time is marked dead. */
-      max_age: duration('24h', { positive: true }),
+      max_age: duration('24h', { positive: true, max: '30d' }),
     })
     .prefault({}),
 });
@@ -216,7 +214,78 @@ const slackNotifier = z.strictObject({
 
 const consoleNotifier = z.strictObject({ name, type: z.literal('console'), ...notifierCommon });
 
-export const notifierSchema = z.discriminatedUnion('type', [emailNotifier, slackNotifier, consoleNotifier]);
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+const webhookNotifier = z.strictObject({
+  name,
+  type: z.literal('webhook'),
+  ...notifierCommon,
+  url: httpUrl,
+  /** Signs each request (X-Boxwatch-Signature); a secret. */
+  hmac_secret: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  /** Extra request headers; values may be secrets (redacted when printed). */
+  headers: z
+    .preprocess(
+      // Header names are case-insensitive; lower case keeps them intact through the key-case conversion.
+      (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k.toLowerCase(), x])) : v),
+      z.record(z.string(), z.string()).superRefine((headers, ctx) => {
+        for (const key of Object.keys(headers)) {
+          if (!/^[a-z0-9-]+$/.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: 'must be a header name (letters, digits and "-")' });
+        }
+      }),
+    )
+    .optional(),
+});
+
+const alertmanagerNotifier = z.strictObject({
+  name,
+  type: z.literal('alertmanager'),
+  ...notifierCommon,
+  url: httpUrl,
+  /** Firing alerts are sent again this often so that Alertmanager does not resolve them by timeout. */
+  resend_interval: duration('1m', { positive: true, max: '1h' }),
+});
+
+const pagerdutyNotifier = z.strictObject({
+  name,
+  type: z.literal('pagerduty'),
+  ...notifierCommon,
+  routing_key: z.string().min(1, { error: 'must not be empty' }),
+  url: httpUrl.default('https://events.pagerduty.com/v2/enqueue'),
+});
+
+const teamsNotifier = z.strictObject({ name, type: z.literal('teams'), ...notifierCommon, webhook_url: httpUrl });
+
+const ntfyNotifier = z.strictObject({
+  name,
+  type: z.literal('ntfy'),
+  ...notifierCommon,
+  /** The topic URL, e.g. https://ntfy.sh/boxwatch-alerts-x7k2. */
+  url: httpUrl,
+  token: z.string().min(1).optional(),
+});
+
+const telegramNotifier = z.strictObject({
+  name,
+  type: z.literal('telegram'),
+  ...notifierCommon,
+  bot_token: z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, { error: 'must be a bot token (123456:ABC...)' }),
+  chat_id: z.union([z.string().min(1), z.int()]).transform((v) => String(v)),
+  parse_mode: z.enum(['HTML', 'MarkdownV2']).default('HTML'),
+  api_url: httpUrl.default('https://api.telegram.org'),
+});
+
+export const notifierSchema = z.discriminatedUnion('type', [
+  emailNotifier,
+  slackNotifier,
+  consoleNotifier,
+  webhookNotifier,
+  alertmanagerNotifier,
+  pagerdutyNotifier,
+  teamsNotifier,
+  ntfyNotifier,
+  telegramNotifier,
+]);
 
 const httpSchema = z.preprocess(
   (v) => (v === false ? { enabled: false } : v),
@@ -230,6 +299,14 @@ const httpSchema = z.preprocess(
           return port !== undefined && Number(port) <= 65535;
         }, { error: 'must be host:port, e.g. 127.0.0.1:9464' })
         .default('127.0.0.1:9464'),
+      /** Path prefix when served behind a reverse proxy (`/boxwatch/`); always starts and ends with `/`. */
+      base_path: z
+        .string()
+        .regex(/^\/([A-Za-z0-9._~-]+\/?)*$/, { error: 'must be a path such as /boxwatch/ (letters, digits, . _ ~ -)' })
+        .transform((p) => (p.endsWith('/') ? p : `${p}/`))
+        .default('/'),
+      /** Token that dashboard and API writes (silences) must send; a secret: `${BOXWATCH_ADMIN_TOKEN}`. Unset: writes are off. */
+      admin_token: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
     },
     { error: 'must be { listen: host:port } or false' },
   ),

@@ -1,9 +1,21 @@
 /**
- * The read-only JSON API: box state, metric history and alerts, with ISO 8601 times. Query
- * parameters are checked strictly; a bad one is a 400 that names it.
+ * The JSON API: box state, metric history and alerts, with ISO 8601 times; and what the dashboard
+ * reads (overview, gateway, uptime, firmware, notifications, silences) and writes (silences).
+ * Query parameters are checked strictly; a bad one is a 400 that names it.
  */
-import { tryParseDuration } from '../duration.js';
-import { METRICS, type BoxState, type HistoryResult, type Metric, type Store } from '../store/types.js';
+import { z } from 'zod';
+import { openAlertsMatching } from '../alerts/silences.js';
+import { SEVERITY_RANK, type AlertState, type Severity } from '../alerts/types.js';
+import { silenceFromOptions, silenceJson } from '../cli/silence.js';
+import { openAlertsBySerial, sortByTrouble } from '../cli/status.js';
+import type { Config } from '../config/index.js';
+import { formatDuration, readDuration } from '../duration.js';
+import { UsageError } from '../errors.js';
+import type { CycleStatus } from '../metrics.js';
+import type { AlertQueries, SilenceWrites, TransitionRow } from '../alerts/repositories.js';
+import { RAW_MAX_RANGE_MS } from '../store/index.js';
+import { isoTime as iso, readRange } from '../time.js';
+import { METRICS, type BoxState, type CycleRecord, type HistoryResult, type Metric, type Store } from '../store/types.js';
 import { badRequest, notFound } from './errors.js';
 
 /** What `/api/alerts` reads; the alerts module (or the app) provides it. */
@@ -12,7 +24,6 @@ export interface AlertsReader {
   list(query: { activeOnly: boolean; since: number | undefined }): unknown[] | Promise<unknown[]>;
 }
 
-const iso = (t: number): string => new Date(t).toISOString();
 const isoOrNull = (t: number | null): string | null => (t === null ? null : iso(t));
 
 export interface BoxJson {
@@ -64,35 +75,17 @@ function queryParams(query: URLSearchParams, allowed: readonly string[]): Map<st
   return out;
 }
 
-function parseIso(param: string, text: string): number {
-  // Date.parse accepts many forms; require at least a full date so that "5" is not year 2005.
-  const t = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(t)) throw badRequest(param, `${param}: invalid ISO 8601 time "${text}"`);
-  return t;
-}
-
 function parseSince(text: string): number {
-  const ms = tryParseDuration(text);
-  if (ms === undefined || ms <= 0) throw badRequest('since', `since: invalid duration "${text}" (use e.g. 30m, 24h, 7d)`);
-  return ms;
+  const r = readDuration(text, { min: 1 });
+  if (!r.ok) throw badRequest('since', `since: ${r.message}`);
+  return r.ms;
 }
 
-/** `since=24h` or `from=ISO[&to=ISO]` into [from, to); the default is the last 24 hours. */
+/** `since=24h` or `from=TIME[&to=TIME]` into [from, to) (src/time.ts); the default is the last 24 hours. */
 export function parseRange(params: Map<string, string>, now: number): { from: number; to: number } {
-  const since = params.get('since');
-  const fromText = params.get('from');
-  const toText = params.get('to');
-  if (since !== undefined && (fromText !== undefined || toText !== undefined)) {
-    throw badRequest('since', 'use either since or from/to, not both');
-  }
-  if (fromText === undefined && toText !== undefined) throw badRequest('from', 'from is required with to');
-  if (fromText !== undefined) {
-    const from = parseIso('from', fromText);
-    const to = toText === undefined ? now : parseIso('to', toText);
-    if (from >= to) throw badRequest('from', 'from must be before to');
-    return { from, to };
-  }
-  return { from: now - parseSince(since ?? '24h'), to: now };
+  const r = readRange({ since: params.get('since'), from: params.get('from'), to: params.get('to') }, now, '24h');
+  if (!r.ok) throw badRequest(r.param, r.message);
+  return { from: r.from, to: r.to };
 }
 
 export function boxesJson(store: Store): { boxes: BoxJson[] } {
@@ -124,6 +117,12 @@ export function historyJson(store: Store, serial: string, query: URLSearchParams
   const kind = params.get('kind');
   if (kind !== undefined && kind !== 'raw' && kind !== 'rollup') throw badRequest('kind', `kind: must be raw or rollup, not "${kind}"`);
   const { from, to } = parseRange(params, now);
+  if ((kind === 'raw' || metric === 'firmware') && to - from > RAW_MAX_RANGE_MS) {
+    // Raw history is read hour by hour: a long raw range would hold the event loop for seconds.
+    const param = params.has('since') ? 'since' : 'from';
+    const instead = metric === 'firmware' ? 'ask for a shorter range' : 'ask for a shorter range or kind=rollup';
+    throw badRequest(param, `${param}: raw history is limited to ${formatDuration(RAW_MAX_RANGE_MS)} per request; ${instead}`);
+  }
   const box = store.box(serial);
   if (!box) throw notFound(`unknown box serial "${serial}"`);
   const h: HistoryResult = store.history(serial, metric as Metric, from, to, kind === undefined ? undefined : { kind });
@@ -150,4 +149,336 @@ export async function alertsJson(reader: AlertsReader | undefined, query: URLSea
   const since = sinceText === undefined ? undefined : now - parseSince(sinceText);
   const activeOnly = active === 'true' || active === '1';
   return { alerts: reader ? await reader.list({ activeOnly, since }) : [] };
+}
+
+// --- dashboard endpoints -------------------------------------------------------------------------
+
+/** What the dashboard endpoints read besides the store: the alert tables and a bit of configuration. */
+export interface DashboardReader {
+  alerts: AlertQueries & SilenceWrites;
+  /** Configured rule names (the overview's rule filter, silence validation). */
+  config: Config;
+}
+
+export type BoxCondition = 'online' | 'offline' | 'stale' | 'missing';
+export const BOX_CONDITIONS: readonly BoxCondition[] = ['online', 'offline', 'stale', 'missing'];
+const DAY_MS = 86_400_000;
+
+/**
+ * missing (gone from the device list), offline (disconnected), stale (says connected, but
+ * last_seen is older than the first `stale` rule's max_age, 15 minutes without one), else online.
+ */
+export function boxCondition(b: BoxState, now: number, staleAfterMs: number): BoxCondition {
+  if (b.missingSince !== null) return 'missing';
+  if (!b.connected) return 'offline';
+  return now - b.lastSeen > staleAfterMs ? 'stale' : 'online';
+}
+
+export function staleAfterMs(config: Config): number {
+  const rule = config.rules.find((r) => r.kind === 'stale');
+  return rule?.kind === 'stale' ? rule.maxAge : 15 * 60_000;
+}
+
+export interface OverviewRow extends BoxJson {
+  state: BoxCondition;
+  alerts: { rule: string; severity: Severity; status: string; since: string }[];
+}
+
+function pageParams(params: Map<string, string>, defaultPer: number): { page: number; per: number } {
+  const int = (name: string, fallback: number, max: number): number => {
+    const text = params.get(name);
+    if (text === undefined) return fallback;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 1 || n > max) throw badRequest(name, `${name}: must be a whole number from 1 to ${max}, not "${text}"`);
+    return n;
+  };
+  return { page: int('page', 1, 1_000_000), per: int('per', defaultPer, 500) };
+}
+
+const includesFolded = (text: string | null, part: string): boolean => (text ?? '').toLowerCase().includes(part.toLowerCase());
+
+/**
+ * `/api/overview`: the fleet's counts (online, offline, stale, missing, alerting by the most severe
+ * firing alert of each box) and one page of boxes, trouble first, after the filters
+ * `state`, `severity`, `rule`, `firmware`, `location` (part of), `q` (part of serial or name).
+ */
+export function overviewJson(store: Store, reader: DashboardReader, query: URLSearchParams, now: number) {
+  const params = queryParams(query, ['state', 'severity', 'rule', 'firmware', 'location', 'q', 'page', 'per']);
+  const state = params.get('state') || undefined;
+  if (state !== undefined && state !== 'alerting' && !BOX_CONDITIONS.includes(state as BoxCondition)) {
+    throw badRequest('state', `state: must be one of ${[...BOX_CONDITIONS, 'alerting'].join(', ')}, not "${state}"`);
+  }
+  const severity = params.get('severity') || undefined;
+  if (severity !== undefined && !(severity in SEVERITY_RANK)) throw badRequest('severity', `severity: must be critical, warning or info, not "${severity}"`);
+  const { page, per } = pageParams(params, 50);
+  const staleMs = staleAfterMs(reader.config);
+  const open = openAlertsBySerial(reader.alerts.states().values());
+  const all = sortByTrouble(store.boxes(), open);
+  const counts = { total: all.length, online: 0, offline: 0, stale: 0, missing: 0, alerting: { critical: 0, warning: 0, info: 0 } as Record<Severity, number> };
+  const firmware = new Map<string, number>();
+  const rows: { box: BoxState; state: BoxCondition; alerts: AlertState[] }[] = [];
+  const rule = params.get('rule') || undefined;
+  const fw = params.get('firmware') || undefined;
+  const location = params.get('location') || undefined;
+  const q = params.get('q') || undefined;
+  for (const box of all) {
+    const cond = boxCondition(box, now, staleMs);
+    counts[cond] += 1;
+    const alerts = open.get(box.serial) ?? [];
+    const firing = alerts.filter((a) => a.status === 'firing');
+    const worst = firing[0]?.severity; // openAlertsBySerial puts firing and most severe first
+    if (worst !== undefined) counts.alerting[worst] += 1;
+    firmware.set(box.firmware, (firmware.get(box.firmware) ?? 0) + 1);
+    if (state === 'alerting' ? firing.length === 0 : state !== undefined && cond !== state) continue;
+    if (severity !== undefined && !firing.some((a) => a.severity === severity)) continue;
+    if (rule !== undefined && !alerts.some((a) => a.rule === rule)) continue;
+    if (fw !== undefined && box.firmware !== fw) continue;
+    if (location !== undefined && !includesFolded(box.location, location)) continue;
+    if (q !== undefined && !includesFolded(box.serial, q) && !includesFolded(box.name, q)) continue;
+    rows.push({ box, state: cond, alerts });
+  }
+  const pages = Math.max(1, Math.ceil(rows.length / per));
+  const boxes: OverviewRow[] = rows.slice((page - 1) * per, page * per).map((r) => ({
+    ...boxJson(r.box),
+    state: r.state,
+    alerts: r.alerts.map((a) => ({ rule: a.rule, severity: a.severity, status: a.status, since: iso(a.since) })),
+  }));
+  return {
+    now: iso(now),
+    counts,
+    gatewayAlerts: (open.get('') ?? []).map((a) => ({ rule: a.rule, severity: a.severity, status: a.status, since: iso(a.since) })),
+    matched: rows.length,
+    page,
+    per,
+    pages,
+    boxes,
+    facets: {
+      firmware: [...firmware].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([version, count]) => ({ version, count })),
+      rules: reader.config.rules.map((r) => r.name),
+    },
+  };
+}
+
+/** `/api/gateway`: the header line's facts: last successful cycle, failures, clock skew. */
+export interface GatewayJson {
+  lastSuccessAt: string | null;
+  failingSince: string | null;
+  lastErrorCode: string | null;
+  lastCycle: { startedAt: string; outcome: string; durationMs: number; errorCode: string | null; boxes: number } | null;
+  /** How far the gateway's clock is ahead of ours (ms); null before the first answer. */
+  skewMs: number | null;
+}
+
+export function gatewayJson(input: { lastSuccessAt: number | null; status: CycleStatus; lastCycle: CycleRecord | undefined; skewMs: number | null }): GatewayJson {
+  const c = input.lastCycle;
+  return {
+    lastSuccessAt: isoOrNull(input.lastSuccessAt),
+    failingSince: isoOrNull(input.status.failingSince),
+    lastErrorCode: input.status.failingSince === null ? null : input.status.lastErrorCode,
+    lastCycle: c ? { startedAt: iso(c.startedAt), outcome: c.outcome, durationMs: c.durationMs, errorCode: c.errorCode, boxes: c.boxes } : null,
+    skewMs: input.skewMs,
+  };
+}
+
+/** The first instant (UTC midnight) of `days` whole days ending with today's. */
+function dayRange(now: number, days: number): { from: number; to: number } {
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  return { from: today - (days - 1) * DAY_MS, to: today + DAY_MS };
+}
+
+function daysParam(params: Map<string, string>): number {
+  const text = params.get('days') ?? '90';
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 400) throw badRequest('days', `days: must be a whole number from 1 to 400, not "${text}"`);
+  return n;
+}
+
+/** Connected fraction per UTC day for one box (null: no observation that day), oldest first. */
+function dailyUptime(store: Store, serial: string, from: number, days: number): (number | null)[] {
+  const h = store.history(serial, 'connected', from, from + days * DAY_MS, { kind: 'rollup', maxPoints: days });
+  const out: (number | null)[] = new Array<number | null>(days).fill(null);
+  if (h.kind !== 'rollup') return out;
+  for (const p of h.points) {
+    const i = Math.floor((p.t - from) / DAY_MS);
+    if (i >= 0 && i < days) out[i] = p.mean;
+  }
+  return out;
+}
+
+/** `/api/boxes/:serial/uptime?days=90`: one connected fraction per UTC day. */
+export function boxUptimeJson(store: Store, serial: string, query: URLSearchParams, now: number) {
+  const params = queryParams(query, ['days']);
+  const days = daysParam(params);
+  if (!store.box(serial)) throw notFound(`unknown box serial "${serial}"`);
+  const { from } = dayRange(now, days);
+  return { serial, from: iso(from), days, uptime: dailyUptime(store, serial, from, days) };
+}
+
+/**
+ * `/api/uptime?days=30|90&page&per&q`: the fleet's percentage online per UTC day (time-weighted
+ * over every box observed that day) and daily bars for one page of boxes (serial order).
+ */
+export function uptimeJson(store: Store, query: URLSearchParams, now: number) {
+  const params = queryParams(query, ['days', 'page', 'per', 'q']);
+  const days = daysParam(params);
+  const { page, per } = pageParams(params, 50);
+  const { from } = dayRange(now, days);
+  const fleet: (number | null)[] = [];
+  for (let i = 0; i < days; i++) {
+    const start = from + i * DAY_MS;
+    const end = Math.min(start + DAY_MS, now);
+    if (end <= start) {
+      fleet.push(null);
+      continue;
+    }
+    let observed = 0;
+    let connected = 0;
+    for (const row of store.uptime(start, end)) {
+      observed += row.observedMs;
+      connected += (row.connectedFraction ?? 0) * row.observedMs;
+    }
+    fleet.push(observed > 0 ? connected / observed : null);
+  }
+  const q = params.get('q') || undefined;
+  const boxes = store.boxes().filter((b) => q === undefined || includesFolded(b.serial, q) || includesFolded(b.name, q));
+  const pages = Math.max(1, Math.ceil(boxes.length / per));
+  return {
+    from: iso(from),
+    days,
+    fleet,
+    matched: boxes.length,
+    page,
+    per,
+    pages,
+    boxes: boxes.slice((page - 1) * per, page * per).map((b) => ({ serial: b.serial, name: b.name, uptime: dailyUptime(store, b.serial, from, days) })),
+  };
+}
+
+/** `/api/firmware`: versions across the fleet, most common first, with (up to 200 of) the boxes on each. */
+export function firmwareJson(store: Store) {
+  const byVersion = new Map<string, BoxState[]>();
+  for (const b of store.boxes()) {
+    const list = byVersion.get(b.firmware);
+    if (list) list.push(b);
+    else byVersion.set(b.firmware, [b]);
+  }
+  const versions = [...byVersion]
+    .sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))
+    .map(([version, boxes]) => ({ version, count: boxes.length, boxes: boxes.slice(0, 200).map((b) => ({ serial: b.serial, name: b.name })) }));
+  return { versions };
+}
+
+function transitionJson(t: TransitionRow) {
+  return {
+    id: t.id,
+    key: t.key,
+    rule: t.rule,
+    serial: t.serial,
+    severity: t.severity,
+    from: t.from,
+    to: t.to,
+    at: iso(t.at),
+    value: t.value,
+    threshold: t.threshold,
+    summary: t.summary,
+    heldBack: t.heldBack,
+    heldBy: t.heldBy,
+  };
+}
+
+/** `/api/boxes/:serial/alerts?since=90d`: the box's alert transitions, oldest first. */
+export function boxAlertsJson(store: Store, reader: DashboardReader, serial: string, query: URLSearchParams, now: number) {
+  const params = queryParams(query, ['since', 'from', 'to']);
+  const { from, to } = parseRange(params.has('since') || params.has('from') ? params : new Map([['since', '90d']]), now);
+  if (!store.box(serial)) throw notFound(`unknown box serial "${serial}"`);
+  return { serial, transitions: reader.alerts.transitionsSince(from, serial).filter((t) => t.at < to).map(transitionJson) };
+}
+
+/**
+ * `/api/notifications?since=24h`: the notification log, from the outbox: one entry per message
+ * and notifier, newest first (at most 1,000), with its delivery status, attempts and the alerts
+ * it told about.
+ */
+export function notificationsJson(reader: DashboardReader, query: URLSearchParams, now: number) {
+  const params = queryParams(query, ['since']);
+  const since = now - parseSince(params.get('since') ?? '24h');
+  return {
+    notifications: reader.alerts.outboxSince(since).map((n) => ({
+      id: n.id,
+      notifier: n.notifier,
+      createdAt: iso(n.createdAt),
+      status: n.status,
+      attempts: n.attempts,
+      nextAttemptAt: n.status === 'pending' ? iso(n.nextAttemptAt) : null,
+      doneAt: isoOrNull(n.doneAt),
+      lastError: n.lastError,
+      items: n.items.map((i) => ({ rule: i.rule, serial: i.serial, status: i.status, severity: i.severity, summary: i.summary })),
+    })),
+  };
+}
+
+/** `/api/alerts/transitions?since=24h`: every transition since then, newest first, with what held it back. */
+export function transitionsJson(reader: DashboardReader, query: URLSearchParams, now: number) {
+  const params = queryParams(query, ['since']);
+  const since = now - parseSince(params.get('since') ?? '24h');
+  return { transitions: reader.alerts.transitionsSince(since).reverse().slice(0, 5_000).map(transitionJson) };
+}
+
+/** `/api/silences?all=true`: pending and active silences (all: expired too); `writable` says whether writes are on. */
+export function silencesJson(reader: DashboardReader, query: URLSearchParams, now: number, writable: boolean) {
+  const params = queryParams(query, ['all']);
+  const all = params.get('all');
+  if (all !== undefined && all !== 'true' && all !== 'false') throw badRequest('all', `all: must be true or false, not "${all}"`);
+  return { writable, silences: reader.alerts.silences(now, { all: all === 'true' }).map((s) => silenceJson(s, now)) };
+}
+
+const splitList = (text: string | undefined): string[] =>
+  (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+/** `/api/silences/preview?boxes=BX-1*,BX-2&rules=battery-low`: the open alerts such a silence would hold back. */
+export function silencePreviewJson(reader: DashboardReader, query: URLSearchParams) {
+  const params = queryParams(query, ['boxes', 'rules']);
+  const boxes = splitList(params.get('boxes'));
+  const rules = splitList(params.get('rules'));
+  const matchers = { ...(boxes.length > 0 ? { boxes } : {}), ...(rules.length > 0 ? { rules } : {}) };
+  const alerts = openAlertsMatching({ matchers }, reader.alerts.states().values());
+  return { alerts: alerts.map((a) => ({ rule: a.rule, serial: a.serial, severity: a.severity, status: a.status, summary: a.summary })) };
+}
+
+const silenceInput = z.strictObject({
+  boxes: z.array(z.string().max(200)).max(50).default([]),
+  rules: z.array(z.string().max(200)).max(50).default([]),
+  for: z.string().max(20),
+  comment: z.string().max(1_000),
+  by: z.string().max(100).optional(),
+});
+
+/** `POST /api/silences` with `{boxes, rules, for, comment, by?}`: checked as `silence add` checks its options. */
+export function createSilenceJson(reader: DashboardReader, body: unknown, now: number) {
+  const parsed = silenceInput.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = String(issue?.path[0] ?? 'body');
+    throw badRequest(field, `${field}: ${issue?.message ?? 'invalid'}`);
+  }
+  const { boxes, rules, comment, by } = parsed.data;
+  let input;
+  try {
+    input = silenceFromOptions({ box: boxes, rule: rules, for: parsed.data.for, comment, by: by ?? 'dashboard' }, reader.config, now, {});
+  } catch (err) {
+    if (err instanceof UsageError) throw badRequest('body', err.message.replace(/--/g, ''));
+    throw err;
+  }
+  const added = reader.alerts.addSilence(input, now);
+  return { silence: silenceJson(added, now), matches: openAlertsMatching(added, reader.alerts.states().values()).length };
+}
+
+/** `POST /api/silences/:id/expire`: ends the silence now (false when it had already ended). */
+export function expireSilenceJson(reader: DashboardReader, id: string, now: number) {
+  const found = reader.alerts.silence(id);
+  if (!found) throw notFound(`no silence with id "${id}"`);
+  return { id, expired: reader.alerts.expireSilence(id, now) };
 }

@@ -21,3 +21,19 @@ export function parseListen(text: string): ListenAddress {
 export function urlOf(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
+
+/** Why `http.listen` could not be bound, and what to do about it (the `http_listen` error's text). */
+export function listenFailure(listen: string, err: NodeJS.ErrnoException): string {
+  const where = `cannot listen on ${listen} (http.listen)`;
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return `${where}: another process (another boxwatch?) holds the port; stop it, or set http.listen to a free port (or http: false)`;
+    case 'EACCES':
+      return `${where}: permission denied (ports below 1024 need privileges); set http.listen to a port above 1023`;
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+      return `${where}: this machine has no such address; set http.listen to one of its addresses, e.g. 127.0.0.1:9464`;
+    default:
+      return `${where}: ${err.code ?? err.message}`;
+  }
+}

@@ -1,19 +1,22 @@
 /**
- * The daemon's read-only HTTP server (node:http, no framework): `/healthz`, `/metrics` and the JSON
- * API under `/api/`. Only GET and HEAD are allowed (405 with `Allow` otherwise); every answer is
- * `Cache-Control: no-store`; errors are JSON without stack traces.
+ * The daemon's HTTP server (node:http, no framework): `/healthz`, `/metrics`, the JSON API under
+ * `/api/` and, with `dashboard` options, the dashboard (dashboard.ts) under `http.base_path`.
+ * Only GET and HEAD are allowed (405 with `Allow` otherwise), except the dashboard's silence
+ * writes; every answer is `Cache-Control: no-store` (the dashboard's versioned assets excepted)
+ * and carries the security headers below; errors are JSON without stack traces.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock.js';
-import { BoxwatchError, errorMessage } from '../errors.js';
+import { BoxwatchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/types.js';
 import { alertsJson, boxDetailJson, boxesJson, historyJson, type AlertsReader } from './api.js';
+import { dashboardRouter, type Answer, type DashboardOptions, type Handler, type Route } from './dashboard.js';
 import { HttpError, badRequest, notFound } from './errors.js';
 import { evaluateHealth } from './health.js';
-import { parseListen, urlOf } from './listen.js';
+import { listenFailure, parseListen, urlOf } from './listen.js';
 
 export interface HealthOptions {
   /** `/healthz` answers 503 once the last successful cycle ended longer ago than this. */
@@ -35,6 +38,8 @@ export interface HttpServerOptions {
   health: HealthOptions;
   alerts?: AlertsReader;
   logger: Logger;
+  /** Serves the dashboard (pages, assets, live events, silence writes); without it `/` is the endpoint list. */
+  dashboard?: DashboardOptions;
 }
 
 export interface RunningHttpServer {
@@ -48,9 +53,19 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /** Connections still busy this long after close() are cut. */
 const CLOSE_GRACE_MS = 1_000;
 
-type Handler = (query: URLSearchParams) => Promise<{ status: number; body: string; type: string }> | { status: number; body: string; type: string };
+/**
+ * On every answer. The dashboard has no inline script or style and is never framed; `img-src data:`
+ * is for uPlot's legend markers.
+ */
+const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+};
 
-const json = (status: number, value: unknown): { status: number; body: string; type: string } => ({
+const json = (status: number, value: unknown): Answer => ({
   status,
   body: `${JSON.stringify(value, null, 2)}\n`,
   type: JSON_TYPE,
@@ -90,8 +105,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     return json(healthy ? 200 : 503, body);
   };
 
+  const dashboard = options.dashboard ? dashboardRouter({ store, metrics, clock, lastSuccessAt, options: options.dashboard }) : undefined;
+  const basePath = options.dashboard?.config.http.basePath ?? '/';
+
   /** Finds the handler for a path (segments already URL-decoded); undefined for unknown paths. */
-  const route = (segments: string[]): Handler | undefined => {
+  const apiRoute = (segments: string[]): Handler | undefined => {
     const [a, b, serial, d, ...rest] = segments;
     if (rest.length > 0) return undefined;
     if (segments.length === 1 && a === '') return () => json(200, { service: 'boxwatch', endpoints: ENDPOINTS });
@@ -108,17 +126,26 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (d === 'history') return (q) => json(200, historyJson(store, serial, q, clock.now()));
     return undefined;
   };
+  const route = (segments: string[]): Route | undefined => {
+    const fromDashboard = dashboard?.(segments);
+    if (fromDashboard) return fromDashboard;
+    const handler = apiRoute(segments);
+    return handler ? { handler } : undefined;
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
     let path = '';
-    let answer: { status: number; body: string; type: string; allow?: boolean };
+    let answer: Answer & { allow?: string };
     try {
       const target = req.url ?? '/';
       const q = target.indexOf('?');
       path = q < 0 ? target : target.slice(0, q);
       const query = new URLSearchParams(q < 0 ? '' : target.slice(q + 1));
       if (!path.startsWith('/')) throw notFound(`no such endpoint: ${path}`);
+      // Behind a proxy that keeps the prefix: /boxwatch/x is served as /x (one that strips it works too).
+      if (basePath !== '/' && `${path}/` === basePath) path = basePath;
+      if (basePath !== '/' && path.startsWith(basePath)) path = path.slice(basePath.length - 1);
       const segments = path
         .slice(1)
         .split('/')
@@ -129,12 +156,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
             throw badRequest('path', `malformed percent-encoding in path segment "${s}"`);
           }
         });
-      const handler = route(segments);
-      if (!handler) throw notFound(`no such endpoint: ${path} (see / for the list)`);
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        answer = { ...json(405, { error: 'method_not_allowed', message: `${req.method ?? ''} is not allowed; this API is read-only (${ALLOW})` }), allow: true };
+      const found = route(segments);
+      if (!found) throw notFound(`no such endpoint: ${path} (see / for the list)`);
+      const methods = found.methods ?? ['GET', 'HEAD'];
+      if (!methods.includes(req.method ?? '')) {
+        const allow = methods.join(', ');
+        const why = allow === ALLOW ? `this API is read-only (${ALLOW})` : `use ${allow}`;
+        answer = { ...json(405, { error: 'method_not_allowed', message: `${req.method ?? ''} is not allowed; ${why}` }), allow };
       } else {
-        answer = await handler(query);
+        const result = await found.handler(query, { query, req, res });
+        if (result === null) return; // the handler answered itself (event stream)
+        answer = result;
       }
     } catch (err) {
       if (err instanceof HttpError) {
@@ -145,12 +177,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       }
     }
     const headers: Record<string, string | number> = {
+      ...SECURITY_HEADERS,
       'content-type': answer.type,
       'content-length': Buffer.byteLength(answer.body),
       'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
+      ...answer.headers,
     };
-    if (answer.allow) headers.allow = ALLOW;
+    if (answer.allow !== undefined) headers.allow = answer.allow;
     res.writeHead(answer.status, headers);
     res.end(answer.body);
     logger.debug({ method: req.method, path, status: answer.status, ms: Math.round(performance.now() - started) }, 'http request');
@@ -165,7 +198,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => {
-      reject(new BoxwatchError('http_listen', `cannot listen on ${options.listen}: ${err.code ?? errorMessage(err)}`, { cause: err }));
+      reject(new BoxwatchError('http_listen', listenFailure(options.listen, err), { cause: err }));
     };
     server.once('error', onError);
     server.listen({ host: host === '' ? undefined : host, port }, () => {
@@ -176,12 +209,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   server.on('error', (err) => logger.error({ err }, 'http server error'));
   const address = server.address() as AddressInfo;
   const url = urlOf(host === '' ? address.address : host, address.port);
-  logger.info({ url }, 'http server listening');
 
   return {
     url,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        options.dashboard?.events.close(); // open pages' event streams would hold the server open
         const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
         cut.unref();
         server.close((err) => {

@@ -68,7 +68,7 @@ export function redact(text: string, secrets: readonly string[]): string {
   return out;
 }
 
-/** The secrets contained in a URL: the whole URL, its password, user:password, path and query. */
+/** The secrets contained in a URL: the whole URL, its password, user:password, path, query, long path segments and query values. */
 export function urlSecrets(url: string): string[] {
   const secrets = [url];
   try {
@@ -77,6 +77,7 @@ export function urlSecrets(url: string): string[] {
     if (u.pathname.length > 1) secrets.push(u.pathname + u.search);
     if (u.search.length > 1) secrets.push(u.search);
     for (const segment of u.pathname.split('/')) if (segment.length >= 8) secrets.push(segment);
+    for (const value of u.searchParams.values()) if (value.length >= 8) secrets.push(value);
   } catch {
     // not a URL: the whole text is the secret
   }

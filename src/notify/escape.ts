@@ -66,3 +66,27 @@ export function truncate(text: string, max: number): string {
   if (code >= 0xd800 && code <= 0xdbff) end -= 1;
   return `${text.slice(0, end)}…`;
 }
+
+/** Characters Telegram's MarkdownV2 reserves (core.telegram.org/bots/api#markdownv2-style), and the backslash. */
+const TELEGRAM_MARKDOWN_V2 = /[_*[\]()~`>#+\-=|{}.!\\]/g;
+
+/** Escapes text for Telegram MarkdownV2: every reserved character gets a backslash. */
+export function escapeTelegramMarkdownV2(text: string): string {
+  return cleanText(text).replace(TELEGRAM_MARKDOWN_V2, (c) => `\\${c}`);
+}
+
+/** Markdown that Adaptive Cards (Teams) interpret in TextBlock and FactSet text. */
+const CARD_MARKDOWN = /[\\*_[\]()`~<>#|]/g;
+
+/**
+ * Escapes text for an Adaptive Card TextBlock or Fact (Teams renders a subset of Markdown there):
+ * inline markers get a backslash, a leading list or heading marker (`- `, `+ `, `1. `) is
+ * escaped, and `{{` is broken with a zero-width space so that `{{DATE(...)}}` is not evaluated.
+ */
+export function escapeCardMarkdown(text: string): string {
+  return cleanText(text)
+    .replace(CARD_MARKDOWN, (c) => `\\${c}`)
+    .replace(/^(\s*)([-+]|\d+\.)(?=\s)/, (_m, space: string, marker: string) => `${space}${marker.replace(/([-+.])$/, '\\$1')}`)
+    .replace(/\{\{/g, `{${ZWSP}{`)
+    .replace(/\}\}/g, `}${ZWSP}}`);
+}

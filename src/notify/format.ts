@@ -147,3 +147,21 @@ export function failureLines(message: NotificationMessage): string[] {
       `Notifications to "${cleanText(f.notifier)}" are failing since ${formatTime(f.failingSince)}: ${f.dead} message${f.dead === 1 ? '' : 's'} given up. Last error: ${cleanText(f.lastError)}`,
   );
 }
+
+/** The plain-text body of a message: one line per alert (itemLine), the test text, or one line per failing notifier. */
+export function bodyLines(message: NotificationMessage, notifier: string): string[] {
+  if (message.kind === 'test') return [testText(message, notifier)];
+  if (message.kind === 'delivery_failure') return failureLines(message);
+  return message.items.map((i) => itemLine(i, message.createdAt));
+}
+
+/** A message as a title and a plain-text body: what the text channels show (and what templates replace). */
+export interface MessageText {
+  title: string;
+  body: string;
+}
+
+/** The default title (the headline) and body (bodyLines) of a message. */
+export function defaultText(message: NotificationMessage, notifier: string): MessageText {
+  return { title: headline(message), body: bodyLines(message, notifier).join('\n') };
+}

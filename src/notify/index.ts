@@ -1,17 +1,26 @@
 /**
- * Notifications: the message model, the channels behind one Notifier interface, and the dispatcher.
- * `createNotifier` builds a channel from a `notifiers:` entry of the configuration.
+ * Notifications: the message model, the channels behind one Notifier interface (one file each:
+ * email, slack, console, webhook, alertmanager, pagerduty, teams, ntfy, telegram), the dispatcher
+ * and the resender. `createNotifier` builds the original three from snake_case options;
+ * from-config.ts builds every channel from the loaded configuration.
  */
 import { ConsoleNotifier, type LineSink } from './console.js';
 import { EmailNotifier } from './email.js';
 import { SlackNotifier } from './slack.js';
 import type { Notifier } from './types.js';
 
-export type { AlertItem, DeliveryFailure, ItemStatus, MessageKind, NotificationMessage, Notifier, Severity } from './types.js';
+export type { AlertItem, DeliveryFailure, ItemStatus, MessageKind, NotificationMessage, Notifier, NotifierType, Severity } from './types.js';
 export { NotifyError } from './errors.js';
 export { EmailNotifier, buildEmail } from './email.js';
 export { SlackNotifier, buildSlackPayload } from './slack.js';
 export { ConsoleNotifier, buildConsoleLines } from './console.js';
+export { WebhookNotifier, buildWebhookPayload, webhookSignature } from './webhook.js';
+export { AlertmanagerNotifier, buildAlertmanagerAlerts } from './alertmanager.js';
+export { PagerDutyNotifier, buildPagerDutyEvents } from './pagerduty.js';
+export { TeamsNotifier, buildTeamsPayload } from './teams.js';
+export { NtfyNotifier, buildNtfyPayload } from './ntfy.js';
+export { TelegramNotifier, buildTelegramPayload } from './telegram.js';
+export { Resender } from './resend.js';
 export { Dispatcher, type DispatcherOptions, type DeliveryOutcome } from './dispatcher.js';
 export type { OutboxRepository, OutboxRow, OutboxStats, UnreportedFailures } from './outbox.js';
 export { DEFAULT_RETRY_POLICY, decideAfterFailure, isDead, nextAttemptAt, type RetryPolicy } from './retry.js';

@@ -12,7 +12,9 @@
 import { parseRetryAfter } from '../retry-after.js';
 import { IncomingWebhook, IncomingWebhookHTTPError, type FetchFunction } from '@slack/webhook';
 import { cleanText, escapeMrkdwn, truncate } from './escape.js';
-import { NotifyError, abortKind, redact, safeCause, urlSecrets } from './errors.js';
+import type { NotifyError} from './errors.js';
+import { urlSecrets } from './errors.js';
+import { assertHttpUrl, statusError, transportError } from './http.js';
 import {
   boxLabel,
   failureLines,
@@ -194,15 +196,7 @@ export class SlackNotifier implements Notifier {
   constructor(private readonly options: SlackNotifierOptions) {
     this.name = options.name;
     this.secrets = urlSecrets(options.webhookUrl);
-    let protocol: string;
-    try {
-      protocol = new URL(options.webhookUrl).protocol;
-    } catch {
-      throw new NotifyError('notify_config', options.name, 'webhook_url is not a valid URL', { retryable: false });
-    }
-    if (protocol !== 'https:' && protocol !== 'http:') {
-      throw new NotifyError('notify_config', options.name, 'webhook_url must be an https:// URL', { retryable: false });
-    }
+    assertHttpUrl(options.name, 'webhook_url', options.webhookUrl);
   }
 
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
@@ -231,27 +225,11 @@ export class SlackNotifier implements Notifier {
   }
 
   private wrap(err: unknown, retryAfterMs: number | undefined): NotifyError {
+    // Only status and body are kept: the library error is not attached at all.
     if (err instanceof IncomingWebhookHTTPError) {
-      const status = err.statusCode;
-      const body = redact(truncate(cleanText(String(err.body ?? '')).trim(), 200), this.secrets);
-      const detail = `Slack answered HTTP ${status}${body ? `: ${body}` : ''}`;
-      // Only status and body are kept: the library error is not attached at all.
-      if (status === 429) return new NotifyError('notify_rate_limited', this.name, detail, { retryable: true, status, retryAfterMs });
-      if (status === 408) return new NotifyError('notify_timeout', this.name, detail, { retryable: true, status });
-      if (status >= 500) return new NotifyError('notify_server_error', this.name, detail, { retryable: true, status, retryAfterMs });
-      return new NotifyError('notify_rejected', this.name, detail, { retryable: false, status });
+      return statusError({ notifier: this.name, service: 'Slack', secrets: this.secrets }, err.statusCode, String(err.body ?? ''), retryAfterMs);
     }
-    const cause = safeCause(err, this.secrets);
-    const kind = abortKind(err);
-    if (kind === 'timeout') return new NotifyError('notify_timeout', this.name, 'the Slack webhook timed out', { retryable: true, cause });
-    if (kind === 'abort') return new NotifyError('notify_aborted', this.name, 'sending to Slack was aborted', { retryable: true, cause });
-    // No response: the innermost cause says why (`connect ECONNREFUSED 127.0.0.1:9`).
-    let inner: Error | undefined = cause;
-    while (inner?.cause instanceof Error) inner = inner.cause;
-    return new NotifyError('notify_unreachable', this.name, `cannot reach the Slack webhook: ${inner?.message ?? 'request failed'}`, {
-      retryable: true,
-      cause,
-    });
+    return transportError({ notifier: this.name, service: 'the Slack webhook', secrets: this.secrets }, err);
   }
 }
 

@@ -64,10 +64,17 @@ export interface NotificationMessage {
   source?: string;
 }
 
+export type NotifierType = 'email' | 'slack' | 'console' | 'webhook' | 'alertmanager' | 'pagerduty' | 'teams' | 'ntfy' | 'telegram';
+
 /** A delivery channel. Channels do not retry: the dispatcher does. */
 export interface Notifier {
   readonly name: string;
-  readonly type: 'email' | 'slack' | 'console';
+  readonly type: NotifierType;
+  /**
+   * Set by channels whose receiver forgets a firing alert unless it hears of it again
+   * (Alertmanager): the app sends them the firing alerts this often (src/notify/resend.ts).
+   */
+  readonly resendIntervalMs?: number;
   /** Delivers one message; rejects with a NotifyError (retryable or not). */
   send(message: NotificationMessage, signal?: AbortSignal): Promise<void>;
   /** Releases connections. */

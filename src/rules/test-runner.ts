@@ -22,7 +22,7 @@ import {
 import { validateConfig, type Config, type Env } from '../config/index.js';
 import { readYaml } from '../config/load.js';
 import { formatIssues } from '../config/issues.js';
-import { tryParseDuration } from '../duration.js';
+import { readDuration } from '../duration.js';
 import { ConfigError, errorMessage, type ConfigIssue } from '../errors.js';
 import type { BoxState } from '../store/types.js';
 import { cycleEvaluations } from '../alerts/pipeline.js';
@@ -32,17 +32,23 @@ export const TEST_EPOCH = Date.parse('2026-01-01T00:00:00Z');
 
 // --- the file format -----------------------------------------------------------------------
 
+/**
+ * The most evaluations one test case may ask for (its last `at` / evaluation_interval), and the
+ * longest `values` timeline: a file asking for more is refused (exit 2) naming the field.
+ */
+export const MAX_EVALUATIONS = 100_000;
+
 /** `5m`, `0`, or `-20m` (only last_seen may point before the start). */
 function offset(options: { negative?: boolean } = {}) {
   return z.union([z.string(), z.number()]).transform((value, ctx) => {
     const text = String(value).trim();
     const negative = options.negative === true && text.startsWith('-');
-    const ms = tryParseDuration(negative ? text.slice(1) : text);
-    if (ms === undefined) {
-      ctx.addIssue({ code: 'custom', message: `invalid duration "${text}" (use e.g. 0m, 30s, 5m, 1h)` });
+    const read = readDuration(negative ? text.slice(1) : text);
+    if (!read.ok) {
+      ctx.addIssue({ code: 'custom', message: read.message });
       return z.NEVER;
     }
-    return negative ? -ms : ms;
+    return negative ? -read.ms : read.ms;
   });
 }
 
@@ -82,17 +88,19 @@ type TimelineField = (typeof TIMELINE_FIELDS)[number];
  */
 export function expandTimeline(text: string): { tokens: (string | null)[]; error?: string } {
   const tokens: (string | null)[] = [];
+  const tooLong = { tokens, error: `the timeline is longer than ${MAX_EVALUATIONS} values` };
   for (const word of text.trim().split(/\s+/).filter(Boolean)) {
     const m = /^(-?\d+(?:\.\d+)?)([+-]\d+(?:\.\d+)?)?x(\d+)$/.exec(word);
     const blanks = /^_x(\d+)$/.exec(word);
     if (blanks) {
+      if (tokens.length + Number(blanks[1]) > MAX_EVALUATIONS) return tooLong;
       for (let i = 0; i < Number(blanks[1]); i++) tokens.push(null);
     } else if (m) {
       const start = Number(m[1]);
       const stepText = m[2];
       const step = stepText === undefined ? 0 : Number(stepText);
       const n = Number(m[3]);
-      if (n > 100_000) return { tokens, error: `"${word}" repeats too often (at most 100000)` };
+      if (tokens.length + n >= MAX_EVALUATIONS) return tooLong;
       for (let i = 0; i <= n; i++) tokens.push(String(Math.round((start + i * step) * 1e9) / 1e9));
     } else {
       tokens.push(word === '_' ? null : word);
@@ -265,6 +273,12 @@ export function parseRulesTest(text: string, options: ParseOptions): RulesTestSu
       if (s.to <= s.from) issues.push({ path: `tests[${i}].silences[${j}].to`, message: 'must be after from' });
     });
     if (t.interval !== undefined && t.interval <= 0) issues.push({ path: `tests[${i}].interval`, message: 'must be longer than 0s' });
+    t.alert_tests.forEach((a, j) => {
+      const steps = file.evaluation_interval > 0 ? a.at / file.evaluation_interval : 0;
+      if (steps > MAX_EVALUATIONS) {
+        issues.push({ path: `tests[${i}].alert_tests[${j}].at`, message: `needs ${Math.floor(steps)} evaluations (at / evaluation_interval); the limit is ${MAX_EVALUATIONS}` });
+      }
+    });
   });
   if (file.evaluation_interval <= 0) issues.push({ path: 'evaluation_interval', message: 'must be longer than 0s' });
   if (issues.length > 0) throw new ConfigError(issues, source);

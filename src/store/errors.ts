@@ -34,3 +34,11 @@ export class StoreError extends BoxwatchError {
     super(code, message, options);
   }
 }
+
+/** The one message for a database file that does not exist, saying what to do next. */
+export function storeNotFound(path: string): StoreError {
+  return new StoreError(
+    'store_not_found',
+    `no database at ${path}: start the daemon with \`boxwatch run\` (it creates the database), or pass --db FILE to read another one`,
+  );
+}

@@ -12,7 +12,7 @@ import { packageFile } from '../package-files.js';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import { StoreError } from './errors.js';
+import { StoreError, storeNotFound } from './errors.js';
 
 /** 'bxwt' in the SQLite header: marks a database as boxwatch's. */
 export const APPLICATION_ID = 0x62787774;
@@ -47,7 +47,7 @@ export interface OpenOptions {
 /** Opens (creating if needed) and migrates the database at `path`. */
 export function openDatabase(path: string, options: OpenOptions): Database.Database {
   if (!options.readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  if (options.readonly && !existsSync(path)) throw new StoreError('store_not_found', `no database at ${path}`);
+  if (options.readonly && !existsSync(path)) throw storeNotFound(path);
   let db: Database.Database;
   try {
     db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });

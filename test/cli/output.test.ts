@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatCsv, formatTable, terminalSafe } from '../../src/cli/output.js';
-import { parseIsoTime, parseRange } from '../../src/cli/time-range.js';
+import { parseRange } from '../../src/cli/time-range.js';
+import { readTime } from '../../src/time.js';
 
 describe('table and CSV output', () => {
   it('never sends control characters, line separators or bidi overrides from box text to the terminal', () => {
@@ -22,15 +23,25 @@ describe('table and CSV output', () => {
   });
 });
 
-describe('ISO times on the command line', () => {
+describe('time arguments (one parser for the CLI and the API)', () => {
   it.each([
     ['2026-03-01', Date.UTC(2026, 2, 1)],
     ['2026-03-01T12:00:00Z', Date.UTC(2026, 2, 1, 12)],
     ['2026-03-01T12:00+02:00', Date.UTC(2026, 2, 1, 10)],
-  ])('accepts %s', (text, ms) => expect(parseIsoTime(text)).toBe(ms));
+    ['2026-03-01T22:00', Date.UTC(2026, 2, 1, 22)], // no offset: UTC, never host-local time
+    ['2026-03-01 22:00:30.5', Date.UTC(2026, 2, 1, 22, 0, 30, 500)],
+  ])('accepts %s', (text, ms) => expect(readTime(text)).toEqual({ ok: true, ms }));
 
-  it.each(['5', 'yesterday', '2026-03-01T12:00', '03/01/2026'])('refuses %j (no guessing, no local time)', (text) => {
-    expect(parseIsoTime(text)).toBeNaN();
-    expect(() => parseRange({ from: text }, Date.UTC(2026, 5, 1), '24h')).toThrow(/--from/);
+  it.each(['5', 'yesterday', '03/01/2026', '2026-02-30', '2026-03-01T25:00', '0001-01-01', '2100-01-01', '9'.repeat(300)])(
+    'refuses %j (no guessing, nothing outside 2000..2100)',
+    (text) => {
+      expect(readTime(text).ok).toBe(false);
+      expect(() => parseRange({ from: text }, Date.UTC(2026, 5, 1), '24h')).toThrow(/--from/);
+    },
+  );
+
+  it('refuses a --since that is not a finite duration within the limit, naming it', () => {
+    expect(() => parseRange({ since: `${'9'.repeat(400)}h` }, Date.UTC(2026, 5, 1), '24h')).toThrow(/--since: invalid duration/);
+    expect(() => parseRange({ since: '4000d' }, Date.UTC(2026, 5, 1), '24h')).toThrow(/--since: .*longer than the limit of 3650d/);
   });
 });

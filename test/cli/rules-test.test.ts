@@ -116,12 +116,16 @@ tests:
       ['bad boolean', `${RULES}tests:\n  - boxes: [{ serial: SN-1, values: { connected: "1 maybe" } }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].boxes[0].values.connected: value 2: "maybe" is not a boolean'],
       ['unknown rule', `${RULES}tests:\n  - alert_tests: [{ at: 0m, expected: [{ rule: batery-low, box: SN-1, state: firing }] }]\n`, 'tests[0].alert_tests[0].expected[0].rule: no rule named "batery-low"'],
       ['bad state', `${RULES}tests:\n  - alert_tests: [{ at: 0m, expected: [{ rule: battery-low, state: resolved }] }]\n`, 'tests[0].alert_tests[0].expected[0].state: must be one of pending, firing'],
-      ['bad inline rule', `rules:\n  - { name: b, kind: low_battery, below: 200, severity: warning }\n${test}`, 'rules[0].below: must be at most 100'],
+      ['bad inline rule', `rules:\n  - { name: b, kind: low_battery, below: 200, severity: warning }\n${test}`, 'rules[0].below (rule "b"): must be at most 100'],
       ['both sources', `rule_files: [x.yaml]\n${RULES}${test}`, 'rules: use either rules or rule_files, not both'],
       ['missing rule file', `rule_files: [does-not-exist.yaml]\n${test}`, 'rule_files: cannot read'],
       ['silence without matchers', `${RULES}tests:\n  - silences: [{ to: 5m }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].silences[0]: needs boxes or rules'],
       ['window backwards', `${RULES}tests:\n  - gateway_down: [{ from: 5m, to: 1m }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].gateway_down[0].to: must be after from'],
       ['yaml syntax', 'tests: [\n', 'line 2, column 1'],
+      // Each of these once ran for hours (an Infinity or a huge `at`, a 1 ms interval).
+      ['at with hundreds of digits', `${RULES}tests:\n  - alert_tests: [{ at: ${'9'.repeat(300)}d }]\n`, 'tests[0].alert_tests[0].at: invalid duration'],
+      ['at beyond the evaluation limit', `${RULES}evaluation_interval: 1ms\ntests:\n  - alert_tests: [{ at: 3650d }]\n`, 'tests[0].alert_tests[0].at: needs 315360000000 evaluations (at / evaluation_interval); the limit is 100000'],
+      ['a timeline too long', `${RULES}tests:\n  - boxes: [{ serial: SN-1, values: { battery: "_x99999999999" } }]\n    alert_tests: [{ at: 0m }]\n`, 'tests[0].boxes[0].values.battery: the timeline is longer than 100000 values'],
     ];
     it.each(cases)('%s', async (_name, text, message) => {
       const r = await run(['rules', 'test', file(text)]);

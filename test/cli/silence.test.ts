@@ -95,17 +95,33 @@ describe('boxwatch silence', () => {
     expect(table.out).toMatch(/^ID\s+STATE\s+MATCHERS\s+STARTS\s+ENDS\s+BY\s+COMMENT\n\w+\s+pending\s+rules battery-low\s+/);
   });
 
+  it('--force allows a silence of more than a year, and one that matches everything', async () => {
+    rig = await startCliRig({ devices: 2 });
+    const long = await cli(rig, ['silence', 'add', '--box', 'SN-*', '--for', '400d', '--comment', 'decommissioned site', '--force']);
+    expect(long.code).toBe(0);
+    const all = await cli(rig, ['silence', 'add', '--rule', '*', '--for', '1h', '--comment', 'maintenance', '--force']);
+    expect(all.code).toBe(0);
+    const listed = JSON.parse((await cli(rig, ['silence', 'list', '--format', 'json'])).out) as { rules: string[] }[];
+    expect(listed.map((s) => s.rules)).toEqual(expect.arrayContaining([[], ['*']]));
+  });
+
   describe('usage errors exit 2 and write nothing', () => {
     const cases: [string, string[], string][] = [
       ['no matcher', ['silence', 'add', '--for', '2h', '--comment', 'x'], 'give at least one --box GLOB or --rule NAME'],
       ['empty box', ['silence', 'add', '--box', ' ', '--for', '2h', '--comment', 'x'], '--box and --rule must not be empty'],
       ['no --for', ['silence', 'add', '--box', 'SN-1', '--comment', 'x'], '--for is required'],
       ['bad --for', ['silence', 'add', '--box', 'SN-1', '--for', 'soon', '--comment', 'x'], '--for: invalid duration "soon"'],
-      ['zero --for', ['silence', 'add', '--box', 'SN-1', '--for', '0s', '--comment', 'x'], '--for: invalid duration "0s"'],
+      ['zero --for', ['silence', 'add', '--box', 'SN-1', '--for', '0s', '--comment', 'x'], '--for: must be longer than 0s'],
+      // Once stored ends_at = Infinity, after which `silence list` failed for good.
+      ['huge --for', ['silence', 'add', '--box', 'SN-1', '--for', `${'9'.repeat(400)}d`, '--comment', 'x'], '--for: invalid duration'],
+      ['--for over the limit', ['silence', 'add', '--box', 'SN-1', '--for', '4000d', '--comment', 'x', '--force'], '--for: duration "4000d" is longer than the limit of 3650d'],
+      ['over a year', ['silence', 'add', '--box', 'SN-1', '--for', '400d', '--comment', 'x'], '--for 400d is longer than a year; add --force if you mean it'],
+      ['everything', ['silence', 'add', '--rule', '*', '--for', '1h', '--comment', 'x'], 'this silence matches every box and every rule (the gateway alerts too); add --force if you mean it'],
+      ['start out of range', ['silence', 'add', '--box', 'SN-1', '--for', '1h', '--comment', 'x', '--start', '2200-01-01'], '--start: time "2200-01-01" is outside the accepted range'],
       ['no comment', ['silence', 'add', '--box', 'SN-1', '--for', '2h'], '--comment is required'],
       ['blank comment', ['silence', 'add', '--box', 'SN-1', '--for', '2h', '--comment', '  '], '--comment is required'],
       ['unknown rule', ['silence', 'add', '--rule', 'batery-low', '--for', '2h', '--comment', 'x'], '--rule "batery-low" matches no configured rule (rules: box-offline, battery-low, gateway_unreachable'],
-      ['bad start', ['silence', 'add', '--box', 'SN-1', '--for', '2h', '--comment', 'x', '--start', 'tomorrow'], '--start: invalid ISO time "tomorrow"'],
+      ['bad start', ['silence', 'add', '--box', 'SN-1', '--for', '2h', '--comment', 'x', '--start', 'tomorrow'], '--start: invalid time "tomorrow"'],
       ['over already', ['silence', 'add', '--box', 'SN-1', '--for', '1h', '--comment', 'x', '--start', '2020-01-01T00:00:00Z'], 'the silence would have ended already'],
       ['unknown id', ['silence', 'expire', 'nope1234'], 'no silence with id "nope1234"'],
     ];

@@ -30,7 +30,7 @@ describe('defaults', () => {
       delivery: { initialBackoff: 5_000, maxBackoff: 300_000, maxAge: 86_400_000 },
     });
     expect(config.notifiers).toEqual([{ name: 'console', type: 'console', minSeverity: 'info', boxes: ['*'] }]);
-    expect(config.http).toEqual({ enabled: true, listen: '127.0.0.1:9464' });
+    expect(config.http).toEqual({ enabled: true, listen: '127.0.0.1:9464', basePath: '/' });
     expect(config.log).toEqual({ level: 'info', format: 'auto' });
   });
 
@@ -107,6 +107,24 @@ describe('durations', () => {
   ])('rejects %s with its path', (text, message) => {
     expect(problems(`${MINIMAL}poll: { details_every: ${text} }\n`)).toEqual([message]);
   });
+
+  // A duration beyond a timer's range once passed and then aborted every request after 1 ms
+  // (gateway.timeout: 25d) or spun a timer every millisecond (group_wait: 30d).
+  it.each([
+    ['gateway: { secret_key: k, timeout: 25d }', 'gateway.timeout: duration "25d" is longer than the limit of 5m'],
+    ['alerting: { group_wait: 30d }', 'alerting.group_wait: duration "30d" is longer than the limit of 1d'],
+    ['alerting: { delivery: { initial_backoff: 2d } }', 'alerting.delivery.initial_backoff: duration "2d" is longer than the limit of 1h'],
+    ['alerting: { repeat_interval: 60d }', 'alerting.repeat_interval: duration "60d" is longer than the limit of 30d'],
+    ['storage: { raw_retention: 4000d }', 'storage.raw_retention: duration "4000d" is longer than the limit of 3650d'],
+  ])('refuses a duration above its documented upper bound: %s', (yaml, message) => {
+    expect(problems(`${MINIMAL}${yaml}\n`.replace(`${MINIMAL}gateway:`, 'gateway:'))).toContain(message);
+  });
+
+  it('refuses a duration written with hundreds of digits (never Infinity)', () => {
+    expect(problems(`${MINIMAL}poll: { details_every: ${'9'.repeat(400)}s }\n`)).toEqual([
+      expect.stringMatching(/^poll\.details_every: invalid duration "9{37}\.\.\."/),
+    ]);
+  });
 });
 
 describe('errors name their path', () => {
@@ -133,7 +151,7 @@ describe('errors name their path', () => {
     ['bad base_url', 'gateway: { secret_key: k, base_url: "ftp://x" }', 'gateway.base_url: must be an http:// or https:// URL'],
     ['bad cron', 'poll: { schedule: "61 * * * *" }', 'poll.schedule: invalid cron expression (5 or 6 fields; e.g. "*/30 * * * * *")'],
     ['retention order', 'storage: { raw_retention: 30d, rollup_retention: 7d }', 'storage.rollup_retention: must not be shorter than raw_retention'],
-    ['unknown notifier type', 'notifiers: [{ name: p, type: pager }]', 'notifiers[0].type: unknown type "pager" (expected one of email, slack, console)'],
+    ['unknown notifier type', 'notifiers: [{ name: p, type: pager }]', 'notifiers[0].type: unknown type "pager" (expected one of email, slack, console, webhook, alertmanager, pagerduty, teams, ntfy, telegram)'],
     ['email without recipients', 'notifiers: [{ name: m, type: email, smtp_url: "smtp://h", from: a@example.com, to: [] }]', 'notifiers[0].to: must not be empty'],
     ['email with a bad recipient', 'notifiers: [{ name: m, type: email, smtp_url: "smtp://h", from: a@example.com, to: [nobody] }]', 'notifiers[0].to[0]: must be an email address'],
     ['email without smtp_url', 'notifiers: [{ name: m, type: email, from: a@example.com, to: [a@example.com] }]', 'notifiers[0].smtp_url: is required'],
@@ -142,6 +160,8 @@ describe('errors name their path', () => {
     ['notifier rule reference', 'notifiers: [{ name: c, type: console, rules: [box-offline, nope] }]', 'notifiers[0].rules[1]: no rule named "nope"'],
     ['bad listen', 'http: { listen: "localhost" }', 'http.listen: must be host:port, e.g. 127.0.0.1:9464'],
     ['bad http', 'http: yes-please', 'http: must be { listen: host:port } or false'],
+    ['bad base_path', 'http: { base_path: "boxwatch/" }', 'http.base_path: must be a path such as /boxwatch/ (letters, digits, . _ ~ -)'],
+    ['short admin_token', 'http: { admin_token: "abc" }', 'http.admin_token: must be at least 16 characters'],
     ['bad log level', 'log: { level: loud }', 'log.level: must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
     ['list instead of mapping', 'alerting: [1]', 'alerting: expected a mapping, got a list'],
   ])('%s', (_title, yaml, expected) => {

@@ -62,7 +62,7 @@ describe('loadConfig', () => {
     const cwd = process.cwd();
     process.chdir(dir);
     try {
-      expect(() => loadConfig({ env: {} })).toThrow('cannot read ./boxwatch.yaml: no such file (pass --config FILE or set BOXWATCH_CONFIG)');
+      expect(() => loadConfig({ env: {} })).toThrow(/^no configuration file: \.\/boxwatch\.yaml does not exist\. To make one:\n {2}boxwatch init /);
     } finally {
       process.chdir(cwd);
     }
@@ -77,9 +77,14 @@ notifiers:
   - { name: slack, type: slack, webhook_url: "\${SLACK_WEBHOOK_URL}" }
 `;
 
-  it('removes the key, SMTP passwords and webhook URLs', () => {
-    const config = parseConfig(text, ENV);
+  it('removes the key, SMTP passwords, webhook URLs and the admin token', () => {
+    const token = 'admin-token-s3cr3t-0123456789';
+    const config = parseConfig(`${text}http: { admin_token: "\${BOXWATCH_ADMIN_TOKEN}", base_path: /boxwatch }\n`, { ...ENV, BOXWATCH_ADMIN_TOKEN: token });
+    expect(config.http.adminToken).toBe(token);
+    expect(config.http.basePath).toBe('/boxwatch/');
     const redacted = redactConfig(config);
+    expect(redacted.http.adminToken).toBe('[redacted]');
+    expect(formatConfig(config)).not.toContain(token);
     expect(redacted.gateway.secretKey).toBe('[redacted]');
     expect(redacted.notifiers[0]).toMatchObject({ smtpUrl: 'smtp://boxwatch:[redacted]@mail.example.com:587' });
     expect(redacted.notifiers[1]).toMatchObject({ webhookUrl: '[redacted]' });

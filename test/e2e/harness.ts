@@ -11,6 +11,7 @@ import { createApp, type App } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { createGatewayClient } from '../../src/gateway/client.js';
 import { silentLogger } from '../../src/log.js';
+import { parseScenario } from '../../src/sim/scenario.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
@@ -43,26 +44,35 @@ export interface RigOptions {
   seed?: number;
   /** YAML for `rules:` and `alerting:` (indented as top-level keys). */
   yaml?: string;
+  /** Simulator scenario YAML (`timeline:`), its times counted from the rig's start. */
+  scenario?: string;
+  /**
+   * Serve HTTP (API and dashboard) on a free port: the app is started, with a schedule that never
+   * fires during a test (cycles still run only through `cycle()`).
+   */
+  http?: { adminToken?: string; basePath?: string };
 }
 
 export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const clock = new FakeClock('2026-03-01T12:00:00Z');
-  const sim = await startSimulator({ port: 0, key: KEY, devices: options.devices ?? 10, seed: options.seed ?? 5, clock });
+  const scenario = options.scenario === undefined ? undefined : parseScenario(options.scenario, 'rig scenario');
+  const sim = await startSimulator({ port: 0, key: KEY, devices: options.devices ?? 10, seed: options.seed ?? 5, clock, scenario });
   const smtp = await startSmtpReceiver();
   const slack = await startSlackReceiver();
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-e2e-'));
   const dbPath = join(dir, 'boxwatch.db');
   const yaml = `
 gateway: { base_url: "${sim.url}", secret_key: "\${KEY}" }
-poll: { schedule: "*/30 * * * * *" }
+poll: { schedule: "${options.http ? '0 0 1 1 *' : '*/30 * * * * *'}" }
 storage: { path: "${dbPath}" }
 ${options.yaml ?? 'rules:\n  - { name: box-offline, kind: disconnected, severity: critical }\nalerting: { group_wait: 0s }'}
 notifiers:
   - { name: ops-mail, type: email, smtp_url: "${smtp.url()}", from: boxwatch@example.com, to: [ops@example.com] }
   - { name: ops-slack, type: slack, webhook_url: "${slack.url}" }
   - { name: console, type: console }
+${options.http ? `http: { listen: "127.0.0.1:0", base_path: "${options.http.basePath ?? '/'}"${options.http.adminToken ? ', admin_token: "${ADMIN_TOKEN}"' : ''} }` : 'http: false'}
 `;
-  const config = parseConfig(yaml, { KEY }, 'e2e');
+  const config = parseConfig(yaml, { KEY, ADMIN_TOKEN: options.http?.adminToken ?? '' }, 'e2e');
   const consoleLines: string[] = [];
   const stdout = {
     write(chunk: string, callback?: (err?: Error | null) => void): boolean {
@@ -98,6 +108,7 @@ notifiers:
       await rig.app.stop();
       await whileDown?.();
       rig.app = make();
+      if (options.http) await rig.app.start();
     },
     async close() {
       await rig.app.stop();
@@ -107,6 +118,7 @@ notifiers:
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  if (options.http) await rig.app.start();
   return rig;
 }
 

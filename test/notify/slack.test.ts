@@ -245,7 +245,7 @@ describe('SlackNotifier over a real HTTP receiver', () => {
   });
 
   it('rejects a URL that is not http(s) without echoing it', () => {
-    expect(() => new SlackNotifier({ name: 'x', webhookUrl: 'ftp://example.com/s3cr3tW3bh00kT0k3n' })).toThrow(/must be an https:\/\/ URL/);
+    expect(() => new SlackNotifier({ name: 'x', webhookUrl: 'ftp://example.com/s3cr3tW3bh00kT0k3n' })).toThrow(/must be an http:\/\/ or https:\/\/ URL/);
     try {
       new SlackNotifier({ name: 'x', webhookUrl: 'not a url s3cr3tW3bh00kT0k3n' });
     } catch (err) {

@@ -11,6 +11,18 @@
 import type Database from 'better-sqlite3';
 import { isObject, type DamagedRows } from '../damaged-rows.js';
 
+export interface OutboxLogEntry<I> {
+  id: number;
+  notifier: string;
+  createdAt: number;
+  status: 'pending' | 'sending' | 'delivered' | 'dead';
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  doneAt: number | null;
+  items: I[];
+}
+
 export interface StoredOutboxRow<M> {
   id: number;
   notifier: string;
@@ -60,6 +72,7 @@ export function outboxStatements(db: Database.Database) {
     stats: db.prepare(
       "SELECT notifier, SUM(status IN ('pending', 'sending')) AS pending, SUM(status = 'dead') AS dead, SUM(status = 'delivered') AS delivered FROM outbox GROUP BY notifier",
     ),
+    since: db.prepare('SELECT * FROM outbox WHERE created_at >= ? ORDER BY id DESC LIMIT ?'),
     queuedCount: db.prepare('SELECT notifier, COUNT(*) AS n FROM notification_queue GROUP BY notifier'),
   };
 }
@@ -159,6 +172,25 @@ export class SqliteOutbox<M> {
         return marked;
       })
       .immediate();
+  }
+
+  /** The newest messages created since `since` (at most `limit`), newest first, with their items (`items` of `M`). */
+  log<I>(since: number, limit: number, itemsOf: (message: M) => I[]): OutboxLogEntry<I>[] {
+    const rows = this.s.since.all(since, limit) as (OutboxDbRow & { status: OutboxLogEntry<I>['status']; last_error: string | null; done_at: number | null })[];
+    return rows.map((r) => {
+      const message = this.damaged.read<M>('outbox', r.id, r.message, this.looksRight);
+      return {
+        id: r.id,
+        notifier: r.notifier,
+        createdAt: r.created_at,
+        status: r.status,
+        attempts: r.attempts,
+        nextAttemptAt: r.next_attempt_at,
+        lastError: r.last_error,
+        doneAt: r.done_at,
+        items: message === undefined ? [] : itemsOf(message),
+      };
+    });
   }
 
   /** Per notifier: messages waiting (pending or being sent, plus items still grouping), dead and delivered. */

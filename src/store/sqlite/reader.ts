@@ -22,8 +22,8 @@ import {
   type StringTable,
 } from './rows.js';
 
-/** Longest range answered with raw points (beyond it: rollups). */
-const RAW_MAX_RANGE_MS = 31 * 24 * HOUR_MS;
+/** Longest range answered with raw points (beyond it: rollups); the HTTP API refuses raw history over a longer range. */
+export const RAW_MAX_RANGE_MS = 31 * 24 * HOUR_MS;
 /** Bucket sizes for rollup histories, smallest first. */
 const BUCKETS_H = [1, 2, 3, 4, 6, 8, 12, 24, 48, 72, 168, 336, 720, 2160, 8760];
 
@@ -34,6 +34,7 @@ interface BoxRef {
   name: string;
   segStart: number | null;
   lastPolled: number;
+  firstSeen: number;
 }
 
 export class HistoryReader {
@@ -88,9 +89,11 @@ export class HistoryReader {
     return this.rollupHistory(box, metric, from, to, maxPoints);
   }
 
-  uptime(from: number, to: number): UptimeRow[] {
-    if (!(to > from)) throw new StoreError('bad_range', 'the uptime range is empty: "to" must be after "from"');
+  uptime(from: number, requestedTo: number): UptimeRow[] {
+    if (!(requestedTo > from)) throw new StoreError('bad_range', 'the uptime range is empty: "to" must be after "from"');
     const open = this.currentOpenHour();
+    // Hours after the last cycle (and its open segment) hold no data: the loops stop there.
+    const to = open === null ? requestedTo : Math.max(from + 1, Math.min(requestedTo, (open + 1) * HOUR_MS + this.maxGapMs));
     const firstFull = Math.ceil(from / HOUR_MS);
     const endFull = Math.max(firstFull, Math.min(Math.floor(to / HOUR_MS), open ?? Infinity));
     // Hours answered from raw rows: the partial first and last hours and the open ones.
@@ -142,7 +145,8 @@ export class HistoryReader {
   /** Raw points over [from, to): one per run of equal values; null when there are more than `limit`. */
   private rawPoints(box: BoxRef, slot: Slot, from: number, to: number, limit: number): RawPoint[] | null {
     const runs: Run[] = [];
-    for (let hour = hourOf(from); hour <= hourOf(to - 1); hour++) {
+    const [firstHour, lastHour] = this.dataHours(box, from, to);
+    for (let hour = firstHour; hour <= lastHour; hour++) {
       const row = this.liveRow(box, hour);
       if (row === undefined) continue;
       for (const r of rowRuns(row, hour * HOUR_MS, slot, from, to)) pushRun(runs, r.start, r.end, r.value);
@@ -174,11 +178,31 @@ export class HistoryReader {
     const closedTo = open === null ? toHour : Math.min(toHour, open);
     for (const r of this.s.rollupsOfBox.all(box.id, fromHour, closedTo) as RollupRow[]) out.push(fromRollupRow(r));
     const polls = new Map<string, number>();
-    for (let hour = Math.max(fromHour, closedTo); hour < toHour; hour++) {
+    const [, lastHour] = this.dataHours(box, fromHour * HOUR_MS, toHour * HOUR_MS);
+    for (let hour = Math.max(fromHour, closedTo); hour < toHour && hour <= lastHour; hour++) {
       const row = this.liveRow(box, hour);
       if (row !== undefined) out.push(hourStats(this.s, row, hour, polls));
     }
     return out;
+  }
+
+  /** Start of the oldest stored sample hour (ms), or null when nothing was sampled yet. */
+  historyStart(): number | null {
+    const hour = this.s.firstSampleHour.get() as number | null;
+    return hour === null ? null : hour * HOUR_MS;
+  }
+
+  /** Start times of the successful poll cycles in [from, to), ascending. */
+  okCycleStarts(from: number, to: number): number[] {
+    return this.s.okCycleStarts.all(from, to) as number[];
+  }
+
+  /**
+   * The hours [first, last] of [from, to) in which the box can have data (from its first sighting
+   * to the end of its open segment): loops over a range are bounded by the data, not the range.
+   */
+  private dataHours(box: BoxRef, from: number, to: number): [number, number] {
+    return [Math.max(hourOf(from), hourOf(box.firstSeen)), Math.min(hourOf(to - 1), hourOf(box.lastPolled + this.maxGapMs))];
   }
 
   /** The hour of the latest cycle: rows of this hour (and later) have no rollup yet. */
@@ -224,7 +248,7 @@ export class HistoryReader {
 }
 
 function toBoxRef(r: BoxRefRow): BoxRef {
-  return { id: r.id, serial: r.serial, name: r.name, segStart: r.seg_start, lastPolled: r.last_polled };
+  return { id: r.id, serial: r.serial, name: r.name, segStart: r.seg_start, lastPolled: r.last_polled, firstSeen: r.first_seen };
 }
 
 function fromRollupRow(r: RollupRow): HourStats {

@@ -32,9 +32,11 @@ export function prepareStatements(db: Database.Database) {
     markMissing: p('UPDATE boxes SET missing_since = coalesce(missing_since, ?) WHERE serial = ?'),
     allBoxes: p('SELECT * FROM boxes ORDER BY serial'),
     box: p('SELECT * FROM boxes WHERE serial = ?'),
-    boxRef: p('SELECT id, serial, name, seg_start, last_polled FROM boxes WHERE serial = ?'),
-    boxRefs: p('SELECT id, serial, name, seg_start, last_polled FROM boxes ORDER BY serial'),
+    boxRef: p('SELECT id, serial, name, seg_start, last_polled, first_seen FROM boxes WHERE serial = ?'),
+    boxRefs: p('SELECT id, serial, name, seg_start, last_polled, first_seen FROM boxes ORDER BY serial'),
     sample: p('SELECT data FROM samples WHERE hour = ? AND box_id = ?').pluck(),
+    firstSampleHour: p('SELECT min(hour) FROM samples').pluck(),
+    okCycleStarts: p("SELECT started_at FROM cycles WHERE outcome = 'ok' AND started_at >= ? AND started_at < ? ORDER BY started_at").pluck(),
     samplesFrom: p('SELECT hour, box_id, data FROM samples WHERE hour >= ?'),
     upsertSample: p('INSERT INTO samples (hour, box_id, data) VALUES (?, ?, ?) ON CONFLICT (hour, box_id) DO UPDATE SET data = excluded.data'),
     upsertRollup: p(
@@ -114,6 +116,7 @@ export interface BoxRefRow {
   name: string;
   seg_start: number | null;
   last_polled: number;
+  first_seen: number;
 }
 
 /** Statistics of one numeric metric over one hour (or bucket). */

@@ -12,7 +12,7 @@
  */
 import type Database from 'better-sqlite3';
 import { hostname } from 'node:os';
-import type { AlertQueries, AlertWrite, CycleView, SilenceWrites } from '../../alerts/repositories.js';
+import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
 import { systemClock, type Clock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import { DamagedRows } from '../damaged-rows.js';
@@ -104,9 +104,12 @@ export class SqliteStore implements Store {
     this.transitions = new SqliteTransitions(db, this.damagedRows);
     this.silences = new SqliteSilences(db, this.damagedRows);
     const { alertStates, transitions, silences } = this;
+    const log = new SqliteOutbox<{ items: unknown }>(db, this.damagedRows);
     this.alerts = {
       states: () => alertStates.states(),
-      transitionsSince: (since) => transitions.transitionsSince(since),
+      transitionsSince: (since, serial) => transitions.transitionsSince(since, serial),
+      // The items are the alert items the grouper stored (AlertItem); a damaged message has none.
+      outboxSince: (since, limit = 1000) => log.log(since, limit, (m) => (Array.isArray(m.items) ? m.items : [])) as OutboxEntry[],
       silences: (now, options) => silences.silences(now, options),
       silence: (id) => silences.silence(id),
       addSilence: (input, now) => {
@@ -237,6 +240,16 @@ export class SqliteStore implements Store {
 
   uptime(from: number, to: number): UptimeRow[] {
     return this.reader.uptime(from, to);
+  }
+
+  /** Start of the oldest stored sample hour (ms), or null when nothing was sampled yet. */
+  historyStart(): number | null {
+    return this.reader.historyStart();
+  }
+
+  /** Start times of the successful poll cycles in [from, to), ascending. */
+  okCycleStarts(from: number, to: number): number[] {
+    return this.reader.okCycleStarts(from, to);
   }
 
   // ---------------------------------------------------------------- retention

@@ -36,6 +36,7 @@ export class SqliteTransitions {
           'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       since: db.prepare('SELECT * FROM alert_transitions WHERE at >= ? ORDER BY at, id'),
+      ofBoxSince: db.prepare('SELECT * FROM alert_transitions WHERE serial = ? AND at >= ? ORDER BY at, id'),
     };
   }
 
@@ -58,9 +59,10 @@ export class SqliteTransitions {
     }
   }
 
-  transitionsSince(since: number): TransitionRow[] {
+  transitionsSince(since: number, serial?: string): TransitionRow[] {
     const out: TransitionRow[] = [];
-    for (const r of this.s.since.all(since) as TransitionDbRow[]) {
+    const rows = serial === undefined ? this.s.since.all(since) : this.s.ofBoxSince.all(serial, since);
+    for (const r of rows as TransitionDbRow[]) {
       const value = this.damaged.read<TransitionRow['value']>('alert_transitions', r.id, r.value, isScalar, null);
       const threshold = this.damaged.read<TransitionRow['threshold']>('alert_transitions', r.id, r.threshold, isScalar, null);
       const heldBy = this.damaged.read<string[]>('alert_transitions', r.id, r.held_by, isStringArray, []);

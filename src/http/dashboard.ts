@@ -1,0 +1,218 @@
+/**
+ * The dashboard's routes on the daemon's HTTP server: the HTML pages (src/web/pages.ts), their
+ * static files (src/web/assets.ts), the live event stream (src/web/live.ts), the JSON the pages
+ * read (api.ts) and the two writes (create and expire a silence).
+ *
+ * Writes are allowed only with `http.admin_token` configured, sent as `Authorization: Bearer
+ * TOKEN`, and, when the request carries an `Origin` (every browser does on POST), only from this
+ * server's own origin. Everything else is read-only.
+ */
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/index.js';
+import type { Metrics } from '../metrics.js';
+import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
+import type { Store } from '../store/types.js';
+import { loadAssets } from '../web/assets.js';
+import type { LiveEvents } from '../web/live.js';
+import { alertsPage, boxPage, firmwarePage, overviewPage, silencesPage, uptimePage, type PageContext } from '../web/pages.js';
+import {
+  boxAlertsJson,
+  boxUptimeJson,
+  createSilenceJson,
+  expireSilenceJson,
+  firmwareJson,
+  gatewayJson,
+  notificationsJson,
+  overviewJson,
+  silencePreviewJson,
+  silencesJson,
+  transitionsJson,
+  uptimeJson,
+  type DashboardReader,
+  type GatewayJson,
+} from './api.js';
+import { HttpError, badRequest, notFound } from './errors.js';
+
+export interface DashboardOptions {
+  alerts: AlertQueries & SilenceWrites;
+  config: Config;
+  events: LiveEvents;
+  /** The gateway's clock offset seen in the last cycle (ms), null before the first. */
+  skewMs?: () => number | null;
+}
+
+export interface Answer {
+  status: number;
+  body: string | Buffer;
+  type: string;
+  headers?: Record<string, string>;
+}
+
+export interface RequestContext {
+  query: URLSearchParams;
+  req: IncomingMessage;
+  res: ServerResponse;
+}
+
+/** null: the handler answered itself (the event stream). */
+export type Handler = (query: URLSearchParams, ctx: RequestContext) => Promise<Answer | null> | Answer | null;
+
+export interface Route {
+  handler: Handler;
+  /** Methods allowed (default GET and HEAD); a POST handler calls checkWrite itself. */
+  methods?: readonly string[];
+}
+
+const HTML_TYPE = 'text/html; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
+const MAX_BODY = 16 * 1024;
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+export const jsonAnswer = (status: number, value: unknown): Answer => ({ status, body: `${JSON.stringify(value, null, 2)}\n`, type: JSON_TYPE });
+
+export interface DashboardDeps {
+  store: Store;
+  metrics: Metrics;
+  clock: Clock;
+  lastSuccessAt: () => number | null;
+  options: DashboardOptions;
+}
+
+/** The gateway line in every page's header. */
+export function gatewayText(g: GatewayJson, now: number): { text: string; state: 'ok' | 'failing' | 'unknown' } {
+  if (g.lastCycle === null) return { text: 'Gateway: no poll cycle yet', state: 'unknown' };
+  const ago = (iso: string): string => {
+    const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+    return s < 120 ? `${s}s ago` : s < 7200 ? `${Math.round(s / 60)}m ago` : `${Math.round(s / 3600)}h ago`;
+  };
+  const skew = g.skewMs !== null && g.skewMs !== 0 ? `; gateway clock ${g.skewMs > 0 ? 'ahead' : 'behind'} by ${Math.round(Math.abs(g.skewMs) / 1000)}s` : '';
+  if (g.failingSince !== null) {
+    return { text: `Gateway failing since ${ago(g.failingSince)} (${g.lastErrorCode ?? 'error'}); last good cycle ${g.lastSuccessAt ? ago(g.lastSuccessAt) : 'never'}${skew}`, state: 'failing' };
+  }
+  return { text: `Gateway OK: last cycle ${g.lastSuccessAt ? ago(g.lastSuccessAt) : ago(g.lastCycle.startedAt)}${skew}`, state: 'ok' };
+}
+
+function sameToken(given: string, expected: string): boolean {
+  // Hashes of equal length, so that the comparison takes the same time whatever the input.
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** Throws 403/401 unless the request may write. */
+export function checkWrite(req: IncomingMessage, adminToken: string | undefined): void {
+  if (adminToken === undefined) throw new HttpError(403, 'writes_disabled', 'writes are turned off: set http.admin_token (see docs/dashboard.md)');
+  const origin = req.headers.origin;
+  if (origin !== undefined) {
+    let host: string;
+    try {
+      host = new URL(origin).host;
+    } catch {
+      host = '';
+    }
+    const allowed = [req.headers.host, req.headers['x-forwarded-host']].flat().filter((h): h is string => typeof h === 'string' && h !== '');
+    if (!allowed.includes(host)) throw new HttpError(403, 'bad_origin', 'cross-origin writes are refused');
+  }
+  const auth = req.headers.authorization ?? '';
+  const m = /^Bearer (.+)$/.exec(auth);
+  if (!m || !sameToken(m[1] as string, adminToken)) throw new HttpError(401, 'unauthorized', 'a valid admin token is required (Authorization: Bearer TOKEN)');
+}
+
+async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  const type = req.headers['content-type'] ?? '';
+  if (!type.startsWith('application/json')) throw new HttpError(415, 'unsupported_media_type', 'send the body as application/json');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new HttpError(413, 'too_large', `the body must be under ${MAX_BODY} bytes`);
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    throw badRequest('body', 'the body is not valid JSON');
+  }
+}
+
+/** The dashboard's router: undefined for paths it does not know (the API router tries next). */
+export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Route | undefined {
+  const { store, metrics, clock, options } = deps;
+  const { config, events } = options;
+  const reader: DashboardReader = { alerts: options.alerts, config };
+  const assets = loadAssets();
+  const writable = config.http.adminToken !== undefined;
+  const gateway = (): GatewayJson =>
+    gatewayJson({ lastSuccessAt: deps.lastSuccessAt(), status: metrics.cycleStatus(), lastCycle: store.lastCycle(), skewMs: options.skewMs?.() ?? null });
+  const ctx = (): PageContext => ({ base: config.http.basePath, assets: assets.version, gateway: gatewayText(gateway(), clock.now()) });
+  const html = (render: () => string): Route => ({ handler: () => ({ status: 200, body: render(), type: HTML_TYPE }) });
+  const json = (fn: (q: URLSearchParams, now: number) => unknown): Route => ({ handler: (q) => jsonAnswer(200, fn(q, clock.now())) });
+
+  return (segments) => {
+    const [a, b, c, d, ...rest] = segments;
+    const n = segments.length;
+    if (n === 1 && a === '') return html(() => overviewPage(ctx()));
+    if (n === 1 && a === 'uptime') return html(() => uptimePage(ctx()));
+    if (n === 1 && a === 'firmware') return html(() => firmwarePage(ctx()));
+    if (n === 1 && a === 'alerts') return html(() => alertsPage(ctx()));
+    if (n === 1 && a === 'silences') return html(() => silencesPage(ctx(), writable));
+    if (n === 2 && a === 'boxes' && b !== undefined && b !== '') {
+      return html(() => {
+        if (!store.box(b)) throw notFound(`unknown box serial "${b}"`);
+        return boxPage(ctx(), b);
+      });
+    }
+    if (a === 'assets' && n >= 3) {
+      const path = segments.slice(2).join('/');
+      const asset = assets.get(path);
+      if (!asset) return undefined;
+      const cache = b === assets.version ? IMMUTABLE : 'no-cache';
+      return { handler: () => ({ status: 200, body: asset.body, type: asset.type, headers: { 'cache-control': cache } }) };
+    }
+    if (n === 1 && a === 'events') {
+      return {
+        handler: (_q, { res }) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' });
+          if (!events.attach(res)) res.end('event: full\ndata: {}\n\n');
+          return null;
+        },
+      };
+    }
+    if (a !== 'api' || rest.length > 0) return undefined;
+    if (n === 2 && b === 'overview') return json((q, now) => overviewJson(store, reader, q, now));
+    if (n === 2 && b === 'gateway') return json(() => gateway());
+    if (n === 2 && b === 'uptime') return json((q, now) => uptimeJson(store, q, now));
+    if (n === 2 && b === 'firmware') return json(() => firmwareJson(store));
+    if (n === 2 && b === 'notifications') return json((q, now) => notificationsJson(reader, q, now));
+    if (n === 3 && b === 'alerts' && c === 'transitions') return json((q, now) => transitionsJson(reader, q, now));
+    if (b === 'boxes' && n === 4 && c !== undefined && c !== '' && d === 'uptime') return json((q, now) => boxUptimeJson(store, c, q, now));
+    if (b === 'boxes' && n === 4 && c !== undefined && c !== '' && d === 'alerts') return json((q, now) => boxAlertsJson(store, reader, c, q, now));
+    if (b !== 'silences') return undefined;
+    if (n === 2) {
+      return {
+        handler: async (q, { req }) => {
+          if (req.method === 'POST') {
+            checkWrite(req, config.http.adminToken);
+            const body = await readJsonBody(req);
+            return jsonAnswer(201, createSilenceJson(reader, body, clock.now()));
+          }
+          return jsonAnswer(200, silencesJson(reader, q, clock.now(), writable));
+        },
+        methods: ['GET', 'HEAD', 'POST'],
+      };
+    }
+    if (n === 3 && c === 'preview') return json((q) => silencePreviewJson(reader, q));
+    if (n === 4 && c !== undefined && c !== '' && d === 'expire') {
+      return {
+        handler: (_q, { req }) => {
+          checkWrite(req, config.http.adminToken);
+          return jsonAnswer(200, expireSilenceJson(reader, c, clock.now()));
+        },
+        methods: ['POST'],
+      };
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Alertmanager channel: forwards alerts to an existing Alertmanager (`POST /api/v2/alerts`), so
+ * operators keep their routing, silences and receivers.
+ *
+ * As Prometheus does, a firing alert is sent with `endsAt` a few resend intervals ahead and sent
+ * again every `resend_interval` while it fires (the app's resender, src/notify/resend.ts): if
+ * boxwatch stops, Alertmanager resolves the alert by itself once endsAt passes; while boxwatch
+ * runs, the alert never resolves by timeout. A resolved alert is sent with its real `endsAt`.
+ * Labels: alertname, rule, kind, severity, serial, box, location (src/notify/alert-records.ts).
+ */
+import { alertRecords, isoTime } from './alert-records.js';
+import { urlSecrets } from './errors.js';
+import { assertHttpUrl, post, type HttpChannel } from './http.js';
+import type { NotificationMessage, Notifier } from './types.js';
+
+/** Alertmanager's postableAlert (api/v2/openapi.yaml). */
+export interface PostableAlert {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  startsAt: string;
+  endsAt: string;
+  generatorURL?: string;
+}
+
+/** Prometheus: a firing alert is valid for 4 resend intervals (rules/alerting.go, `resendDelay`). */
+export const VALIDITY_RESENDS = 4;
+
+/** The request body for one message. Pure. `now` is the time of sending. */
+export function buildAlertmanagerAlerts(message: NotificationMessage, notifier: string, now: number, resendIntervalMs: number, generatorUrl = ''): PostableAlert[] {
+  return alertRecords(message, notifier).map((r) => ({
+    labels: r.labels,
+    annotations: r.annotations,
+    startsAt: isoTime(r.startsAt),
+    endsAt: isoTime(r.endsAt ?? now + VALIDITY_RESENDS * resendIntervalMs),
+    ...(generatorUrl ? { generatorURL: generatorUrl } : {}),
+  }));
+}
+
+export interface AlertmanagerNotifierOptions {
+  name: string;
+  /** Alertmanager's base URL (`http://alertmanager:9093`); user:password in it is sent as basic auth. */
+  url: string;
+  /** How often firing alerts are sent again (default 1 min, Prometheus' resend_delay). */
+  resendIntervalMs?: number;
+  generatorUrl?: string;
+  timeoutMs?: number;
+  now?: () => number;
+}
+
+export class AlertmanagerNotifier implements Notifier {
+  readonly name: string;
+  readonly type = 'alertmanager' as const;
+  readonly resendIntervalMs: number;
+  private readonly channel: HttpChannel;
+  private readonly endpoint: string;
+  private readonly headers: Record<string, string>;
+
+  constructor(private readonly options: AlertmanagerNotifierOptions) {
+    this.name = options.name;
+    this.resendIntervalMs = options.resendIntervalMs ?? 60_000;
+    assertHttpUrl(options.name, 'url', options.url);
+    const url = new URL(options.url);
+    this.headers = { 'content-type': 'application/json', 'user-agent': 'boxwatch' };
+    if (url.username !== '' || url.password !== '') {
+      const user = decodeURIComponent(url.username);
+      const password = decodeURIComponent(url.password);
+      this.headers.authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+      url.username = '';
+      url.password = '';
+    }
+    this.endpoint = `${url.origin}${url.pathname.replace(/\/+$/, '')}/api/v2/alerts`;
+    const secrets = [...urlSecrets(options.url), ...(this.headers.authorization ? [this.headers.authorization.slice(6)] : [])];
+    this.channel = { notifier: options.name, service: 'Alertmanager', secrets, timeoutMs: options.timeoutMs };
+  }
+
+  async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
+    const now = (this.options.now ?? Date.now)();
+    const alerts = buildAlertmanagerAlerts(message, this.name, now, this.resendIntervalMs, this.options.generatorUrl);
+    if (alerts.length === 0) return;
+    await post(this.channel, this.endpoint, JSON.stringify(alerts), this.headers, { signal, now: this.options.now });
+  }
+}

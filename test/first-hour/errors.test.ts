@@ -1,0 +1,99 @@
+/**
+ * Errors say what to do next, from the outside: the built CLI as a child process, its stderr and
+ * exit code. A usage error is one line and a `see boxwatch COMMAND --help` hint; a missing
+ * database says to start the daemon or pass --db; a port in use names http.listen and another
+ * process; a configuration error names the rule by its name.
+ */
+import { createServer, type Server } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.js';
+import { ensureBuilt } from '../e2e/build.js';
+import { runBuilt } from '../helpers/cli-process.js';
+
+let dir: string;
+let db: string;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'boxwatch-errors-'));
+  db = join(dir, 'boxwatch.db');
+  openStore(db).close(); // an empty, migrated database
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('a usage error is one line and a hint, exit 2', () => {
+  it('an unknown box serial (the command checks it)', async () => {
+    const r = await runBuilt(['history', 'BX-9999', '--db', db]);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toBe('error: unknown box serial "BX-9999" (see `boxwatch status`)\nsee boxwatch history --help\n');
+  });
+
+  it('an unknown option and a bad value (commander checks them)', async () => {
+    const unknown = await runBuilt(['history', 'BX-00001', '--bogus']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toBe("error: unknown option '--bogus'\nsee boxwatch history --help\n");
+    const nested = await runBuilt(['silence', 'add', '--for', 'soon', '--comment', 'x', '--box', 'BX-1', '--db', db]);
+    expect(nested.code).toBe(2);
+    expect(nested.err.trim().split('\n')).toHaveLength(2);
+    expect(nested.err).toMatch(/\nsee boxwatch silence add --help\n$/);
+  });
+});
+
+describe('a missing database says what to do', () => {
+  it('names `boxwatch run` and --db', async () => {
+    const missing = join(dir, 'nowhere', 'boxwatch.db');
+    for (const argv of [['status'], ['alerts'], ['uptime'], ['backup', join(dir, 'copy.db')]]) {
+      const r = await runBuilt([...argv, '--db', missing]);
+      expect(r.code, argv[0]).toBe(1);
+      expect(r.err).toBe(
+        `error [store_not_found]: no database at ${missing}: start the daemon with \`boxwatch run\` (it creates the database), or pass --db FILE to read another one\n`,
+      );
+    }
+  });
+});
+
+describe('the HTTP port held by another process', () => {
+  let holder: Server;
+  let port: number;
+  beforeAll(async () => {
+    holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    port = (holder.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+
+  it('run exits 1 naming http.listen and another process', async () => {
+    const config = join(dir, 'port.yaml');
+    writeFileSync(config, `gateway: { base_url: "http://127.0.0.1:9", secret_key: k }\nstorage: { path: "${join(dir, 'port.db')}" }\nhttp: { listen: "127.0.0.1:${port}" }\nlog: { level: error }\n`);
+    const r = await runBuilt(['run', '--config', config]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(
+      `error [http_listen]: cannot listen on 127.0.0.1:${port} (http.listen): another process (another boxwatch?) holds the port; stop it, or set http.listen to a free port (or http: false)\n`,
+    );
+  });
+});
+
+describe('a configuration error names the rule', () => {
+  it('by its name beside its index', async () => {
+    const config = join(dir, 'rules.yaml');
+    writeFileSync(
+      config,
+      `gateway: { secret_key: k }
+rules:
+  - { name: box-offline, kind: disconnected, severity: critical }
+  - { name: battery-low, kind: low_battery, below: 200, severity: warning }
+notifiers:
+  - { name: ops-slack, type: slack, webhook_url: "not a url" }
+`,
+    );
+    const r = await runBuilt(['check-config', '--config', config]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('  rules[1].below (rule "battery-low"): must be at most 100\n');
+    expect(r.err).toContain('  notifiers[0].webhook_url (notifier "ops-slack"): must be an http:// or https:// URL\n');
+  });
+});
