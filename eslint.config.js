@@ -10,7 +10,7 @@ export default tseslint.config(
     files: ['src/web/static/**/*.js'],
     languageOptions: {
       globals: Object.fromEntries(
-        ['window', 'document', 'location', 'history', 'fetch', 'URL', 'URLSearchParams', 'Intl', 'sessionStorage', 'EventSource', 'Node', 'devicePixelRatio', 'setTimeout', 'clearTimeout'].map((g) => [g, 'readonly']),
+        ['window', 'document', 'location', 'history', 'fetch', 'URL', 'URLSearchParams', 'Intl', 'sessionStorage', 'EventSource', 'Node', 'devicePixelRatio', 'performance', 'setTimeout', 'clearTimeout'].map((g) => [g, 'readonly']),
       ),
     },
   },

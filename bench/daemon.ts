@@ -4,6 +4,7 @@
  * logs, and readiness as /healthz answering 200 (a successful cycle happened).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +36,7 @@ export async function startDaemon(configPath: string, env: NodeJS.ProcessEnv, ti
   createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
     if (!line.startsWith('{')) return; // console notifier lines
     const record = JSON.parse(line) as { level: number; msg: string; url?: string };
-    if (record.msg === 'http endpoints listening' && record.url) onUrl(record.url);
+    if (record.msg.endsWith('http endpoints listening') && record.url) onUrl(record.url);
     if (record.level >= 40) problems.push(record.msg);
   });
   const deadline = Date.now() + timeoutMs;
@@ -76,4 +77,10 @@ export function quantile(values: readonly number[], q: number): number {
   if (sorted.length === 0) return NaN;
   const rank = Math.ceil(q * sorted.length);
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] as number;
+}
+
+/** A `kB` line of /proc/<pid>/status, in MiB. */
+export function statusMiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
 }

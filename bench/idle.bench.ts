@@ -4,7 +4,8 @@
  * console notifier and the HTTP endpoints on. The simulator runs in this process (real clock,
  * speed 1), so its work is not counted. After the first successful cycle, the child's CPU time
  * (utime + stime of /proc/<pid>/stat, all threads) and resident memory (VmRSS of
- * /proc/<pid>/status, sampled every 10 s; VmHWM for the peak) are read over the window.
+ * /proc/<pid>/status, sampled every 10 s; VmHWM for the peak) are read over the window; "no poll
+ * due" is the CPU of the quiet part of each 30 s period (from 8 s after a tick to 2 s before the next).
  *
  *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000]
  */
@@ -14,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startSimulator } from '../src/sim/server.js';
-import { sleep, startDaemon } from './daemon.js';
+import { sleep, startDaemon, statusMiB } from './daemon.js';
 
 const KEY = 'bench-idle-key';
 const SAMPLE_MS = 10_000;
@@ -35,12 +36,6 @@ function cpuSeconds(pid: number, ticks: number): number {
   // Fields after the command name, which is in parentheses and may contain spaces.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / ticks; // fields 14 and 15 of stat(5)
-}
-
-/** A `kB` line of /proc/<pid>/status, in MiB. */
-function statusMiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
-  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
 }
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, boxes: { type: 'string', default: '1000' } } });
@@ -72,9 +67,27 @@ try {
   const t0 = performance.now();
   const rss: number[] = [rssStart];
   const end = t0 + minutes * 60_000;
+  // "No poll due": in every 30 s period, from 8 s after the tick (the cycle and the gateway
+  // connections' keep-alive are over) to 2 s before the next one.
+  let quietCpu = 0;
+  let quietWall = 0;
+  let nextSample = performance.now() + SAMPLE_MS;
   while (performance.now() < end) {
-    await sleep(Math.min(SAMPLE_MS, end - performance.now()));
-    rss.push(statusMiB(pid, 'VmRSS'));
+    const intoPeriod = Date.now() % (SCHEDULE_S * 1000);
+    const quietStart = 8_000;
+    const quietEnd = SCHEDULE_S * 1000 - 2_000;
+    if (intoPeriod < quietStart) await sleep(quietStart - intoPeriod);
+    else if (intoPeriod < quietEnd && performance.now() + (quietEnd - intoPeriod) < end) {
+      const c0 = cpuSeconds(pid, ticks);
+      const w0 = performance.now();
+      await sleep(quietEnd - intoPeriod);
+      quietCpu += cpuSeconds(pid, ticks) - c0;
+      quietWall += (performance.now() - w0) / 1000;
+    } else await sleep(Math.max(1, SCHEDULE_S * 1000 - intoPeriod + 10));
+    if (performance.now() >= nextSample) {
+      rss.push(statusMiB(pid, 'VmRSS'));
+      nextSample += SAMPLE_MS;
+    }
   }
   const wall = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(pid, ticks) - cpu0;
@@ -85,6 +98,7 @@ try {
     `${boxes} boxes, ${SCHEDULE_S} s schedule, ${(wall / 60).toFixed(1)} min after the first cycle: ` +
       `CPU ${((cpu / wall) * 100).toFixed(2)}% of one core (${cpu.toFixed(1)} s, ~${((cpu / cycles) * 1000).toFixed(0)} ms per cycle)` +
       ` | RSS start ${mib(rssStart)}, end ${mib(rss.at(-1) ?? NaN)}, min ${mib(Math.min(...rss))}, max ${mib(Math.max(...rss))}, peak (VmHWM, startup included) ${mib(peak)}` +
+      ` | with no poll due: CPU ${((quietCpu / quietWall) * 100).toFixed(3)}% of one core (${quietCpu.toFixed(2)} s over ${quietWall.toFixed(0)} s)` +
       ` | start until the first cycle (on the first 30 s tick) done: ${startupWall.toFixed(1)} s wall, ${startupCpu.toFixed(1)} s CPU`,
   );
   if (daemon.problems.length > 0) console.log(`  daemon warnings: ${[...new Set(daemon.problems)].join('; ')}`);

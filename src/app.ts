@@ -21,7 +21,7 @@ import { systemClock, timerDelay } from './clock.js';
 import { redactUrl, type Config } from './config/index.js';
 import { errorMessage } from './errors.js';
 import { createGatewayClient } from './gateway/client.js';
-import type { GatewayClient } from './gateway/types.js';
+import type { Endpoint, GatewayClient } from './gateway/types.js';
 import type { Logger } from './log.js';
 import type { LineSink } from './notify/console.js';
 import { Dispatcher } from './notify/dispatcher.js';
@@ -30,11 +30,18 @@ import { looksLikeNotificationMessage, type OutboxRepository } from './notify/ou
 import { Resender } from './notify/resend.js';
 import type { AlertItem, NotificationMessage, Notifier } from './notify/types.js';
 import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
+import { RecordQuarantine } from './poller/quarantine.js';
+import { createHeartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
-import { startHttpServer, type AlertsReader, type RunningHttpServer } from './http/index.js';
+import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import type { BoxState } from './store/types.js';
+import { alertViewSource } from './views/alerts.js';
+import { apiReader } from './views/api-reader.js';
+import { createCallIngest, type CallIngest, type CallSyncResult } from './calls/index.js';
+import { registerCallMetrics } from './calls/metrics.js';
 
 export interface AppDeps {
   config: Config;
@@ -76,6 +83,10 @@ export interface App {
   start(): Promise<void>;
   /** One poll cycle now (no-overlap rules apply); undefined when the tick was skipped. */
   runOnce(): Promise<AppCycle | undefined>;
+  /** Call ingestion (null without a `calls:` section). */
+  readonly calls: CallIngest | null;
+  /** One call-sync cycle now (no-overlap rules apply); undefined when skipped or calls are off. */
+  runCallsOnce(): Promise<CallSyncResult | undefined>;
   /** Groups what is ready and runs one delivery pass for every notifier (tests, demo). */
   deliverNow(): Promise<void>;
   readonly skippedTicks: number;
@@ -103,6 +114,7 @@ export function createApp(deps: AppDeps): App {
       baseUrl: config.gateway.baseUrl,
       secretKey: config.gateway.secretKey,
       timeoutMs: config.gateway.timeout,
+      maxBodyBytes: camelEndpoints(config.gateway.maxBody),
       connections: Math.max(config.gateway.concurrency, 2),
       clock,
       onRequest: (e) => {
@@ -111,6 +123,10 @@ export function createApp(deps: AppDeps): App {
       },
     });
   const tickIntervalMs = scheduleIntervalMs(config.poll.schedule);
+  // A cycle ends before the next tick is due (what is not back by then waits for the next cycle),
+  // but never before one request could have run to its timeout.
+  const cycleDeadlineMs = Math.max(Math.floor(tickIntervalMs * 0.9), config.gateway.timeout);
+  const quarantine = new RecordQuarantine(logger);
   // Polls further apart than this leave a gap in the history (no data) rather than "unchanged".
   const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
   const store = deps.store ?? openFileStore(config.storage.path, clock, logger, maxGapMs);
@@ -148,7 +164,9 @@ export function createApp(deps: AppDeps): App {
       return announcedFiringItems(alerts.states().values(), route, (serial) => boxes.get(serial), now);
     },
   });
-  metrics.setBoxesProvider(() => store.boxes());
+  // /metrics and the heavy API answers are rendered once per cycle from this snapshot.
+  const snapshot = fleetSnapshot(store);
+  metrics.setBoxesProvider(() => snapshot.boxes());
   metrics.setAlertsProvider(() => firingCounts(alerts));
   metrics.setOutboxProvider(() => outbox.stats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
   store.damagedRows.report(logger, (table) => metrics.damagedRow(table));
@@ -162,6 +180,7 @@ export function createApp(deps: AppDeps): App {
   let groupTimer: NodeJS.Timeout | undefined;
   let running = false;
   let stopping: Promise<void> | null = null;
+  const heartbeat = createHeartbeat(logger);
 
   /** Moves groups whose group_wait has passed into the outbox and wakes the dispatcher. */
   const group = async (): Promise<void> => {
@@ -184,6 +203,7 @@ export function createApp(deps: AppDeps): App {
 
   const cycle = async (): Promise<void> => {
     let cycleAlerts: CycleAlerts | null = null;
+    let committed: { startedAt: number; boxes: BoxState[] } | null = null;
     const startedAt = clock.now();
     let result: CycleResult;
     try {
@@ -194,13 +214,20 @@ export function createApp(deps: AppDeps): App {
         logger,
         concurrency: config.gateway.concurrency,
         policy: { detailsEveryMs: config.poll.detailsEvery, tickIntervalMs },
+        deadlineMs: cycleDeadlineMs,
+        quarantine,
         requestCount: () => requests,
         signal: controller.signal,
         commit: (write) => {
           const now = clock.now();
           // last_seen is stored on our clock already (the poller corrects the gateway's skew).
-          const { recorded, result } = store.commitCycle(write, now, (view) => pipeline.decide(write.cycle, view, now, null));
+          let boxes: BoxState[] = [];
+          const { recorded, result } = store.commitCycle(write, now, (view) => {
+            boxes = view.boxes; // the fleet as this cycle left it: the snapshot below
+            return pipeline.decide(write.cycle, view, now, null);
+          });
           cycleAlerts = result;
+          committed = { startedAt: recorded.startedAt, boxes };
           if (recorded.clockBehindMs > 0) {
             logger.warn(
               { behindMs: recorded.clockBehindMs, recordedAt: new Date(recorded.startedAt).toISOString() },
@@ -226,6 +253,10 @@ export function createApp(deps: AppDeps): App {
     }
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
+    heartbeat.afterCycle(result.cycle, firingCounts(alerts).reduce((n, c) => n + c.count, 0));
+    const fleet = committed as { startedAt: number; boxes: BoxState[] } | null;
+    if (fleet !== null) snapshot.publish(fleet.startedAt, fleet.boxes);
+    if (http !== null) metrics.prepare();
     if (result.serverTime !== null) skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
@@ -236,6 +267,7 @@ export function createApp(deps: AppDeps): App {
       // In the background, 500 rows per statement, yielding between them: never blocks polling long.
       pruning = pruneGradually(store, now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention }, { signal: controller.signal })
         .then((deleted) => {
+          if (calls) deleted += calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
           if (deleted > 0) logger.info({ deleted }, 'pruned history past retention');
         })
         .catch((err: unknown) => {
@@ -250,6 +282,27 @@ export function createApp(deps: AppDeps): App {
   const onSkip = (): void => metrics.tickSkipped();
   const onCrash = (): void => metrics.cycleCrashed();
   let scheduler: Scheduler = startScheduler({ task: cycle, logger, onSkip, onCrash });
+
+  // Call ingestion: its own schedule, its own transaction per cycle (src/calls/).
+  const calls = config.calls
+    ? createCallIngest({ config: config.calls, repo: store.calls, client, secretKey: config.gateway.secretKey, concurrency: config.gateway.concurrency, clock, logger })
+    : null;
+  const callMetrics = calls ? registerCallMetrics(metrics.registry) : null;
+  let lastCalls: CallSyncResult | undefined;
+  const callsCycle = async (): Promise<void> => {
+    if (!calls) return;
+    try {
+      lastCalls = await calls.run(controller.signal);
+    } catch (err) {
+      if (controller.signal.aborted) return;
+      const code = sqliteCode(err);
+      if (code === undefined) throw err; // a bug: the scheduler logs it as a crash
+      logger.error({ code, err: errorMessage(err) }, 'call sync could not be stored; the next cycle reads again');
+      return;
+    }
+    callMetrics?.observeSync(lastCalls);
+  };
+  let callsScheduler: Scheduler = startScheduler({ task: callsCycle, logger });
 
   return {
     store,
@@ -266,20 +319,25 @@ export function createApp(deps: AppDeps): App {
         http = await startHttpServer({
           listen: config.http.listen,
           store,
+          snapshot,
           metrics,
           clock,
           logger,
-          alerts: alertsReader(alerts, clock),
+          alerts: apiReader(alertViewSource(store, alerts), config, clock),
           dashboard: { alerts, config, events, skewMs: () => skewMs },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
           health: { maxCycleAgeMs: 3 * tickIntervalMs + config.gateway.timeout },
         });
-        logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'dashboard and http endpoints listening');
+        logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'http endpoints listening');
       }
       void scheduler.stop();
       scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip, onCrash });
       await group(); // anything left queued by a previous run (and items of removed notifiers)
       await dispatcher.retireRemoved();
+      if (config.calls) {
+        void callsScheduler.stop();
+        callsScheduler = startScheduler({ schedule: config.calls.schedule, task: callsCycle, logger });
+      }
       dispatcher.start();
       resender.start();
       logger.info({ schedule: config.poll.schedule, gateway: redactUrl(config.gateway.baseUrl), db: config.storage.path }, 'boxwatch polling');
@@ -288,6 +346,12 @@ export function createApp(deps: AppDeps): App {
       last = undefined;
       await scheduler.tick();
       return last;
+    },
+    calls,
+    async runCallsOnce() {
+      lastCalls = undefined;
+      await callsScheduler.tick();
+      return lastCalls;
     },
     async deliverNow() {
       await group();
@@ -312,7 +376,7 @@ export function createApp(deps: AppDeps): App {
       controller.abort(new Error('boxwatch is stopping'));
     }, deps.stopGraceMs ?? STOP_GRACE_MS);
     try {
-      await Promise.all([scheduler.stop(), dispatcher.stop(), resender.stop()]);
+      await Promise.all([scheduler.stop(), callsScheduler.stop(), dispatcher.stop(), resender.stop()]);
     } finally {
       clearTimeout(abandon);
     }
@@ -344,29 +408,18 @@ function firingCounts(alerts: AlertQueries): { rule: string; severity: string; c
   return [...counts.values()];
 }
 
-/**
- * /api/alerts: one entry per alert: the open ones (pending, firing, or owing a notification) and,
- * unless activeOnly, every alert with transitions since `since` (default 7 days), each with them.
- */
-function alertsReader(alerts: AlertQueries, clock: Clock): AlertsReader {
-  return {
-    list({ activeOnly, since }) {
-      const states = [...alerts.states().values()];
-      if (activeOnly) return states.filter((s) => s.status === 'pending' || s.status === 'firing');
-      const transitions = alerts.transitionsSince(since ?? clock.now() - 7 * 86_400_000);
-      const byKey = new Map<string, { key: string; rule: string; serial: string; status: string; transitions: unknown[] }>();
-      for (const s of states) byKey.set(s.key, { ...s, transitions: [] });
-      for (const t of transitions) {
-        const entry = byKey.get(t.key) ?? { key: t.key, rule: t.rule, serial: t.serial, status: 'inactive', transitions: [] };
-        entry.transitions.push(t);
-        byKey.set(t.key, entry);
-      }
-      return [...byKey.values()];
-    },
-  };
-}
-
 function openFileStore(path: string, clock: Clock, logger: Logger, maxGapMs: number): SqliteStore {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   return openStore(path, { clock, logger, maxGapMs });
+}
+
+/** `gateway.max_body` (camelCase keys after config parsing) as the client's per-endpoint limits. */
+function camelEndpoints(maxBody: Config['gateway']['maxBody']): Record<Endpoint, number> {
+  return {
+    device_list: maxBody.deviceList,
+    device_details: maxBody.deviceDetails,
+    call_list: maxBody.callList,
+    call_details: maxBody.callDetails,
+    make_call: maxBody.makeCall,
+  };
 }

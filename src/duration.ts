@@ -66,8 +66,13 @@ export function parseDuration(text: string): number {
   return r.ms;
 }
 
-/** Formats milliseconds compactly: 90_000 -> "1m30s", 0 -> "0s". */
-export function formatDuration(ms: number): string {
+/**
+ * Formats milliseconds compactly, the largest `parts` units (default 2) rounded down:
+ * 90_000 -> "1m30s", 93_784_000 -> "1d2h" (parts 2) or "1d2h3m4s" (parts 4), 0 -> "0s",
+ * under a second -> "500ms". Every duration boxwatch writes for people goes through here.
+ */
+export function formatDuration(ms: number, options: { parts?: number } = {}): string {
+  if (ms === 0) return '0s';
   if (ms < 1000) return `${Math.round(ms)}ms`;
   let rest = Math.round(ms / 1000);
   const parts: string[] = [];
@@ -77,5 +82,5 @@ export function formatDuration(ms: number): string {
       rest %= size;
     }
   }
-  return parts.slice(0, 2).join('');
+  return parts.slice(0, options.parts ?? 2).join('');
 }

@@ -12,6 +12,8 @@ export interface LoggerOptions {
   format?: LogFormat;
   /** Where JSON lines go; defaults to stdout. */
   destination?: NodeJS.WritableStream;
+  /** Colours in the pretty format (default true; false when piped or with NO_COLOR). */
+  colour?: boolean;
 }
 
 export const REDACT_PATHS = [
@@ -32,7 +34,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (options.format === 'pretty') {
     return pino({
       ...base,
-      transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' } },
+      transport: { target: 'pino-pretty', options: { colorize: options.colour ?? true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' } },
     });
   }
   return options.destination ? pino(base, options.destination) : pino(base);

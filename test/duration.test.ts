@@ -23,7 +23,8 @@ describe('durations', () => {
 
   it('formats compactly', () => {
     expect(formatDuration(90_000)).toBe('1m30s');
-    expect(formatDuration(0)).toBe('0ms');
+    expect(formatDuration(0)).toBe('0s');
+    expect(formatDuration(93_784_000, { parts: 4 })).toBe('1d2h3m4s');
     expect(formatDuration(3 * 86_400_000 + 3_600_000 + 5000)).toBe('3d1h');
   });
 });

@@ -8,30 +8,21 @@
  * back); finally each alert is reconciled with what people were last told (notifyStep).
  */
 import { BoxwatchError } from '../errors.js';
-import type { InhibitRule } from './inhibit.js';
-import { DEFAULT_INHIBIT_RULES, inhibitedBy } from './inhibit.js';
-import type { Silence } from './silences.js';
-import { matchingSilences } from './silences.js';
+import { holdBack, type HoldBackContext } from './hold-back.js';
 import type { Timing } from './state.js';
 import { initialState, isAtRest, notifyStep, step, timingOf } from './state.js';
-import type { AlertRuleRef, AlertState, Condition, HeldBackReason, NotificationIntent, RuleEvaluation, Severity, Transition } from './types.js';
+import type { AlertRuleRef, AlertState, Condition, NotificationIntent, RuleEvaluation, Severity, Transition } from './types.js';
 import { alertKey } from './types.js';
 
-export interface CycleContext {
-  now: number;
-  /**
-   * The cycle failed (gateway unreachable, unauthorized, bad responses): every per-box condition
-   * is treated as unknown, so no per-box alert changes state, and nothing per-box is notified.
-   * Fleet-level alerts (serial '') are evaluated as usual.
-   */
-  gatewayDown: boolean;
-  silences: readonly Silence[];
-  /** `alerting.inhibit`. */
-  inhibit: boolean;
+/**
+ * `gatewayDown`: the cycle failed (gateway unreachable, unauthorized, bad responses): every per-box
+ * condition is treated as unknown, so no per-box alert changes state, and nothing per-box is
+ * notified. Fleet-level alerts (serial '') are evaluated as usual. The other fields of
+ * HoldBackContext (silences, inhibition) are the hold-back stage's (src/alerts/hold-back.ts).
+ */
+export interface CycleContext extends HoldBackContext {
   /** `alerting.repeat_interval`; 0: never repeat. */
   repeatIntervalMs: number;
-  /** Default: disconnected holds back low_battery, weak_signal and stale of the same box. */
-  inhibitRules?: readonly InhibitRule[];
   /**
    * Every configured rule name, built-ins included. When given, alerts of rules that are no longer
    * configured are retired: resolved at once (and notified if their firing was), then dropped.
@@ -95,16 +86,16 @@ export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: re
     if (transition) transitionOf.set(key, transition);
   }
 
-  // 2. Inhibition from the new states.
-  const inhibited = ctx.inhibit ? inhibitedBy(stepped.values(), ctx.inhibitRules ?? DEFAULT_INHIBIT_RULES) : new Map<string, string[]>();
+  // 2. Hold back (gateway down, silences, inhibition), judged on the new states.
+  const heldBack = holdBack(stepped.values(), ctx);
 
-  // 3. Hold back, annotate, notify.
+  // 3. Annotate, notify.
   const states = new Map<string, AlertState>();
   const transitions: Transition[] = [];
   const notifications: NotificationIntent[] = [];
   for (const key of keys) {
     const state = stepped.get(key) as AlertState;
-    const held = heldBack(state, ctx, inhibited);
+    const held = heldBack.get(key) ?? null;
     const transition = transitionOf.get(key);
     if (transition) transitions.push(held ? { ...transition, heldBack: held.reason, heldBy: held.by } : transition);
     const { next, intent } = notifyStep(state, { now, heldBack: held !== null, repeatIntervalMs: ctx.repeatIntervalMs });
@@ -113,15 +104,6 @@ export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: re
   }
   const dropped = [...prev.keys()].filter((k) => !states.has(k)).sort();
   return { states, transitions, notifications, dropped };
-}
-
-function heldBack(state: AlertState, ctx: CycleContext, inhibited: ReadonlyMap<string, string[]>): { reason: HeldBackReason; by: string[] } | null {
-  if (ctx.gatewayDown && state.serial !== '') return { reason: 'gateway_down', by: [] };
-  const silences = matchingSilences(state, ctx.silences, ctx.now);
-  if (silences.length > 0) return { reason: 'silenced', by: silences };
-  const by = inhibited.get(state.key);
-  if (by !== undefined) return { reason: 'inhibited', by };
-  return null;
 }
 
 /** Builds the `prev` map from stored rows (e.g. after a restart). */

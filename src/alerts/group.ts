@@ -7,7 +7,7 @@
  *   `group_wait` old, and then takes every pending item of that notifier (a site power cut is one
  *   message listing 40 boxes, not 40 messages).
  */
-import { matchesAny } from '../rules/glob.js';
+import { matchesAny } from '../glob.js';
 import type { NotificationIntent, Severity } from './types.js';
 import { SEVERITY_RANK } from './types.js';
 

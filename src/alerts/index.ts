@@ -3,6 +3,7 @@ export * from './types.js';
 export * from './state.js';
 export * from './silences.js';
 export * from './inhibit.js';
+export * from './hold-back.js';
 export * from './gateway.js';
 export * from './engine.js';
 export * from './group.js';

@@ -31,7 +31,7 @@ export interface CycleAlerts extends EngineResult {
  */
 export function cycleEvaluations(
   config: Pick<Config, 'rules' | 'alerting'>,
-  cycle: Pick<CycleRecord, 'outcome' | 'errorCode'>,
+  cycle: Pick<CycleRecord, 'outcome' | 'errorCode' | 'rejected' | 'gatewayClockSkewMs'>,
   boxes: readonly BoxState[],
   prev: ReadonlyMap<string, AlertState>,
   now: number,
@@ -57,7 +57,7 @@ export class AlertPipeline {
    * Evaluates every rule for every box after a cycle was recorded. `view.boxes` are the stored
    * states after the cycle; `gatewayNow` is the gateway's clock at `now` (from the HTTP Date header).
    */
-  decide(cycle: Pick<CycleRecord, 'outcome' | 'errorCode'>, view: CycleView, now: number, gatewayNow: number | null): { alerts: AlertWrite<AlertItem>; result: CycleAlerts } {
+  decide(cycle: Pick<CycleRecord, 'outcome' | 'errorCode' | 'rejected' | 'gatewayClockSkewMs'>, view: CycleView, now: number, gatewayNow: number | null): { alerts: AlertWrite<AlertItem>; result: CycleAlerts } {
     const { config } = this.deps;
     const prev = view.states;
     const down = isGatewayDown(cycle);

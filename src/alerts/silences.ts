@@ -4,11 +4,11 @@
  * they are only not notified. What they owe (a firing or a resolved notification) is sent at the
  * first evaluation after the silence ends (see notifyStep in state.ts).
  *
- * Matching (globs of src/rules/glob.ts: `*` any text, `?` one character, case-sensitive):
+ * Matching (globs of src/glob.ts: `*` any text, `?` one character, case-sensitive):
  * within `boxes` (serial globs) or within `rules` (rule-name globs) any entry may match;
  * when both are given, both must match. Box matchers never match fleet-level alerts (serial '').
  */
-import { matchesAny } from '../rules/glob.js';
+import { matchesAny } from '../glob.js';
 import { inTimeRange, TIME_RANGE_TEXT } from '../time.js';
 import { parseAlertKey, type AlertState } from './types.js';
 

@@ -7,10 +7,9 @@
 /** What a rule says about one (rule, box) in one cycle. `unknown` = no fresh data: changes nothing. */
 export type Condition = 'active' | 'inactive' | 'unknown';
 
-export type Severity = 'critical' | 'warning' | 'info';
+import type { Severity } from '../vocabulary.js';
 
-/** critical > warning > info. */
-export const SEVERITY_RANK: Readonly<Record<Severity, number>> = { critical: 3, warning: 2, info: 1 };
+export { SEVERITY_RANK, type Severity } from '../vocabulary.js';
 
 /** The life of one alert: inactive -> pending -> firing -> resolved -> inactive. */
 export type AlertStatus = 'inactive' | 'pending' | 'firing' | 'resolved';

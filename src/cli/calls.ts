@@ -186,10 +186,23 @@ async function runShow(id: string, opts: ShowOptions, ctx: CliContext): Promise<
     ['ended_at', formatTimestamp(call.ended_at)],
     ['duration', durationText(call.duration_sec)],
     ['recording', call.audio_record_url ?? '-'],
-    ['transcript', call.transcript ?? '-'],
   ];
   for (const [key, value] of Object.entries(call.variables ?? {})) rows.push([`variables.${key}`, value]);
+  if (call.transcript === undefined) rows.push(['transcript', '-']);
   ctx.out(formatTable(['FIELD', 'VALUE'], rows.map(([k, v]) => [terminalSafe(k), terminalSafe(v)])));
+  if (call.transcript !== undefined) ctx.out(`\ntranscript:\n${transcriptLines(call.transcript)}`);
+}
+
+/**
+ * The transcript as it reads: its line breaks are line breaks (indented two spaces); any other
+ * control character (an escape sequence, a carriage return) is shown escaped, never sent to the
+ * terminal.
+ */
+export function transcriptLines(text: string): string {
+  return text
+    .split(/\r?\n/)
+    .map((line) => `  ${terminalSafe(line)}\n`)
+    .join('');
 }
 
 function durationText(seconds: number | undefined): string {

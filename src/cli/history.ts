@@ -2,6 +2,7 @@
  * `boxwatch history SERIAL`: raw points for short ranges, hourly (or coarser) rollups for long
  * ones, at most about 500 points; the table ends with a sparkline.
  */
+import { isoTime as iso } from '../time.js';
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { METRICS, type HistoryResult, type Metric } from '../store/types.js';
@@ -19,7 +20,6 @@ interface HistoryOptions extends RangeOptions {
   format: OutputFormat;
 }
 
-const iso = (t: number): string => new Date(t).toISOString();
 const show = (v: number | string | null): string => (v === null ? '-' : typeof v === 'number' ? String(Math.round(v * 100) / 100) : v);
 
 export function historyRows(h: HistoryResult): { headers: string[]; rows: string[][]; numbers: (number | null)[] } {

@@ -1,4 +1,5 @@
 /** Output formats shared by the read commands: aligned table, JSON, CSV. */
+import { safeText as terminalSafe } from '../text.js';
 import { Option } from 'commander';
 import type { CliContext } from './context.js';
 
@@ -46,14 +47,5 @@ export function printRows(
   else ctx.out(formatTable(table.headers, table.rows));
 }
 
-/**
- * Makes text from the gateway or boxes safe for a terminal: control characters (ANSI escapes,
- * newlines), line separators and bidi overrides become visible escapes.
- */
-export function terminalSafe(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const code = c.charCodeAt(0);
-    return code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`;
-  });
-}
+/** Makes text from the gateway or boxes safe for a terminal: the one sanitiser of src/text.ts. */
+export { terminalSafe };

@@ -17,7 +17,7 @@ import { createApp, type App } from '../app.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type LogFormat, type Logger } from '../log.js';
-import type { LineSink } from '../notify/console.js';
+import { wantsColour, type LineSink } from '../notify/console.js';
 import { untilAborted, type CliContext, type RegisterCommand } from './context.js';
 
 export function chooseLogFormat(configured: 'auto' | LogFormat, flag: LogFormat | undefined, isTTY: boolean): LogFormat {
@@ -41,8 +41,10 @@ export const registerRun: RegisterCommand = (program: Command, ctx: CliContext) 
       const load = (): { config: Config; source: string } => loadConfig({ path: opts.config, env: ctx.env });
       const first = load();
       const format = chooseLogFormat(first.config.log.format, opts.logFormat, ctx.isTTY);
-      const logger = createLogger({ level: first.config.log.level, format, destination: format === 'json' ? outStream(ctx) : undefined });
+      const colour = wantsColour(ctx.isTTY, ctx.env);
+      const logger = createLogger({ level: first.config.log.level, format, colour, destination: format === 'json' ? outStream(ctx) : undefined });
       const consoleSink: LineSink = {
+        colour,
         write(chunk, callback) {
           ctx.out(chunk);
           callback?.();

@@ -16,7 +16,7 @@ import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { isoTime as iso, readTime, TIME_HELP } from '../time.js';
 import { UsageError } from '../errors.js';
-import { matchesAny } from '../rules/glob.js';
+import { matchesAny } from '../glob.js';
 import { terminalSafe } from './call-gateway.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';

@@ -4,58 +4,21 @@
  * pending); gateway alerts follow the table.
  */
 import type { Command } from 'commander';
-import { SEVERITY_RANK, type AlertState } from '../alerts/types.js';
+import type { AlertState } from '../alerts/types.js';
 import type { AlertQueries } from '../alerts/repositories.js';
+import type { Config } from '../config/index.js';
 import { SqliteStore } from '../store/index.js';
-import type { BoxState, Store } from '../store/types.js';
+import type { Store } from '../store/types.js';
+import { relativeTime } from '../time-format.js';
+import { boxViewJson, boxViews, openAlertsBySerial, staleAfterMs } from '../views/boxes.js';
 import { terminalSafe } from './call-gateway.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
 import { dbOption, withStore } from './store-access.js';
-import { relativeTime } from './time-range.js';
-
-/** Lower is worse: missing, disconnected, no battery reading, low battery, weak signal, fine. */
-export function troubleRank(box: BoxState): number {
-  if (box.missingSince !== null) return 0;
-  if (!box.connected) return 1;
-  if (box.battery !== null && box.battery < 20) return 2;
-  if (box.signal !== null && box.signal < -105) return 3;
-  return 4;
-}
-
-/** Open (pending or firing) alerts by box serial ('' = gateway alerts), firing and most severe first. */
-export function openAlertsBySerial(states: Iterable<AlertState>): Map<string, AlertState[]> {
-  const map = new Map<string, AlertState[]>();
-  for (const s of states) {
-    if (s.status !== 'firing' && s.status !== 'pending') continue;
-    const list = map.get(s.serial);
-    if (list) list.push(s);
-    else map.set(s.serial, [s]);
-  }
-  for (const list of map.values()) {
-    list.sort((a, b) => Number(b.status === 'firing') - Number(a.status === 'firing') || SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || a.rule.localeCompare(b.rule));
-  }
-  return map;
-}
-
-/** The most severe firing alert of a box (0 when none): boxes with firing alerts sort first. */
-function firingRank(alerts: readonly AlertState[] | undefined): number {
-  return Math.max(0, ...(alerts ?? []).filter((a) => a.status === 'firing').map((a) => SEVERITY_RANK[a.severity]));
-}
-
-export function sortByTrouble(boxes: BoxState[], alerts: ReadonlyMap<string, AlertState[]> = new Map()): BoxState[] {
-  return [...boxes].sort(
-    (a, b) =>
-      firingRank(alerts.get(b.serial)) - firingRank(alerts.get(a.serial)) ||
-      troubleRank(a) - troubleRank(b) ||
-      (a.battery ?? 101) - (b.battery ?? 101) ||
-      a.serial.localeCompare(b.serial),
-  );
-}
 
 /** `box-offline!, battery-low`: `!` marks a firing alert, no mark a pending one. */
-export function alertsCell(alerts: readonly AlertState[] | undefined): string {
-  return (alerts ?? []).map((a) => `${a.rule}${a.status === 'firing' ? '!' : ''}`).join(', ');
+export function alertsCell(alerts: readonly Pick<AlertState, 'rule' | 'status'>[]): string {
+  return alerts.map((a) => `${a.rule}${a.status === 'firing' ? '!' : ''}`).join(', ');
 }
 
 export const registerStatus: RegisterCommand = (program: Command, ctx: CliContext) => {
@@ -66,40 +29,37 @@ export const registerStatus: RegisterCommand = (program: Command, ctx: CliContex
     .addOption(dbOption())
     .addOption(formatOption(['table', 'json']))
     .action((opts: { config?: string; format: OutputFormat }) =>
-      withStore(opts, ctx, (store, now, { alerts }) => printStatus(ctx, store, now, opts.format, alerts)),
+      withStore(opts, ctx, (store, now, { alerts, config }) => printStatus(ctx, store, now, opts.format, alerts, config)),
     );
 };
 
 /**
- * The status table (or JSON) of every box the store knows; also printed at the end of the demo.
- * Open alerts come from `alerts`, or from the store's database when it is a SqliteStore.
+ * The status table (or JSON: the box views, src/views/boxes.ts) of every box the store knows; also
+ * printed at the end of the demo. Open alerts come from `alerts`, or from the store's database when
+ * it is a SqliteStore. A box gone from the device list says `missing` under CONNECTED.
  */
-export function printStatus(ctx: CliContext, store: Store, now: number, format: OutputFormat, alerts?: Pick<AlertQueries, 'states'>): void {
+export function printStatus(ctx: CliContext, store: Store, now: number, format: OutputFormat, alerts?: Pick<AlertQueries, 'states'>, config: Pick<Config, 'rules'> | null = null): void {
   const source = alerts ?? (store instanceof SqliteStore ? store.alerts : undefined);
-  const open = openAlertsBySerial(source?.states().values() ?? []);
-  const boxes = sortByTrouble(store.boxes(), open);
+  const states = [...(source?.states().values() ?? [])];
+  const views = boxViews(store.boxes(), states, now, staleAfterMs(config));
   printRows(ctx, format, {
     headers: ['SERIAL', 'NAME', 'CONNECTED', 'BATTERY', 'SIGNAL', 'LAST SEEN', 'FIRMWARE', 'ALERTS', 'STATE'],
-    rows: boxes.map((b) => [
+    rows: views.map(({ box: b, state, alerts: open }) => [
       terminalSafe(b.serial),
       terminalSafe(b.name),
-      b.connected ? 'yes' : 'no',
+      state === 'missing' ? 'missing' : b.connected ? 'yes' : 'no',
       b.battery === null ? '-' : `${b.battery}%`,
       b.signal === null ? '-' : `${b.signal} dBm`,
       relativeTime(b.lastSeen, now),
       terminalSafe(b.firmware),
-      alertsCell(open.get(b.serial)),
+      alertsCell(open),
       b.missingSince !== null ? `missing since ${relativeTime(b.missingSince, now)}` : '',
     ]),
-    json: boxes.map((b) => ({
-      ...b,
-      lastSeen: new Date(b.lastSeen).toISOString(),
-      alerts: (open.get(b.serial) ?? []).map((a) => ({ rule: a.rule, severity: a.severity, status: a.status, since: new Date(a.since).toISOString(), summary: a.summary })),
-    })),
+    json: views.map(boxViewJson),
     empty: 'no boxes yet: run `boxwatch run` (or `boxwatch demo`) to poll the gateway',
   });
-  const gateway = open.get('');
+  const gateway = openAlertsBySerial(states).get('');
   if (format === 'table' && gateway !== undefined) {
-    ctx.out(`\ngateway alerts: ${gateway.map((a) => `${a.rule}${a.status === 'firing' ? '!' : ''} (${a.summary ?? a.status}, since ${relativeTime(a.since, now)})`).join(', ')}\n`);
+    ctx.out(`\ngateway alerts: ${gateway.map((a) => `${a.rule}${a.status === 'firing' ? '!' : ''} (${terminalSafe(a.summary ?? a.status)}, since ${relativeTime(a.since, now)})`).join(', ')}\n`);
   }
 }

@@ -2,11 +2,13 @@
  * Opens the store for a command, and closes it afterwards: the database given with `--db`, else
  * the one the configuration names (`--config`, BOXWATCH_CONFIG, ./boxwatch.yaml), of which only
  * the sections the read commands use must have their variables set (not the notifiers' secrets).
- * Read-only by default: safe while the daemon runs (SQLite WAL). `{ write: true }` opens the
+ * Times are measured from now, or from the database's last poll when that is later (a demo
+ * database, on simulated time). Read-only by default: safe while the daemon runs (SQLite WAL). `{ write: true }` opens the
  * existing database read-write (silences); it never creates one.
  */
 import { existsSync } from 'node:fs';
 import { Option } from 'commander';
+import { formatDuration } from '../duration.js';
 import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import { storeNotFound } from '../store/errors.js';
@@ -34,6 +36,20 @@ export function dbOption(): Option {
   return new Option('--db <file>', 'database file to read (instead of the one the configuration names)');
 }
 
+/**
+ * "Now" for reading a database: this machine's time, except for a demo database (simulated time,
+ * running up to 60x ahead of the wall clock) whose last poll is later: then the time of that
+ * poll, with a note on stderr, so that `last seen`, `--since 2h` and uptime are measured on the
+ * database's own clock.
+ */
+function readingTime(store: SqliteStore, now: number, ctx: CliContext): number {
+  const last = store.lastCycle();
+  const end = last === undefined ? now : last.startedAt + last.durationMs;
+  if (store.clockKind() !== 'simulated' || end <= now) return now;
+  ctx.err(`note: a demo database, on simulated time (its last poll is ${formatDuration(end - now)} ahead of this machine's clock); times are measured from that poll\n`);
+  return end;
+}
+
 /** The database file a command reads (`--db`, else the configuration's `storage.path`); it must exist. */
 export function storeLocation(source: StoreSource, ctx: CliContext): { path: string; config: Config | null } {
   const config = source.db !== undefined && source.config === undefined ? null : loadConfig({ path: source.config, env: ctx.env, uses: STORE_SECTIONS }).config;
@@ -51,7 +67,7 @@ export async function withStore(
   const { path, config } = storeLocation(source, ctx);
   const store = openStore(path, { readonly: !options.write });
   try {
-    await body(store, Date.now(), { alerts: store.alerts, config });
+    await body(store, readingTime(store, Date.now(), ctx), { alerts: store.alerts, config });
   } finally {
     store.close();
   }

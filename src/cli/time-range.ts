@@ -15,13 +15,4 @@ export function parseRange(options: RangeOptions, now: number, defaultSince: str
   return { from: r.from, to: r.to };
 }
 
-/** "3m ago", "2h ago", "just now", "in 5s" (clock skew). */
-export function relativeTime(t: number, now: number): string {
-  const diff = now - t;
-  const abs = Math.abs(diff);
-  if (abs < 5_000) return 'just now';
-  const units: [string, number][] = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]];
-  const [unit, size] = units.find(([, size]) => abs >= size) ?? ['s', 1_000];
-  const n = Math.floor(abs / size);
-  return diff >= 0 ? `${n}${unit} ago` : `in ${n}${unit}`;
-}
+export { relativeTime } from '../time-format.js';

@@ -28,6 +28,10 @@ poll:
   schedule: "*/2 * * * * *"   # every 2 seconds
   details_every: 10s
 
+calls:
+  schedule: "*/2 * * * * *"   # read the call list every 2 seconds too
+  safety_window: 10m          # (simulated: about 10 real seconds of calls)
+
 storage:
   path: ./data/demo.db
   raw_retention: 14d

@@ -11,7 +11,9 @@ import { camelizeKeys } from './case.js';
 import { interpolate, type Deferral, type Env, type UnsetVariable } from './interpolate.js';
 import { formatIssues } from './issues.js';
 import { formatPath, valueAt } from './paths.js';
-import { DEFAULT_RULES, GATEWAY_RULES, configSchema, type Config, type RawConfig } from './schema.js';
+import { isGlob, matchesGlob } from '../glob.js';
+import { GATEWAY_RULES } from '../vocabulary.js';
+import { DEFAULT_RULES, configSchema, type Config, type RawConfig } from './schema.js';
 
 export const DEFAULT_CONFIG_PATH = './boxwatch.yaml';
 
@@ -226,9 +228,9 @@ function crossChecks(raw: unknown): ConfigIssue[] {
       const refs = n !== null && typeof n === 'object' ? (n as Record<string, unknown>)['rules'] : undefined;
       if (!Array.isArray(refs)) return;
       refs.forEach((ref: unknown, j) => {
-        if (typeof ref === 'string' && !ruleNames.has(ref)) {
-          issues.push({ path: formatPath(['notifiers', index, 'rules', j]), message: `no rule named "${ref}"` });
-        }
+        if (typeof ref !== 'string' || [...ruleNames].some((name) => matchesGlob(name, ref))) return;
+        const message = isGlob(ref) ? `no rule matches "${ref}"` : `no rule named "${ref}"`;
+        issues.push({ path: formatPath(['notifiers', index, 'rules', j]), message });
       });
     });
   }

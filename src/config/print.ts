@@ -23,6 +23,9 @@ const DURATION_KEYS = new Set([
   'group_wait',
   'initial_backoff',
   'max_backoff',
+  'safety_window',
+  'catch_up',
+  'stuck_after',
   'resend_interval',
 ]);
 

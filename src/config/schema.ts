@@ -7,21 +7,12 @@
 import { z } from 'zod';
 import cron from 'node-cron';
 import { readDuration, tryParseDuration } from '../duration.js';
+import { DEFAULT_MAX_BODY } from '../gateway/client.js';
 
-export const SEVERITIES = ['critical', 'warning', 'info'] as const;
-export type Severity = (typeof SEVERITIES)[number];
+import { SEVERITIES, type RuleKind } from '../vocabulary.js';
 
-/** Higher is more severe: critical 3, warning 2, info 1. */
-export function severityRank(severity: Severity): number {
-  return SEVERITIES.length - SEVERITIES.indexOf(severity);
-}
-
-export const RULE_KINDS = ['disconnected', 'low_battery', 'weak_signal', 'stale', 'firmware_drift', 'missing'] as const;
-export type RuleKind = (typeof RULE_KINDS)[number];
-
-/** The built-in rules about the gateway itself (configured under `alerting.gateway`). */
-export const GATEWAY_RULES = ['gateway_unreachable', 'gateway_unauthorized', 'gateway_schema'] as const;
-export type GatewayRuleName = (typeof GATEWAY_RULES)[number];
+export { GATEWAY_RULES, RULE_KINDS, SEVERITIES } from '../vocabulary.js';
+export type { GatewayRuleName, RuleKind, Severity } from '../vocabulary.js';
 
 export const NOTIFIER_TYPES = ['email', 'slack', 'console', 'webhook', 'alertmanager', 'pagerduty', 'teams', 'ntfy', 'telegram'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -62,11 +53,38 @@ const globs = z
 
 const version = z.string().regex(VERSION, { error: 'must be a version such as 2.10.0' });
 
+/** A size in bytes: a whole number, or with a unit `KiB`, `MiB`, `GiB` (e.g. `32MiB`); 1 KiB to 1 GiB. */
+const SIZE_UNITS: Record<string, number> = { '': 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 };
+function size(defaultBytes: number) {
+  return z
+    .union([z.string(), z.number()])
+    .transform((value, ctx) => {
+      const m = /^(\d{1,10})\s*(KiB|MiB|GiB)?$/.exec(String(value).trim());
+      const bytes = m === null ? NaN : Number(m[1]) * (SIZE_UNITS[m[2] ?? ''] as number);
+      if (!(bytes >= 1024 && bytes <= 1024 ** 3)) {
+        ctx.addIssue({ code: 'custom', message: `invalid size ${JSON.stringify(value)} (a size from 1KiB to 1GiB, e.g. 256KiB, 32MiB)` });
+        return z.NEVER;
+      }
+      return bytes;
+    })
+    .prefault(defaultBytes);
+}
+
+/** The largest response body read per gateway endpoint (defaults fit a fleet of 100,000 boxes). */
+const maxBodySchema = z.strictObject({
+  device_list: size(DEFAULT_MAX_BODY.device_list),
+  device_details: size(DEFAULT_MAX_BODY.device_details),
+  call_list: size(DEFAULT_MAX_BODY.call_list),
+  call_details: size(DEFAULT_MAX_BODY.call_details),
+  make_call: size(DEFAULT_MAX_BODY.make_call),
+});
+
 const gatewaySchema = z.strictObject({
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://127.0.0.1:8080'),
   secret_key: z.string({ error: (iss) => (iss.input === undefined ? 'is required (e.g. secret_key: ${BOXWATCH_SECRET_KEY})' : 'must be a string') }).min(1, { error: 'must not be empty' }),
   timeout: duration('10s', { positive: true, max: '5m' }),
   concurrency: z.int().min(1).max(256).default(8),
+  max_body: maxBodySchema.prefault({}),
 });
 
 const pollSchema = z.strictObject({
@@ -75,6 +93,28 @@ const pollSchema = z.strictObject({
     .refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "*/30 * * * * *")' })
     .default('*/30 * * * * *'),
   details_every: duration('5m', { positive: true, max: '30d' }),
+});
+
+/** `calls:` (docs/calls.md): call ingestion. Absent: boxwatch does not read calls at all. */
+const callsSchema = z.strictObject({
+  schedule: z
+    .string()
+    .refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "0 * * * * *")' })
+    .default('0 * * * * *'),
+  /** Calls per list page (the simulator's maximum is 100). */
+  per_page: z.int().min(1).max(1000).default(100),
+  /** List pages plus call details per cycle, at most. */
+  max_requests: z.int().min(2).max(10_000).default(60),
+  /** Each cycle re-reads this far behind the newest call of the last complete read. */
+  safety_window: duration('10m', { max: '1d' }),
+  /** The longest gap (daemon down) caught up; older calls are left out and the gap is reported. */
+  catch_up: duration('24h', { positive: true, max: '30d' }),
+  /** A call `initiated` this long counts as stuck in rollups and `calls stats`. */
+  stuck_after: duration('1h', { positive: true, max: '7d' }),
+  /** Store destination numbers in clear (default: a keyed hash and a masked form only). */
+  store_numbers: z.boolean().default(false),
+  /** Store transcripts and variables (default: never). */
+  store_transcripts: z.boolean().default(false),
 });
 
 const storageSchema = z
@@ -322,6 +362,7 @@ export const configSchema = z.strictObject({
   // A missing gateway section is validated as {} so that the error names gateway.secret_key.
   gateway: gatewaySchema.prefault({} as z.input<typeof gatewaySchema>),
   poll: pollSchema.prefault({}),
+  calls: callsSchema.optional(),
   storage: storageSchema.prefault({}),
   rules: z.array(ruleSchema).prefault(DEFAULT_RULES),
   alerting: alertingSchema.prefault({}),
@@ -346,6 +387,7 @@ export type Config = Camelize<RawConfig>;
 export type GatewayConfig = Config['gateway'];
 export type PollConfig = Config['poll'];
 export type StorageConfig = Config['storage'];
+export type CallsConfig = NonNullable<Config['calls']>;
 export type RuleConfig = Config['rules'][number];
 export type AlertingConfig = Config['alerting'];
 export type NotifierConfig = Config['notifiers'][number];
@@ -353,3 +395,7 @@ export type HttpConfig = Config['http'];
 export type LogConfig = Config['log'];
 export type RuleOfKind<K extends RuleKind> = Extract<RuleConfig, { kind: K }>;
 export type NotifierOfType<T extends NotifierConfig['type']> = Extract<NotifierConfig, { type: T }>;
+
+/** The schema's rule kinds are exactly RULE_KINDS (a compile error otherwise). */
+type SameKinds = [RuleConfig['kind']] extends [RuleKind] ? ([RuleKind] extends [RuleConfig['kind']] ? true : never) : never;
+export const SCHEMA_HAS_EVERY_RULE_KIND: SameKinds = true;

@@ -12,8 +12,8 @@
  *   by metric family, then box (each series contiguous, in time order), ending with `# EOF`:
  *   the input of `promtool tsdb create-blocks-from openmetrics`.
  */
-import { BOX_GAUGES } from '../metrics.js';
-import { matchesGlob } from '../rules/glob.js';
+import { BOX_GAUGES, promLabelValue as labelValue } from '../metrics.js';
+import { matchesGlob } from '../glob.js';
 import type { SqliteStore } from '../store/index.js';
 import type { Metric } from '../store/types.js';
 import { boxRuns, iso, type Run, type Span } from './points.js';
@@ -137,11 +137,6 @@ function lowerBound(a: Float64Array, t: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-/** A label value in the OpenMetrics text format: backslash, double quote and line feed escaped. */
-export function labelValue(s: string): string {
-  return s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
 /** One sample per poll within the run; none for a null value (the gateway reported none). */

@@ -13,7 +13,7 @@
  */
 import Database from 'better-sqlite3';
 import { UsageError } from '../errors.js';
-import { matchesGlob } from '../rules/glob.js';
+import { matchesGlob } from '../glob.js';
 import { openStore, type SqliteStore } from '../store/index.js';
 import { boxRuns, iso, parseMetric, parseTimeArg, storedSpan, type Span } from './points.js';
 

@@ -8,7 +8,8 @@
  */
 import { parseRetryAfter } from '../retry-after.js';
 import { FormData, Pool, type Dispatcher } from 'undici';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { capText, TEXT_CAPS } from '../text.js';
 import { systemClock, type Clock } from '../clock.js';
 import { GatewayError, classifyErrorResponse, redact, sanitizeCause, type GatewayErrorCode } from './errors.js';
 import { API_PREFIX, BOX_FROM, E164 } from './messages.js';
@@ -21,7 +22,7 @@ import {
   makeCallResultSchema,
   successEnvelope,
 } from './schemas.js';
-import type { Call, Device, MakeCallResult } from './schemas.js';
+import type { Call, Device, DeviceSummary, MakeCallResult } from './schemas.js';
 import type {
   CallListResult,
   DeviceListResult,
@@ -29,6 +30,7 @@ import type {
   GatewayClient,
   MakeCallInput,
   RequestEvent,
+  RejectedRecord,
   RequestOptions,
 } from './types.js';
 
@@ -57,6 +59,11 @@ export interface GatewayClientOptions {
   maxRetryAfterMs?: number;
   /** Keep-alive connections in the pool (default 16). */
   connections?: number;
+  /**
+   * The largest response body read per endpoint, in bytes (defaults: DEFAULT_MAX_BODY). A larger
+   * one is aborted as it arrives and fails the request with `too_large` (not retried).
+   */
+  maxBodyBytes?: Partial<Record<Endpoint, number>>;
   /** Called once per HTTP attempt. */
   onRequest?: (e: RequestEvent) => void;
   /** Used for backoff sleeps, Retry-After dates and attempt durations (default systemClock). */
@@ -72,6 +79,15 @@ const DEFAULTS = {
   maxMs: 5_000,
   maxRetryAfterMs: 30_000,
   connections: 16,
+};
+
+/** Default body limits: a device list of 100,000 boxes is about 20 MiB. */
+export const DEFAULT_MAX_BODY: Readonly<Record<Endpoint, number>> = {
+  device_list: 32 * 1024 * 1024,
+  device_details: 256 * 1024,
+  call_list: 8 * 1024 * 1024,
+  call_details: 8 * 1024 * 1024,
+  make_call: 64 * 1024,
 };
 
 /** Errors of the connect phase: the request was certainly not written, so even make-call may retry. */
@@ -94,6 +110,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const maxMs = options.backoff?.maxMs ?? DEFAULTS.maxMs;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs;
   const clock = options.clock ?? systemClock;
+  const maxBody = { ...DEFAULT_MAX_BODY, ...options.maxBodyBytes };
   const random = options.random ?? Math.random;
   const pool = new Pool(url.origin, {
     connections: positive(options.connections, DEFAULTS.connections),
@@ -134,7 +151,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         body: call.body?.() ?? null,
         signal: controller.signal,
       });
-      const text = await res.body.text();
+      const text = await readBounded(res.body, res.headers, maxBody[call.endpoint], call.endpoint);
       return { status: res.statusCode, headers: res.headers, json: parseJson(text, call.endpoint, res.statusCode) };
     } catch (err) {
       if (err instanceof GatewayError) throw err;
@@ -206,7 +223,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     schema: T,
   ): z.infer<T> {
     const envelope = errorEnvelopeSchema.safeParse(json);
-    const vendorMessage = envelope.success ? redact(envelope.data.message, secret) : undefined;
+    const vendorMessage = envelope.success ? capText(redact(envelope.data.message, secret), TEXT_CAPS.message) : undefined;
     if (status >= 200 && status < 300 && !envelope.success) {
       const parsed = schema.safeParse(json);
       if (parsed.success) return parsed.data;
@@ -229,12 +246,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 
   return {
     async listDevices(opts?: RequestOptions): Promise<DeviceListResult> {
-      const { body, headers } = await send(
-        get('device_list', '/box/device-list'),
-        successEnvelope(deviceSummarySchema.array()),
-        opts?.signal,
-      );
-      return { devices: body.data, serverTime: parseHttpDate(headers.date) };
+      const { body, headers } = await send(get('device_list', '/box/device-list'), successEnvelope(z.array(z.unknown())), opts?.signal);
+      return { ...parseDeviceRecords(body.data), serverTime: parseHttpDate(headers.date) };
     },
 
     async getDevice(serial: string, opts?: RequestOptions): Promise<Device> {
@@ -313,6 +326,50 @@ function parseBaseUrl(baseUrl: string): URL {
     });
   }
   return url;
+}
+
+/**
+ * Reads a body up to `limit` bytes. A larger one (by its Content-Length, or as it arrives) is
+ * aborted at once, so an endless body costs at most `limit` bytes of memory.
+ */
+async function readBounded(body: Dispatcher.ResponseData['body'], headers: IncomingHttpHeaders, limit: number, endpoint: Endpoint): Promise<string> {
+  const tooLarge = (): GatewayError => {
+    body.destroy();
+    return new GatewayError('too_large', `the ${endpoint} response is larger than ${limit} bytes (gateway.max_body.${endpoint}); aborted`, { endpoint });
+  };
+  if (Number(headers['content-length']) > limit) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > limit) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
+}
+
+/**
+ * Validates the device list record by record: a record that violates the schema (a mistyped or
+ * out-of-range field, a bad or repeated serial) is set aside with the reason; the others are used.
+ */
+export function parseDeviceRecords(records: readonly unknown[]): Pick<DeviceListResult, 'devices' | 'rejected'> {
+  const devices: DeviceSummary[] = [];
+  const rejected: RejectedRecord[] = [];
+  const seen = new Set<string>();
+  records.forEach((record, index) => {
+    const parsed = deviceSummarySchema.safeParse(record);
+    const rawSerial = (record as { serial_no?: unknown } | null)?.serial_no;
+    const serial = typeof rawSerial === 'string' ? capText(rawSerial, TEXT_CAPS.serial) : null;
+    if (!parsed.success) {
+      rejected.push({ index, serial, problem: describeIssues(parsed.error.issues) });
+    } else if (seen.has(parsed.data.serial_no)) {
+      rejected.push({ index, serial, problem: 'serial_no: listed more than once' });
+    } else {
+      seen.add(parsed.data.serial_no);
+      devices.push(parsed.data);
+    }
+  });
+  return { devices, rejected };
 }
 
 const MALFORMED = Symbol('malformed');

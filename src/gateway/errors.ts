@@ -21,6 +21,7 @@ export const GATEWAY_ERROR_CODES = [
   'rate_limited',
   'unavailable',
   'schema',
+  'too_large',
   'invalid_argument',
   'rejected',
 ] as const;
@@ -29,6 +30,7 @@ export const GATEWAY_ERROR_CODES = [
  * - `rejected`: the gateway answered with an error this client does not recognise (an unknown
  *   message on a 4xx, or a 404 without the vendor's envelope, e.g. a wrong base URL).
  * - `invalid_argument`: a client-side check failed; no request was sent.
+ * - `too_large`: the response body was larger than the endpoint's limit and was aborted.
  */
 export type GatewayErrorCode = (typeof GATEWAY_ERROR_CODES)[number];
 

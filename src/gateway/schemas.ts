@@ -5,25 +5,52 @@
  * use these.
  */
 import { z } from 'zod';
+import { capText, TEXT_CAPS } from '../text.js';
+import { inTimeRange, TIME_RANGE_TEXT } from '../time.js';
 
-const isoTimestamp = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'expected an ISO 8601 timestamp' });
+const isoTimestamp = z
+  .string()
+  .max(64)
+  .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'expected an ISO 8601 timestamp' })
+  .refine((s) => inTimeRange(Date.parse(s)), { message: `must lie within ${TIME_RANGE_TEXT}` });
 
+/** A text field stored and rendered by boxwatch: cut at its cap and marked (src/text.ts). */
+const cappedText = (max: number) => z.string().transform((s) => capText(s, max));
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * A box's identity: never cut (two long serials could become one), so a serial that is empty,
+ * too long or holds control characters makes its record invalid.
+ */
+const serial = z
+  .string()
+  .min(1, { message: 'must not be empty' })
+  .max(TEXT_CAPS.serial, { message: `must be at most ${TEXT_CAPS.serial} characters` })
+  .refine((s) => !CONTROL.test(s), { message: 'must not contain control characters' });
+
+/**
+ * One device of the device list. Values outside their range (battery below 0 or above 100, a time
+ * outside 2000..2100) make the record invalid: the client sets such a record aside on its own.
+ */
 export const deviceSummarySchema = z.looseObject({
   id: z.number().int(),
-  serial_no: z.string(),
-  device_name: z.string(),
+  serial_no: serial,
+  device_name: cappedText(TEXT_CAPS.name),
   connected: z.boolean(),
-  battery_level: z.number().int().nullable(),
+  battery_level: z.number().int().min(0).max(100).nullable(),
   last_seen: isoTimestamp,
-  firmware_version: z.string(),
+  firmware_version: cappedText(TEXT_CAPS.firmware),
 });
 export type DeviceSummary = z.infer<typeof deviceSummarySchema>;
 
 export const deviceSchema = deviceSummarySchema.extend({
-  signal_strength: z.number().int(),
+  /** dBm: 0 or below. */
+  signal_strength: z.number().int().min(-200).max(0),
   registered_at: isoTimestamp,
-  location: z.string(),
-  ip_address: z.string(),
+  location: cappedText(TEXT_CAPS.location),
+  ip_address: cappedText(TEXT_CAPS.ip),
 });
 export type Device = z.infer<typeof deviceSchema>;
 

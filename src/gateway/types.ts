@@ -17,8 +17,21 @@ export interface RequestEvent {
   attempt: number;
 }
 
+/** A device-list record set aside because it violates the schema. */
+export interface RejectedRecord {
+  /** Position in the list. */
+  index: number;
+  /** Its serial_no when that is a string (cut to its cap), else null. */
+  serial: string | null;
+  /** What is wrong: `battery_level: Too big: expected number to be <=100`. */
+  problem: string;
+}
+
 export interface DeviceListResult {
+  /** The valid records. */
   devices: DeviceSummary[];
+  /** Records set aside (the rest of the fleet is processed as usual). */
+  rejected: RejectedRecord[];
   /** The gateway's clock from the HTTP Date header (ms since epoch), null if absent or unparseable. */
   serverTime: number | null;
 }

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { openAlertsMatching } from '../alerts/silences.js';
 import { SEVERITY_RANK, type AlertState, type Severity } from '../alerts/types.js';
 import { silenceFromOptions, silenceJson } from '../cli/silence.js';
-import { openAlertsBySerial, sortByTrouble } from '../cli/status.js';
+import { BOX_CONDITIONS, boxAlertJson, boxCondition, boxView, boxViews, DEFAULT_STALE_AFTER_MS, openAlertsBySerial, sortByTrouble, staleAfterMs, type BoxCondition, type BoxViewJson, boxViewJson } from '../views/boxes.js';
+import { transitionJson } from '../views/alerts.js';
 import type { Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
@@ -15,53 +16,21 @@ import type { CycleStatus } from '../metrics.js';
 import type { AlertQueries, SilenceWrites, TransitionRow } from '../alerts/repositories.js';
 import { RAW_MAX_RANGE_MS } from '../store/index.js';
 import { isoTime as iso, readRange } from '../time.js';
+import { isoOrNull } from '../time-format.js';
 import { METRICS, type BoxState, type CycleRecord, type HistoryResult, type Metric, type Store } from '../store/types.js';
 import { badRequest, notFound } from './errors.js';
 
-/** What `/api/alerts` reads; the alerts module (or the app) provides it. */
+export type { BoxJson, BoxViewJson } from '../views/boxes.js';
+export { BOX_CONDITIONS, boxCondition, staleAfterMs, type BoxCondition } from '../views/boxes.js';
+
+/** What `/api/alerts` and the box views read of the alerts; the app provides it (src/views/). */
 export interface AlertsReader {
-  /** Alerts, newest first; `activeOnly` keeps pending and firing ones; `since` (ms) drops older ones. */
+  /** Alert views as JSON, newest first; `activeOnly` keeps pending and firing ones; `since` (ms) drops alerts that last changed earlier. */
   list(query: { activeOnly: boolean; since: number | undefined }): unknown[] | Promise<unknown[]>;
-}
-
-const isoOrNull = (t: number | null): string | null => (t === null ? null : iso(t));
-
-export interface BoxJson {
-  serial: string;
-  id: number;
-  name: string;
-  connected: boolean;
-  battery: number | null;
-  signal: number | null;
-  firmware: string;
-  lastSeen: string;
-  registeredAt: string | null;
-  location: string | null;
-  ip: string | null;
-  detailsAt: string | null;
-  firstSeen: string;
-  lastPolled: string;
-  missingSince: string | null;
-}
-
-export function boxJson(b: BoxState): BoxJson {
-  return {
-    serial: b.serial,
-    id: b.id,
-    name: b.name,
-    connected: b.connected,
-    battery: b.battery,
-    signal: b.signal,
-    firmware: b.firmware,
-    lastSeen: iso(b.lastSeen),
-    registeredAt: isoOrNull(b.registeredAt),
-    location: b.location,
-    ip: b.ip,
-    detailsAt: isoOrNull(b.detailsAt),
-    firstSeen: iso(b.firstSeen),
-    lastPolled: iso(b.lastPolled),
-    missingSince: isoOrNull(b.missingSince),
-  };
+  /** The stored alert states (the box views list each box's open ones); absent: none. */
+  states?(): Iterable<AlertState>;
+  /** The stale threshold of the box views (default 15 minutes). */
+  staleAfterMs?: number;
 }
 
 /** Reads query parameters once each: an unknown or repeated parameter is a 400. */
@@ -88,14 +57,17 @@ export function parseRange(params: Map<string, string>, now: number): { from: nu
   return { from: r.from, to: r.to };
 }
 
-export function boxesJson(store: Store): { boxes: BoxJson[] } {
-  return { boxes: store.boxes().map(boxJson) };
+/** `/api/boxes`: every box's view, trouble first. */
+export function boxesJson(boxes: readonly BoxState[], reader: AlertsReader | undefined, now: number): { boxes: BoxViewJson[] } {
+  return { boxes: boxViews(boxes, reader?.states?.() ?? [], now, reader?.staleAfterMs ?? DEFAULT_STALE_AFTER_MS).map(boxViewJson) };
 }
 
-export function boxDetailJson(store: Store, serial: string): BoxJson {
+/** `/api/boxes/:serial`: one box's view. */
+export function boxDetailJson(store: Store, serial: string, reader: AlertsReader | undefined, now: number): BoxViewJson {
   const box = store.box(serial);
   if (!box) throw notFound(`unknown box serial "${serial}"`);
-  return boxJson(box);
+  const open = openAlertsBySerial(reader?.states?.() ?? []).get(serial) ?? [];
+  return boxViewJson(boxView(box, open, now, reader?.staleAfterMs ?? DEFAULT_STALE_AFTER_MS));
 }
 
 export type HistoryJson = {
@@ -160,29 +132,10 @@ export interface DashboardReader {
   config: Config;
 }
 
-export type BoxCondition = 'online' | 'offline' | 'stale' | 'missing';
-export const BOX_CONDITIONS: readonly BoxCondition[] = ['online', 'offline', 'stale', 'missing'];
 const DAY_MS = 86_400_000;
 
-/**
- * missing (gone from the device list), offline (disconnected), stale (says connected, but
- * last_seen is older than the first `stale` rule's max_age, 15 minutes without one), else online.
- */
-export function boxCondition(b: BoxState, now: number, staleAfterMs: number): BoxCondition {
-  if (b.missingSince !== null) return 'missing';
-  if (!b.connected) return 'offline';
-  return now - b.lastSeen > staleAfterMs ? 'stale' : 'online';
-}
-
-export function staleAfterMs(config: Config): number {
-  const rule = config.rules.find((r) => r.kind === 'stale');
-  return rule?.kind === 'stale' ? rule.maxAge : 15 * 60_000;
-}
-
-export interface OverviewRow extends BoxJson {
-  state: BoxCondition;
-  alerts: { rule: string; severity: Severity; status: string; since: string }[];
-}
+/** A row of the overview: the box view. */
+export type OverviewRow = BoxViewJson;
 
 function pageParams(params: Map<string, string>, defaultPer: number): { page: number; per: number } {
   const int = (name: string, fallback: number, max: number): number => {
@@ -197,12 +150,24 @@ function pageParams(params: Map<string, string>, defaultPer: number): { page: nu
 
 const includesFolded = (text: string | null, part: string): boolean => (text ?? '').toLowerCase().includes(part.toLowerCase());
 
+/** Every box, trouble first (as `boxwatch status` orders them), with its open alerts. */
+export interface FleetView {
+  boxes: BoxState[];
+  open: Map<string, AlertState[]>;
+}
+
+/** Reads the fleet view; it changes only with a poll cycle, so the dashboard keeps one per cycle. */
+export function fleetView(store: Store, alerts: Pick<AlertQueries, 'states'>): FleetView {
+  const open = openAlertsBySerial(alerts.states().values());
+  return { boxes: sortByTrouble(store.boxes(), open), open };
+}
+
 /**
  * `/api/overview`: the fleet's counts (online, offline, stale, missing, alerting by the most severe
  * firing alert of each box) and one page of boxes, trouble first, after the filters
  * `state`, `severity`, `rule`, `firmware`, `location` (part of), `q` (part of serial or name).
  */
-export function overviewJson(store: Store, reader: DashboardReader, query: URLSearchParams, now: number) {
+export function overviewJson(fleet: FleetView, config: Config, query: URLSearchParams, now: number) {
   const params = queryParams(query, ['state', 'severity', 'rule', 'firmware', 'location', 'q', 'page', 'per']);
   const state = params.get('state') || undefined;
   if (state !== undefined && state !== 'alerting' && !BOX_CONDITIONS.includes(state as BoxCondition)) {
@@ -211,9 +176,8 @@ export function overviewJson(store: Store, reader: DashboardReader, query: URLSe
   const severity = params.get('severity') || undefined;
   if (severity !== undefined && !(severity in SEVERITY_RANK)) throw badRequest('severity', `severity: must be critical, warning or info, not "${severity}"`);
   const { page, per } = pageParams(params, 50);
-  const staleMs = staleAfterMs(reader.config);
-  const open = openAlertsBySerial(reader.alerts.states().values());
-  const all = sortByTrouble(store.boxes(), open);
+  const staleMs = staleAfterMs(config);
+  const { open, boxes: all } = fleet;
   const counts = { total: all.length, online: 0, offline: 0, stale: 0, missing: 0, alerting: { critical: 0, warning: 0, info: 0 } as Record<Severity, number> };
   const firmware = new Map<string, number>();
   const rows: { box: BoxState; state: BoxCondition; alerts: AlertState[] }[] = [];
@@ -238,15 +202,11 @@ export function overviewJson(store: Store, reader: DashboardReader, query: URLSe
     rows.push({ box, state: cond, alerts });
   }
   const pages = Math.max(1, Math.ceil(rows.length / per));
-  const boxes: OverviewRow[] = rows.slice((page - 1) * per, page * per).map((r) => ({
-    ...boxJson(r.box),
-    state: r.state,
-    alerts: r.alerts.map((a) => ({ rule: a.rule, severity: a.severity, status: a.status, since: iso(a.since) })),
-  }));
+  const boxes: OverviewRow[] = rows.slice((page - 1) * per, page * per).map((r) => boxViewJson(boxView(r.box, r.alerts, now, staleMs)));
   return {
     now: iso(now),
     counts,
-    gatewayAlerts: (open.get('') ?? []).map((a) => ({ rule: a.rule, severity: a.severity, status: a.status, since: iso(a.since) })),
+    gatewayAlerts: (open.get('') ?? []).map(boxAlertJson),
     matched: rows.length,
     page,
     per,
@@ -254,7 +214,7 @@ export function overviewJson(store: Store, reader: DashboardReader, query: URLSe
     boxes,
     facets: {
       firmware: [...firmware].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([version, count]) => ({ version, count })),
-      rules: reader.config.rules.map((r) => r.name),
+      rules: config.rules.map((r) => r.name),
     },
   };
 }
@@ -368,24 +328,6 @@ export function firmwareJson(store: Store) {
   return { versions };
 }
 
-function transitionJson(t: TransitionRow) {
-  return {
-    id: t.id,
-    key: t.key,
-    rule: t.rule,
-    serial: t.serial,
-    severity: t.severity,
-    from: t.from,
-    to: t.to,
-    at: iso(t.at),
-    value: t.value,
-    threshold: t.threshold,
-    summary: t.summary,
-    heldBack: t.heldBack,
-    heldBy: t.heldBy,
-  };
-}
-
 /** `/api/boxes/:serial/alerts?since=90d`: the box's alert transitions, oldest first. */
 export function boxAlertsJson(store: Store, reader: DashboardReader, serial: string, query: URLSearchParams, now: number) {
   const params = queryParams(query, ['since', 'from', 'to']);
@@ -408,7 +350,8 @@ export function notificationsJson(reader: DashboardReader, query: URLSearchParam
       notifier: n.notifier,
       createdAt: iso(n.createdAt),
       status: n.status,
-      attempts: n.attempts,
+      // Tries made: the outbox counts failed ones; a delivered message had one more, the one that worked.
+      attempts: n.status === 'delivered' ? n.attempts + 1 : n.attempts,
       nextAttemptAt: n.status === 'pending' ? iso(n.nextAttemptAt) : null,
       doneAt: isoOrNull(n.doneAt),
       lastError: n.lastError,

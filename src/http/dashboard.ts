@@ -23,6 +23,7 @@ import {
   createSilenceJson,
   expireSilenceJson,
   firmwareJson,
+  fleetView,
   gatewayJson,
   notificationsJson,
   overviewJson,
@@ -31,6 +32,7 @@ import {
   transitionsJson,
   uptimeJson,
   type DashboardReader,
+  type FleetView,
   type GatewayJson,
 } from './api.js';
 import { HttpError, badRequest, notFound } from './errors.js';
@@ -149,6 +151,15 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
   const ctx = (): PageContext => ({ base: config.http.basePath, assets: assets.version, gateway: gatewayText(gateway(), clock.now()) });
   const html = (render: () => string): Route => ({ handler: () => ({ status: 200, body: render(), type: HTML_TYPE }) });
   const json = (fn: (q: URLSearchParams, now: number) => unknown): Route => ({ handler: (q) => jsonAnswer(200, fn(q, clock.now())) });
+  // Boxes and alert states change only with a cycle: every open page asks after each one, and all
+  // but the first read the view kept for that cycle.
+  let kept: { cycle: number | undefined; view: FleetView } | undefined;
+  const fleet = (): FleetView => {
+    const cycle = store.lastCycle()?.startedAt;
+    if (kept !== undefined && cycle !== undefined && kept.cycle === cycle) return kept.view;
+    kept = { cycle, view: fleetView(store, options.alerts) };
+    return kept.view;
+  };
 
   return (segments) => {
     const [a, b, c, d, ...rest] = segments;
@@ -181,7 +192,7 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
       };
     }
     if (a !== 'api' || rest.length > 0) return undefined;
-    if (n === 2 && b === 'overview') return json((q, now) => overviewJson(store, reader, q, now));
+    if (n === 2 && b === 'overview') return json((q, now) => overviewJson(fleet(), config, q, now));
     if (n === 2 && b === 'gateway') return json(() => gateway());
     if (n === 2 && b === 'uptime') return json((q, now) => uptimeJson(store, q, now));
     if (n === 2 && b === 'firmware') return json(() => firmwareJson(store));

@@ -2,6 +2,7 @@
  * `/healthz` as a pure function of what is known about the poll cycles and `now`: healthy while the
  * last successful cycle ended less than `maxCycleAgeMs` ago, unhealthy with a reason otherwise.
  */
+import { isoTime as iso } from '../time.js';
 import { formatDuration } from '../duration.js';
 import type { CycleRecord } from '../store/types.js';
 
@@ -30,7 +31,6 @@ export type HealthBody =
   | { status: 'ok'; lastSuccessAt: string; lastCycle: CycleJson | null }
   | { status: 'unhealthy'; reason: string; lastSuccessAt: string | null; lastCycle: CycleJson | null };
 
-const iso = (t: number): string => new Date(t).toISOString();
 
 /** A cycle record for JSON: ISO start time, the error code but not the error text. */
 export function cycleJson(c: CycleRecord): CycleJson {

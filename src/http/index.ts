@@ -4,3 +4,4 @@ export type { AlertsReader, BoxJson, HistoryJson } from './api.js';
 export { evaluateHealth, type HealthBody, type HealthInput } from './health.js';
 export { HttpError } from './errors.js';
 export { parseListen } from './listen.js';
+export { fleetSnapshot, type FleetSnapshot } from './snapshot.js';

@@ -17,6 +17,7 @@ import { dashboardRouter, type Answer, type DashboardOptions, type Handler, type
 import { HttpError, badRequest, notFound } from './errors.js';
 import { evaluateHealth } from './health.js';
 import { listenFailure, parseListen, urlOf } from './listen.js';
+import { fleetSnapshot, type FleetSnapshot } from './snapshot.js';
 
 export interface HealthOptions {
   /** `/healthz` answers 503 once the last successful cycle ended longer ago than this. */
@@ -33,6 +34,8 @@ export interface HttpServerOptions {
   /** `HOST:PORT`, e.g. `127.0.0.1:9464`; port 0 picks a free port. */
   listen: string;
   store: Store;
+  /** The per-cycle view of the fleet the heavy answers are rendered from; default: one over `store`. */
+  snapshot?: FleetSnapshot;
   metrics: Metrics;
   clock: Clock;
   health: HealthOptions;
@@ -76,6 +79,7 @@ const ENDPOINTS = ['/healthz', '/metrics', '/api/boxes', '/api/boxes/:serial', '
 /** Starts listening; resolves once bound. */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const { store, metrics, clock, logger } = options;
+  const snapshot = options.snapshot ?? fleetSnapshot(store);
   const { host, port } = parseListen(options.listen);
 
   /** The latest successful cycle seen in the store, remembered across later failed ones. */
@@ -120,9 +124,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (a !== 'api') return undefined;
     if (segments.length === 2 && b === 'alerts') return (q) => alertsJson(options.alerts, q, clock.now()).then((v) => json(200, v));
     if (b !== 'boxes') return undefined;
-    if (segments.length === 2) return () => json(200, boxesJson(store));
+    if (segments.length === 2) return () => json(200, boxesJson(snapshot.boxes(), options.alerts, clock.now()));
     if (serial === undefined || serial === '') return undefined;
-    if (segments.length === 3) return () => json(200, boxDetailJson(store, serial));
+    if (segments.length === 3) return () => json(200, boxDetailJson(store, serial, options.alerts, clock.now()));
     if (d === 'history') return (q) => json(200, historyJson(store, serial, q, clock.now()));
     return undefined;
   };

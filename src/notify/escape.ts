@@ -2,19 +2,16 @@
  * Escaping of text that comes from boxes (names, locations, serials) and from the gateway before it
  * is rendered in a notification. One place for every channel:
  *
- * - `cleanText`: control characters (newlines, ESC sequences for terminals, NUL) become spaces.
+ * - `cleanText`: the one sanitiser of src/text.ts (`safeText`): control characters, line separators
+ *   and bidi overrides become visible escapes.
  * - `escapeHtml`: for e-mail HTML bodies.
  * - `escapeMrkdwn`: for Slack mrkdwn (`&`, `<`, `>` as entities, as Slack prescribes; formatting
  *   characters neutralised where they could open or close formatting).
  */
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+import { safeText as cleanText } from '../text.js';
 
-/** Replaces runs of control characters (including newlines and terminal escapes) by one space. */
-export function cleanText(text: string): string {
-  return text.replace(CONTROL, ' ');
-}
+export { cleanText };
 
 const HTML_ENTITIES: Record<string, string> = {
   '&': '&amp;',

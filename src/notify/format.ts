@@ -6,12 +6,10 @@
 import { formatDuration } from '../duration.js';
 import { cleanText } from './escape.js';
 import type { AlertItem, NotificationMessage, Severity } from './types.js';
-import { SEVERITY_ORDER } from './types.js';
+import { formatTime } from '../time-format.js';
+import { highestOf } from '../vocabulary.js';
 
-/** `2026-01-01 00:02:00 UTC`. */
-export function formatTime(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
-}
+export { formatTime };
 
 /** `2026-01-01 00:02:00 UTC (5m ago)` relative to `now`; no suffix when `now` is not later. */
 export function formatSince(since: number, now: number): string {
@@ -20,8 +18,7 @@ export function formatSince(since: number, now: number): string {
 
 /** The highest severity among the items (info when empty). */
 export function highestSeverity(items: readonly AlertItem[]): Severity {
-  for (const s of SEVERITY_ORDER) if (items.some((i) => i.severity === s)) return s;
-  return 'info';
+  return highestOf(items.map((i) => i.severity));
 }
 
 /** Items grouped as they are shown: still-firing ones (firing, repeat) first, then resolved ones. */

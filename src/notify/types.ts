@@ -4,10 +4,9 @@
  * one JSON column of an outbox row and survives restarts unchanged.
  */
 
-export type Severity = 'critical' | 'warning' | 'info';
+import type { Severity } from '../vocabulary.js';
 
-/** critical > warning > info. */
-export const SEVERITY_ORDER: readonly Severity[] = ['critical', 'warning', 'info'];
+export type { Severity } from '../vocabulary.js';
 
 /** `repeat`: still firing, re-notified after `repeat_interval`. */
 export type ItemStatus = 'firing' | 'resolved' | 'repeat';

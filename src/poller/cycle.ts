@@ -4,6 +4,12 @@
  * unreachable, unauthorized, bad response) is recorded with its reason and leaves every box's
  * state as it was: unknown, never guessed. A cycle abandoned through `signal` (shutdown) records
  * nothing and rejects with the signal's reason.
+ *
+ * Bounds (docs/reliability.md#bounds): a record that violates the schema is set aside (counted,
+ * logged once per serial, named by gateway_schema) and the rest of the fleet is processed; a cycle
+ * has a deadline (`deadlineMs`): details not back by then are skipped (their boxes keep their
+ * previous details) and the list-based rules still run; a gateway Date header further than
+ * MAX_CLOCK_SKEW_MS from our clock is ignored and reported (gateway_clock).
  */
 import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
@@ -13,7 +19,9 @@ import type { Device, DeviceSummary } from '../gateway/schemas.js';
 import type { Logger } from '../log.js';
 import type { BoxSnapshot } from '../model.js';
 import type { BoxState, CycleRecord, CycleWrite, Store } from '../store/types.js';
+import { formatDuration } from '../duration.js';
 import { selectForDetails, type DetailsPolicy } from './policy.js';
+import { RecordQuarantine } from './quarantine.js';
 import { mapWithConcurrency } from './pool.js';
 
 export interface CycleDeps {
@@ -32,6 +40,24 @@ export interface CycleDeps {
    * the alert transitions the cycle causes in the same transaction. May be asynchronous.
    */
   commit?: (write: CycleWrite, serverTime: number | null) => Awaitable<unknown>;
+  /**
+   * The cycle's deadline, ms from its start on `clock` (the app derives it from the schedule). At
+   * the deadline the requests in flight are abandoned: details not back are skipped, a device list
+   * not back fails the cycle with `deadline`. Default: none.
+   */
+  deadlineMs?: number;
+  /** Remembers which invalid records were logged already (default: a new one per cycle). */
+  quarantine?: RecordQuarantine;
+}
+
+/** The largest gateway clock skew applied (1 day); a Date header further off is ignored. */
+export const MAX_CLOCK_SKEW_MS = 86_400_000;
+
+/** Why the requests of a cycle were abandoned at its deadline. */
+class CycleDeadline extends BoxwatchError {
+  constructor(ms: number) {
+    super('deadline', `the cycle deadline (${formatDuration(ms)}) passed`);
+  }
 }
 
 export interface CycleResult {
@@ -48,10 +74,42 @@ export interface CycleResult {
   detailsFailed: number;
 }
 
+/** An abort signal for the cycle's requests: shutdown or the deadline, whichever comes first. */
+function cycleSignal(deps: CycleDeps): { signal: AbortSignal | undefined; deadlinePassed: () => boolean; end: () => void } {
+  if (deps.deadlineMs === undefined) return { signal: deps.signal, deadlinePassed: () => false, end: () => undefined };
+  const deadline = new AbortController();
+  const ended = new AbortController();
+  const ms = deps.deadlineMs;
+  deps.clock.sleep(ms, ended.signal).then(
+    () => deadline.abort(new CycleDeadline(ms)),
+    () => undefined, // the cycle ended first
+  );
+  return {
+    signal: deps.signal === undefined ? deadline.signal : AbortSignal.any([deps.signal, deadline.signal]),
+    deadlinePassed: () => deadline.signal.aborted,
+    end: () => ended.abort(),
+  };
+}
+
 const errorCode = (err: unknown): string => (err instanceof BoxwatchError ? err.code : 'internal');
 
 export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
+  const bounded = cycleSignal(deps);
+  try {
+    return await runBoundedCycle(deps, bounded.signal, bounded.deadlinePassed);
+  } finally {
+    bounded.end();
+  }
+}
+
+async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined, deadlinePassed: () => boolean): Promise<CycleResult> {
   const { client, store, clock, logger } = deps;
+  const quarantine = deps.quarantine ?? new RecordQuarantine(logger);
+  const rejected: string[] = [];
+  const setAside = (endpoint: string, serial: string | null, problem: string): void => {
+    quarantine.report(endpoint, serial, problem);
+    rejected.push(`${serial ?? '(no serial)'}: ${problem}`);
+  };
   const commit = deps.commit ?? ((write: CycleWrite) => store.recordCycle(write));
   const startedAt = clock.now();
   const requestsBefore = deps.requestCount();
@@ -65,17 +123,35 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
   let summaries: DeviceSummary[];
   let serverTime: number | null = null;
   let skewMs = 0;
+  let gatewayClockSkewMs: number | null = null;
+  /** Serials of records set aside (they are not missing); null once a record had no usable serial. */
+  let setAsideSerials: Set<string> | null = new Set();
   try {
-    const list = await client.listDevices({ signal: deps.signal });
+    const list = await client.listDevices({ signal });
     summaries = list.devices;
+    for (const r of list.rejected) {
+      setAside('device_list', r.serial, `data[${r.index}]: ${r.problem}`);
+      if (r.serial === null) setAsideSerials = null;
+      else setAsideSerials?.add(r.serial);
+    }
     serverTime = list.serverTime;
     skewMs = gatewaySkew(serverTime, clock.now());
+    if (Math.abs(skewMs) > MAX_CLOCK_SKEW_MS) {
+      // A Date header this far off is wrong, not a skew to correct: ignored, and reported.
+      gatewayClockSkewMs = skewMs;
+      skewMs = 0;
+      serverTime = null;
+      logger.warn({ skewMs: gatewayClockSkewMs }, 'the gateway clock is off by more than a day; its Date header is ignored');
+    }
   } catch (err) {
     if (deps.signal?.aborted) throw err; // abandoned (shutdown): nothing is recorded
-    if (errorCode(err) === 'no_devices') {
+    const failure = deadlinePassed()
+      ? new BoxwatchError('deadline', `the device list did not arrive before the cycle deadline (${formatDuration(deps.deadlineMs ?? 0)})`)
+      : err;
+    if (errorCode(failure) === 'no_devices') {
       summaries = []; // the vendor's "No connected devices found": an empty fleet, not a failure
     } else {
-      const cycle = finish({ outcome: 'failed', errorCode: errorCode(err), error: errorMessage(err), boxes: 0, detailsFetched: 0 });
+      const cycle = finish({ outcome: 'failed', errorCode: errorCode(failure), error: errorMessage(failure), boxes: 0, detailsFetched: 0, gatewayClockSkewMs });
       await commit({ cycle, seen: [], missing: [] }, serverTime);
       logger.warn({ code: cycle.errorCode, err: cycle.error }, 'poll cycle failed');
       return { cycle, seen: [], missing: [], returned: [], serverTime, detailsFailed: 0 };
@@ -85,27 +161,48 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
   const known = new Map<string, BoxState>(store.boxes().map((b) => [b.serial, b]));
   const due = selectForDetails(summaries, known, startedAt, deps.policy);
   let detailsFailed = 0;
+  let detailsSkipped = 0;
   const fetched = await mapWithConcurrency(due, deps.concurrency, async (serial) => {
+    if (deadlinePassed()) {
+      detailsSkipped += 1;
+      return undefined;
+    }
     try {
-      return await client.getDevice(serial, { signal: deps.signal });
+      const device = await client.getDevice(serial, { signal });
+      if (device.serial_no !== serial) {
+        setAside('device_details', serial, `serial_no: the details of ${serial} name ${device.serial_no}`);
+        return undefined;
+      }
+      return device;
     } catch (err) {
       if (deps.signal?.aborted) throw err;
+      if (deadlinePassed()) {
+        detailsSkipped += 1;
+        return undefined;
+      }
       detailsFailed += 1;
-      logger.warn({ serial, code: errorCode(err), err: errorMessage(err) }, 'device details failed; keeping previous details');
+      if (errorCode(err) === 'schema' || errorCode(err) === 'too_large') setAside('device_details', serial, errorMessage(err));
+      else logger.warn({ serial, code: errorCode(err), err: errorMessage(err) }, 'device details failed; keeping previous details');
       return undefined;
     }
   });
   deps.signal?.throwIfAborted(); // abandoned while fetching details: nothing is recorded
+  if (detailsSkipped > 0) {
+    logger.warn({ skipped: detailsSkipped, deadlineMs: deps.deadlineMs }, 'device details not back by the cycle deadline were skipped; those boxes keep their previous details');
+  }
   const details = new Map<string, Device>();
   for (const d of fetched) if (d) details.set(d.serial_no, d);
 
   const detailsAt = clock.now();
   const seen = summaries.map((s) => mergeSnapshot(s, details.get(s.serial_no), known.get(s.serial_no), detailsAt, skewMs));
   const listed = new Set(summaries.map((s) => s.serial_no));
-  const missing = [...known.values()].filter((b) => b.missingSince === null && !listed.has(b.serial)).map((b) => b.serial);
+  // A box whose record was set aside is listed, just unreadable; when a record had no readable
+  // serial, no box can be called missing this cycle (it may be that one).
+  const absent = (serial: string): boolean => setAsideSerials !== null && !listed.has(serial) && !setAsideSerials.has(serial);
+  const missing = [...known.values()].filter((b) => b.missingSince === null && absent(b.serial)).map((b) => b.serial);
   const returned = [...known.values()].filter((b) => b.missingSince !== null && listed.has(b.serial)).map((b) => b.serial);
 
-  const cycle = finish({ outcome: 'ok', errorCode: null, error: null, boxes: summaries.length, detailsFetched: details.size });
+  const cycle = finish({ outcome: 'ok', errorCode: null, error: null, boxes: summaries.length, detailsFetched: details.size, rejected, detailsSkipped, gatewayClockSkewMs });
   await commit({ cycle, seen, missing }, serverTime);
   if (missing.length > 0) logger.warn({ serials: missing }, 'boxes missing from the device list');
   if (returned.length > 0) logger.info({ serials: returned }, 'boxes back in the device list');

@@ -13,12 +13,12 @@ import { evaluateWeakSignal } from './weak-signal.js';
 import { evaluateStale } from './stale.js';
 import { evaluateFirmwareDrift } from './firmware-drift.js';
 import { evaluateMissing } from './missing.js';
-import { matchesAny } from './glob.js';
+import { matchesAny } from '../glob.js';
 import { compareVersions } from './version.js';
 
 export type { Condition, FleetContext, KindEvaluator, RuleResult } from './types.js';
 export { compareVersions, isVersion } from './version.js';
-export { globToRegExp, matchesAny, matchesGlob } from './glob.js';
+export { globToRegExp, matchesAny, matchesGlob } from '../glob.js';
 
 /** True when the rule's `boxes` globs select this serial. */
 export function ruleAppliesTo(rule: RuleConfig, serial: string): boolean {

@@ -68,7 +68,8 @@ export class CallBook {
   private readonly byToken = new Map<string, SimCall>();
   private readonly rng: Rng;
   private nextId = FIRST_CALL_ID;
-  readonly recordingTtlMs: number;
+  /** How long a recording stays downloadable after its call ends; a scenario may change it. */
+  recordingTtlMs: number;
 
   constructor(options: CallBookOptions) {
     this.rng = new Rng(deriveSeed(options.seed, -1));
@@ -83,20 +84,30 @@ export class CallBook {
     }
   }
 
-  /** Places a call at simulated time `now`; the caller has validated box, number and agent. */
-  place(input: { serial: string; signal: number; to: string; agentId: number }, now: number): SimCall {
-    const rng = this.rng;
-    const failed = rng.chance(failureProbability(input.signal));
+  /**
+   * Places a call at simulated time `now`; the caller has validated box, number and agent.
+   * `rng` is the random stream to draw from (background traffic passes the box's own);
+   * `failRate` replaces the signal-based failure probability; a `stuck` call never ends.
+   */
+  place(
+    input: { serial: string; signal: number; to: string; agentId: number },
+    now: number,
+    options: { rng?: Rng; failRate?: number | null; stuck?: boolean } = {},
+  ): SimCall {
+    const rng = options.rng ?? this.rng;
+    const failed = rng.chance(options.failRate ?? failureProbability(input.signal));
     const ringMs = rng.int(4_000, 25_000);
     const durationSec = failed ? 0 : rng.int(15, 240);
     const agent = AGENTS.find((a) => a.id === input.agentId);
+    const stuck = options.stuck === true;
     const call: SimCall = {
       id: this.nextId++,
       agentId: input.agentId,
       from: `box:${input.serial}`,
       to: input.to,
       startedAt: now,
-      endedAt: now + ringMs + durationSec * 1000,
+      // A stuck call stays `initiated` for ever: it never reaches its end.
+      endedAt: stuck ? Number.POSITIVE_INFINITY : now + ringMs + durationSec * 1000,
       outcome: failed ? 'failed' : 'completed',
       durationSec,
       recordingToken: failed ? null : rng.hex(24),
@@ -165,8 +176,13 @@ export class CallBook {
   }
 
   private phoneNumber(): string {
-    return `+${this.rng.pick(['33', '44', '49', '351', '31'])}${this.rng.int(100_000_000, 999_999_999)}`;
+    return phoneNumber(this.rng);
   }
+}
+
+/** A plausible E.164 destination drawn from `rng`. */
+export function phoneNumber(rng: Rng): string {
+  return `+${rng.pick(['33', '44', '49', '351', '31'])}${rng.int(100_000_000, 999_999_999)}`;
 }
 
 function transcriptFor(agent: Agent, rng: Rng): string {

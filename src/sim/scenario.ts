@@ -1,8 +1,10 @@
 /**
  * Scenario files for the simulator: a YAML timeline of box events (disconnect, battery, signal,
- * staleness, firmware), key rotations, and fault windows (latency, error status, 429 with
- * Retry-After, malformed JSON, schema violations, connection resets, hangs). Times are offsets
- * from the simulator's start in simulated time (`30s`, `2m`, `1h30m`). See docs/simulator.md.
+ * staleness, firmware), call events (failure rate, stuck calls, recording retention), key
+ * rotations, and fault windows (latency, error status, 429 with Retry-After, malformed JSON,
+ * schema violations, connection resets, hangs), plus background call traffic (`calls:`). Times
+ * are offsets from the simulator's start in simulated time (`30s`, `2m`, `1h30m`). See
+ * docs/simulator.md.
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
@@ -11,6 +13,7 @@ import { ConfigError, errorMessage, type ConfigIssue } from '../errors.js';
 import { tryParseDuration } from '../duration.js';
 import type { Endpoint } from '../gateway/types.js';
 import type { BoxAction } from './fleet.js';
+import type { TrafficOptions } from './traffic.js';
 
 export const ENDPOINTS: readonly Endpoint[] = ['make_call', 'call_details', 'call_list', 'device_list', 'device_details'];
 
@@ -20,6 +23,12 @@ export type BoxTarget = { serials: string[] } | { location: string };
 export type TimelineEvent = { at: number; path: string } & (
   | { type: 'box'; target: BoxTarget; action: BoxAction }
   | { type: 'rotate_key'; key: string; graceMs: number }
+  /** From now on the boxes' calls fail with this probability; null: back to the signal model. */
+  | { type: 'calls_fail'; target: BoxTarget; rate: number | null }
+  /** From now on the boxes' calls stay `initiated` for ever (or no longer, with on: false). */
+  | { type: 'calls_stuck'; target: BoxTarget; on: boolean }
+  /** Recordings now stay downloadable this long after their call ends. */
+  | { type: 'recording_ttl'; ttlMs: number }
 );
 
 /** A fault window. Times are simulated ms from the start; absent means open-ended. */
@@ -53,6 +62,8 @@ export interface Scenario {
   seed?: number;
   speed?: number;
   recordingTtlMs?: number;
+  /** Background call traffic; absent: calls only through make-call. */
+  calls?: TrafficOptions;
   events: TimelineEvent[];
   faults: FaultSpec[];
 }
@@ -64,6 +75,28 @@ const duration = z.union([z.string(), z.literal(0)]).transform((value, ctx) => {
     return z.NEVER;
   }
   return ms;
+});
+
+const boxList = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+
+const callsFailSchema = z.strictObject({
+  box: boxList.optional(),
+  location: z.string().min(1).optional(),
+  rate: z.number().min(0).max(1),
+  for: duration.optional(),
+});
+
+const callsStuckSchema = z.strictObject({
+  box: boxList.optional(),
+  location: z.string().min(1).optional(),
+  on: z.boolean().default(true),
+  for: duration.optional(),
+});
+
+const trafficSchema = z.strictObject({
+  per_box_per_hour: z.number().min(0).max(3600),
+  agents: z.array(z.number().int().positive()).min(1).default([101, 102, 103, 104]),
+  idle: boxList.optional(),
 });
 
 const entrySchema = z.strictObject({
@@ -81,6 +114,10 @@ const entrySchema = z.strictObject({
   stale: z.boolean().optional(),
   firmware: z.string().min(1).optional(),
   listed: z.boolean().optional(),
+  // call events
+  calls_fail: callsFailSchema.optional(),
+  calls_stuck: callsStuckSchema.optional(),
+  recording_ttl: duration.optional(),
   // key rotation
   rotate_key: z.string().min(1).optional(),
   grace: duration.optional(),
@@ -103,6 +140,7 @@ const scenarioSchema = z.strictObject({
   seed: z.number().int().optional(),
   speed: z.number().positive().max(100_000).optional(),
   recording_ttl: duration.optional(),
+  calls: trafficSchema.optional(),
   timeline: z.array(entrySchema).default([]),
 });
 
@@ -135,7 +173,10 @@ export function parseScenario(text: string, source = 'scenario'): Scenario {
     };
     const has = (keys: readonly (keyof Entry)[]): (keyof Entry)[] => keys.filter((k) => entry[k] !== undefined);
     const isBox = entry.box !== undefined || entry.location !== undefined;
-    if (entry.rotate_key !== undefined) {
+    const callEvent = has(['calls_fail', 'calls_stuck', 'recording_ttl']);
+    if (callEvent.length > 0) {
+      callEvents(entry, path, problem, events);
+    } else if (entry.rotate_key !== undefined) {
       const extra = has([...BOX_KEYS, ...FAULT_ONLY, 'box', 'location', 'for']);
       if (extra.length > 0) problem(extra[0] as string, 'not allowed with rotate_key');
       if (entry.at === undefined) problem('at', 'rotate_key needs `at`');
@@ -155,6 +196,7 @@ export function parseScenario(text: string, source = 'scenario'): Scenario {
     ...(d.seed !== undefined && { seed: d.seed }),
     ...(d.speed !== undefined && { speed: d.speed }),
     ...(d.recording_ttl !== undefined && { recordingTtlMs: d.recording_ttl }),
+    ...(d.calls !== undefined && { calls: { perBoxPerHour: d.calls.per_box_per_hour, agents: d.calls.agents, idle: [d.calls.idle ?? []].flat() } }),
     events,
     faults,
   };
@@ -197,6 +239,39 @@ function boxEvents(entry: Entry, path: string, problem: (field: string, message:
     else if (entry.stale === true) out.push({ at: entry.at + entry.for, path, type: 'box', target, action: { kind: 'stale', on: false } });
     else if (entry.listed === false) out.push({ at: entry.at + entry.for, path, type: 'box', target, action: { kind: 'listed', on: true } });
     else problem('for', '`for` applies to disconnect, stale: true and listed: false only');
+  }
+}
+
+function callEvents(entry: Entry, path: string, problem: (field: string, message: string) => void, out: TimelineEvent[]): void {
+  const keys = (['calls_fail', 'calls_stuck', 'recording_ttl'] as const).filter((k) => entry[k] !== undefined);
+  const stray = (Object.keys(entry) as (keyof Entry)[]).filter((k) => k !== 'at' && !(keys as readonly string[]).includes(k));
+  if (keys.length > 1) problem(keys[1] as string, `one call event per entry (${keys[0]} is already here)`);
+  if (stray.length > 0) problem(stray[0] as string, `not allowed with ${keys[0]}`);
+  if (entry.at === undefined) {
+    problem('at', 'a call event needs `at`');
+    return;
+  }
+  const at = entry.at;
+  const targetOf = (e: { box?: string | string[] | undefined; location?: string | undefined }, key: string): BoxTarget | undefined => {
+    if (e.box !== undefined && e.location !== undefined) problem(`${key}.location`, 'use either box or location, not both');
+    if (e.location !== undefined) return { location: e.location };
+    if (e.box !== undefined) return { serials: [e.box].flat() };
+    problem(`${key}.box`, 'names the boxes (a serial, a glob with *, or a list) or use location');
+    return undefined;
+  };
+  if (entry.calls_fail !== undefined) {
+    const target = targetOf(entry.calls_fail, 'calls_fail');
+    if (!target) return;
+    out.push({ at, path, type: 'calls_fail', target, rate: entry.calls_fail.rate });
+    if (entry.calls_fail.for !== undefined) out.push({ at: at + entry.calls_fail.for, path, type: 'calls_fail', target, rate: null });
+  } else if (entry.calls_stuck !== undefined) {
+    const target = targetOf(entry.calls_stuck, 'calls_stuck');
+    if (!target) return;
+    const { on } = entry.calls_stuck;
+    out.push({ at, path, type: 'calls_stuck', target, on });
+    if (entry.calls_stuck.for !== undefined) out.push({ at: at + entry.calls_stuck.for, path, type: 'calls_stuck', target, on: !on });
+  } else if (entry.recording_ttl !== undefined) {
+    out.push({ at, path, type: 'recording_ttl', ttlMs: entry.recording_ttl });
   }
 }
 

@@ -8,10 +8,11 @@ import { systemClock, type Clock } from '../clock.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { BOX_FROM, E164 } from '../gateway/messages.js';
 import type { Endpoint } from '../gateway/types.js';
-import { CallBook, findActiveAgent, type SimCall } from './calls.js';
+import { CallBook, findActiveAgent, phoneNumber, type SimCall } from './calls.js';
 import { Fleet, type SimBox } from './fleet.js';
 import { Rng, deriveSeed } from './rng.js';
 import type { BoxTarget, FaultSpec, Scenario, TimelineEvent } from './scenario.js';
+import { CallTraffic, type TrafficOptions } from './traffic.js';
 
 /** The key the simulator accepts when neither --key nor BOXWATCH_SECRET_KEY is given. */
 export const DEV_KEY = 'boxwatch-dev-secret-key';
@@ -38,6 +39,8 @@ export interface SimulatorOptions {
   recordingTtlMs?: number;
   /** Earlier calls invented in the day before the start. */
   historyCalls?: number;
+  /** Background call traffic (overrides the scenario's `calls:`). */
+  calls?: TrafficOptions;
 }
 
 /** What a fault does to one request. */
@@ -82,6 +85,12 @@ export class Simulator {
   private keys: AcceptedKey[];
   private readonly faults: ActiveFault[] = [];
   private readonly faultRng: Rng;
+  private readonly traffic: CallTraffic | null;
+  private readonly trafficAgents: readonly number[];
+  /** Per box serial: the failure probability a scenario imposes on its calls. */
+  private readonly failRates = new Map<string, number>();
+  /** Boxes whose calls a scenario makes stuck. */
+  private readonly stuckBoxes = new Set<string>();
 
   constructor(options: SimulatorOptions = {}) {
     const scenario = options.scenario;
@@ -104,6 +113,18 @@ export class Simulator {
     this.keys = [{ digest: digest(options.key ?? DEV_KEY), until: Number.POSITIVE_INFINITY }];
     this.faultRng = new Rng(deriveSeed(this.seed, -2));
     this.events = scenario?.events ?? [];
+    const traffic = options.calls ?? scenario?.calls;
+    this.trafficAgents = traffic?.agents ?? [];
+    this.traffic = traffic
+      ? new CallTraffic({
+          perBoxPerHour: traffic.perBoxPerHour,
+          agents: traffic.agents,
+          seed: this.seed,
+          start: this.start,
+          boxes: this.fleet.boxes.length,
+          idle: new Set(traffic.idle.flatMap((p) => this.fleet.match(p)).map((b) => this.fleet.boxes.indexOf(b))),
+        })
+      : null;
     this.checkTargets();
     for (const spec of scenario?.faults ?? []) this.faults.push({ spec, hits: 0 });
   }
@@ -113,7 +134,10 @@ export class Simulator {
     return this.start + Math.round((this.clock.now() - this.origin) * this.speed);
   }
 
-  /** Brings the fleet and the timeline up to the current simulated time and returns it. */
+  /**
+   * Brings the fleet, the background calls and the timeline up to the current simulated time and
+   * returns it. Calls and events are applied in time order (a call at an event's time first).
+   */
   sync(): number {
     const t = this.now();
     while (this.nextEvent < this.events.length) {
@@ -121,11 +145,38 @@ export class Simulator {
       const at = this.start + event.at;
       if (at > t) break;
       this.nextEvent += 1;
+      this.placeBackgroundCalls(at);
       this.fleet.advanceTo(at);
       this.applyEvent(event, at);
     }
+    this.placeBackgroundCalls(t);
     this.fleet.advanceTo(t);
     return t;
+  }
+
+  /**
+   * Places the background calls due up to `t`: each from its box as the model has it at the
+   * call's time. A box that is disconnected or off the device list places no call then.
+   */
+  private placeBackgroundCalls(t: number): void {
+    if (!this.traffic) return;
+    for (let arrival = this.traffic.next(t); arrival; arrival = this.traffic.next(t)) {
+      this.fleet.advanceTo(arrival.at);
+      const box = this.fleet.boxes[arrival.box] as SimBox;
+      const { rng } = arrival;
+      const agentId = rng.pick(this.trafficAgents);
+      const to = phoneNumber(rng);
+      if (!box.listed || !box.connected) continue;
+      this.calls.place({ serial: box.serial, signal: box.signal, to, agentId }, arrival.at, {
+        rng,
+        ...this.callEffects(box),
+      });
+    }
+  }
+
+  /** What the scenario does to calls from `box` now (failure rate, stuck). */
+  private callEffects(box: SimBox): { failRate: number | null; stuck: boolean } {
+    return { failRate: this.failRates.get(box.serial) ?? null, stuck: this.stuckBoxes.has(box.serial) };
   }
 
   /** True if `key` is the account key (or a rotated-out key still within its grace period). */
@@ -188,7 +239,7 @@ export class Simulator {
     const agentText = fields.agentId?.trim() ?? '';
     const agent = /^\d{1,9}$/.test(agentText) ? findActiveAgent(Number(agentText)) : undefined;
     if (!agent) return { ok: false, error: 'invalid_agent' };
-    return { ok: true, call: this.calls.place({ serial: box.serial, signal: box.signal, to, agentId: agent.id }, now) };
+    return { ok: true, call: this.calls.place({ serial: box.serial, signal: box.signal, to, agentId: agent.id }, now, this.callEffects(box)) };
   }
 
   /** The boxes an event target names. */
@@ -200,15 +251,37 @@ export class Simulator {
   }
 
   private applyEvent(event: TimelineEvent, at: number): void {
-    if (event.type === 'rotate_key') this.rotateKey(event.key, event.graceMs, at);
-    else this.fleet.apply(this.resolveTarget(event.target), event.action);
+    switch (event.type) {
+      case 'rotate_key':
+        this.rotateKey(event.key, event.graceMs, at);
+        break;
+      case 'box':
+        this.fleet.apply(this.resolveTarget(event.target), event.action);
+        break;
+      case 'calls_fail':
+        for (const box of this.resolveTarget(event.target)) {
+          if (event.rate === null) this.failRates.delete(box.serial);
+          else this.failRates.set(box.serial, event.rate);
+        }
+        break;
+      case 'calls_stuck':
+        for (const box of this.resolveTarget(event.target)) {
+          if (event.on) this.stuckBoxes.add(box.serial);
+          else this.stuckBoxes.delete(box.serial);
+        }
+        break;
+      case 'recording_ttl':
+        this.calls.recordingTtlMs = event.ttlMs;
+        break;
+    }
   }
 
   private checkTargets(): void {
     const issues: ConfigIssue[] = [];
     for (const event of this.events) {
-      if (event.type !== 'box' || this.resolveTarget(event.target).length > 0) continue;
-      const field = 'location' in event.target ? 'location' : 'box';
+      if (!('target' in event) || this.resolveTarget(event.target).length > 0) continue;
+      const prefix = event.type === 'calls_fail' || event.type === 'calls_stuck' ? `${event.type}.` : '';
+      const field = prefix + ('location' in event.target ? 'location' : 'box');
       const range = this.fleet.boxes.length === 0 ? 'the fleet is empty' : `serials are ${this.fleet.boxes[0]?.serial} to ${this.fleet.boxes.at(-1)?.serial}`;
       if (!issues.some((i) => i.path === `${event.path}.${field}`)) issues.push({ path: `${event.path}.${field}`, message: `matches no box (${range})` });
     }

@@ -35,6 +35,12 @@ export interface CycleRecord {
   boxes: number;
   /** Device details fetched in this cycle. */
   detailsFetched: number;
+  /** Gateway records set aside this cycle as invalid, `serial: problem` (for alerts and metrics; not stored). */
+  rejected?: readonly string[];
+  /** Details not back by the cycle deadline (their boxes keep their previous details; not stored). */
+  detailsSkipped?: number;
+  /** The gateway's clock was off by more than the bound (ms), so its Date header was ignored; not stored. */
+  gatewayClockSkewMs?: number | null;
 }
 
 /** Everything one poll cycle writes, in one transaction. */

@@ -76,7 +76,9 @@ describe('boxwatch alerts', () => {
       state: 'firing',
       open: true,
       value: 10,
-      heldBack: { reason: 'inhibited', by: [`box-offline\u0000${inhibited}`] },
+      id: `battery-low/${inhibited}`,
+      since: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      heldBack: { reason: 'inhibited', by: [`box-offline/${inhibited}`] },
       transitions: [expect.objectContaining({ from: 'inactive', to: 'firing', value: 10, heldBack: null })],
     });
     const resolved = json.alerts.find((a) => a['box'] === recovered);
@@ -128,7 +130,7 @@ describe('boxwatch alerts without alerts', () => {
     try {
       const r = await run(['alerts', '--config', quiet.configPath], quiet.env);
       expect(r).toMatchObject({ code: 0, err: '' });
-      expect(r.out).toMatch(/^no alerts since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$/);
+      expect(r.out).toMatch(/^no alerts since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\n$/);
       expect((await run(['alerts', '--active', '--db', quiet.dbPath])).out).toBe('no active alerts\n');
       expect(JSON.parse((await run(['alerts', '--format', 'json', '--db', quiet.dbPath])).out)).toMatchObject({ alerts: [] });
     } finally {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { parseConfig, type Config } from '../../src/config/index.js';
+import { routes } from '../../src/alerts/group.js';
 
 const ENV = { BOXWATCH_SECRET_KEY: 'k-123' };
 const MINIMAL = 'gateway:\n  secret_key: ${BOXWATCH_SECRET_KEY}\n';
@@ -19,7 +20,13 @@ function problems(text: string, env: Record<string, string> = ENV): string[] {
 describe('defaults', () => {
   it('fills in every default from a file with only the key', () => {
     const config: Config = parseConfig(MINIMAL, ENV);
-    expect(config.gateway).toEqual({ baseUrl: 'http://127.0.0.1:8080', secretKey: 'k-123', timeout: 10_000, concurrency: 8 });
+    expect(config.gateway).toEqual({
+      baseUrl: 'http://127.0.0.1:8080',
+      secretKey: 'k-123',
+      timeout: 10_000,
+      concurrency: 8,
+      maxBody: { deviceList: 32 * 1024 ** 2, deviceDetails: 256 * 1024, callList: 8 * 1024 ** 2, callDetails: 8 * 1024 ** 2, makeCall: 64 * 1024 },
+    });
     expect(config.poll).toEqual({ schedule: '*/30 * * * * *', detailsEvery: 300_000 });
     expect(config.storage).toEqual({ path: './data/boxwatch.db', rawRetention: 14 * 86_400_000, rollupRetention: 400 * 86_400_000 });
     expect(config.alerting).toEqual({
@@ -120,6 +127,13 @@ describe('durations', () => {
     expect(problems(`${MINIMAL}${yaml}\n`.replace(`${MINIMAL}gateway:`, 'gateway:'))).toContain(message);
   });
 
+  it('reads gateway.max_body sizes and refuses one outside 1KiB..1GiB', () => {
+    expect(parseConfig(`gateway: { secret_key: k, max_body: { device_list: 64MiB, device_details: 4096 } }\n`, ENV).gateway.maxBody).toMatchObject({ deviceList: 64 * 1024 ** 2, deviceDetails: 4096 });
+    expect(problems(`gateway: { secret_key: k, max_body: { device_list: 2GiB } }\n`)).toEqual([
+      'gateway.max_body.device_list: invalid size "2GiB" (a size from 1KiB to 1GiB, e.g. 256KiB, 32MiB)',
+    ]);
+  });
+
   it('refuses a duration written with hundreds of digits (never Infinity)', () => {
     expect(problems(`${MINIMAL}poll: { details_every: ${'9'.repeat(400)}s }\n`)).toEqual([
       expect.stringMatching(/^poll\.details_every: invalid duration "9{37}\.\.\."/),
@@ -158,6 +172,7 @@ describe('errors name their path', () => {
     ['slack without webhook', 'notifiers: [{ name: s, type: slack }]', 'notifiers[0].webhook_url: is required'],
     ['notifier min_severity', 'notifiers: [{ name: c, type: console, min_severity: loud }]', 'notifiers[0].min_severity: must be one of critical, warning, info (got "loud")'],
     ['notifier rule reference', 'notifiers: [{ name: c, type: console, rules: [box-offline, nope] }]', 'notifiers[0].rules[1]: no rule named "nope"'],
+    ['notifier rule glob that matches nothing', 'notifiers: [{ name: c, type: console, rules: [box-offline, "power-*"] }]', 'notifiers[0].rules[1]: no rule matches "power-*"'],
     ['bad listen', 'http: { listen: "localhost" }', 'http.listen: must be host:port, e.g. 127.0.0.1:9464'],
     ['bad http', 'http: yes-please', 'http: must be { listen: host:port } or false'],
     ['bad base_path', 'http: { base_path: "boxwatch/" }', 'http.base_path: must be a path such as /boxwatch/ (letters, digits, . _ ~ -)'],
@@ -167,6 +182,14 @@ describe('errors name their path', () => {
   ])('%s', (_title, yaml, expected) => {
     const text = yaml.startsWith('gateway:') ? `${yaml}\n` : `${MINIMAL}${yaml}\n`;
     expect(problems(text)).toEqual([expected]);
+  });
+
+  it('accepts rule-name globs in a notifier\'s rules, as documented, and routes by them', () => {
+    const config = parseConfig(`${MINIMAL}notifiers: [{ name: c, type: console, rules: ["box-*", gateway_?nreachable] }]\n`, ENV);
+    const notifier = config.notifiers[0]!;
+    expect(notifier.rules).toEqual(['box-*', 'gateway_?nreachable']);
+    const intent = (rule: string) => ({ rule, serial: 'SN-1', severity: 'critical' as const });
+    expect(['box-offline', 'box-stale', 'battery-low', 'gateway_unreachable'].map((r) => routes(notifier, intent(r)))).toEqual([true, true, false, true]);
   });
 
   it('reports duplicate names with both places', () => {

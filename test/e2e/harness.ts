@@ -12,7 +12,7 @@ import { parseConfig, type Config } from '../../src/config/index.js';
 import { createGatewayClient } from '../../src/gateway/client.js';
 import { silentLogger } from '../../src/log.js';
 import { parseScenario } from '../../src/sim/scenario.js';
-import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { startSimulator, type RunningSimulator, type SimServerOptions } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
@@ -28,6 +28,7 @@ export interface Rig {
   slack: SlackReceiver;
   dbPath: string;
   config: Config;
+  /** What the console notifier printed: one entry per message (a block: header and alert lines). */
   console: string[];
   /** Advances the shared clock, runs one cycle, then one delivery pass. */
   cycle(advanceMs?: number): Promise<void>;
@@ -44,6 +45,8 @@ export interface RigOptions {
   seed?: number;
   /** YAML for `rules:` and `alerting:` (indented as top-level keys). */
   yaml?: string;
+  /** More simulator options (history calls, background calls, ...). */
+  sim?: SimServerOptions;
   /** Simulator scenario YAML (`timeline:`), its times counted from the rig's start. */
   scenario?: string;
   /**
@@ -56,7 +59,7 @@ export interface RigOptions {
 export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const clock = new FakeClock('2026-03-01T12:00:00Z');
   const scenario = options.scenario === undefined ? undefined : parseScenario(options.scenario, 'rig scenario');
-  const sim = await startSimulator({ port: 0, key: KEY, devices: options.devices ?? 10, seed: options.seed ?? 5, clock, scenario });
+  const sim = await startSimulator({ port: 0, key: KEY, devices: options.devices ?? 10, seed: options.seed ?? 5, clock, scenario, ...options.sim });
   const smtp = await startSmtpReceiver();
   const slack = await startSlackReceiver();
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-e2e-'));
@@ -76,7 +79,7 @@ ${options.http ? `http: { listen: "127.0.0.1:0", base_path: "${options.http.base
   const consoleLines: string[] = [];
   const stdout = {
     write(chunk: string, callback?: (err?: Error | null) => void): boolean {
-      consoleLines.push(...chunk.split('\n').filter(Boolean));
+      consoleLines.push(chunk.trimEnd()); // the console notifier writes a message in one piece
       callback?.();
       return true;
     },

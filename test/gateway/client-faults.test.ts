@@ -70,7 +70,7 @@ describe('requests', () => {
     const date = 'Sun, 01 Mar 2026 11:59:30 GMT';
     const { client, server } = await setup((_req, res) => deviceList(res, { date }));
     const result = await client.listDevices();
-    expect(result).toEqual({ devices: [DEVICE_SUMMARY], serverTime: Date.parse(date) });
+    expect(result).toEqual({ devices: [DEVICE_SUMMARY], rejected: [], serverTime: Date.parse(date) });
     expect(server.requests[0]).toMatchObject({ method: 'GET', url: '/api/gateway/v1/box/device-list' });
     expect(server.requests[0]?.headers['account-secret-key']).toBe(KEY);
   });
@@ -264,23 +264,80 @@ describe('retries of GETs', () => {
 });
 
 describe('schema violations', () => {
-  it('names the path of a missing field and does not retry', async () => {
-    const { client, server } = await setup((_req, res) => {
-      const { serial_no: _drop, ...broken } = DEVICE_SUMMARY;
-      json(res, 200, { status: 'success', data: [DEVICE_SUMMARY, broken] });
-    });
-    const err = await gatewayError(client.listDevices());
-    expect(err).toMatchObject({ code: 'schema', retryable: false, endpoint: 'device_list' });
-    expect(err.message).toContain('data[1].serial_no: expected string');
+  // One bad record once failed the whole list, every cycle: the fleet went blind.
+  it('sets aside each invalid device-list record, naming its field, and keeps the rest', async () => {
+    const { serial_no: _drop, ...noSerial } = DEVICE_SUMMARY;
+    const bad: [unknown, string][] = [
+      [noSerial, 'serial_no: expected string'],
+      [{ ...DEVICE_SUMMARY, serial_no: 'SN-2', battery_level: '80' }, 'battery_level: expected number'],
+      [{ ...DEVICE_SUMMARY, serial_no: 'SN-3', battery_level: 12.5 }, 'battery_level: expected int'],
+      [{ ...DEVICE_SUMMARY, serial_no: 'SN-4', battery_level: 101 }, 'battery_level: Too big'],
+      [{ ...DEVICE_SUMMARY, serial_no: 'SN-5', battery_level: -1 }, 'battery_level: Too small'],
+      [{ ...DEVICE_SUMMARY, serial_no: '' }, 'serial_no: must not be empty'],
+      [{ ...DEVICE_SUMMARY, serial_no: 'SN-\u00007' }, 'serial_no: must not contain control characters'],
+      [{ ...DEVICE_SUMMARY, serial_no: 'S'.repeat(65) }, 'serial_no: must be at most 64 characters'],
+      [{ ...DEVICE_SUMMARY, serial_no: 'SN-9', last_seen: '1953-01-01T00:00:00Z' }, 'last_seen: must lie within 2000-01-01 to 2100-01-01'],
+      [{ ...DEVICE_SUMMARY, serial_no: 'SN-10', last_seen: '+275760-09-13T00:00:00Z' }, 'last_seen: must lie within'],
+      [DEVICE_SUMMARY, 'serial_no: listed more than once'],
+      [null, '(root): expected object'],
+    ];
+    const good = { ...DEVICE_SUMMARY, serial_no: 'SN-0002', device_name: 'N'.repeat(10_000) };
+    const { client, server } = await setup((_req, res) => json(res, 200, { status: 'success', data: [DEVICE_SUMMARY, ...bad.map(([r]) => r), good] }));
+    const result = await client.listDevices();
+    expect(result.devices.map((d) => d.serial_no)).toEqual(['SN-0001', 'SN-0002']);
+    expect(result.rejected.map((r) => r.index)).toEqual(bad.map((_, i) => i + 1));
+    bad.forEach(([, problem], i) => expect(result.rejected[i]?.problem).toContain(problem));
+    expect(result.rejected[0]?.serial).toBeNull();
+    // Text fields are capped at a documented length and marked as cut.
+    expect(result.devices[1]?.device_name).toHaveLength(200);
+    expect(result.devices[1]?.device_name.endsWith('…[truncated]')).toBe(true);
     expect(server.requests).toHaveLength(1);
   });
 
-  it('names a mistyped field', async () => {
-    const { client } = await setup((_req, res) =>
-      json(res, 200, { status: 'success', data: [{ ...DEVICE_SUMMARY, battery_level: '80' }] }),
-    );
+  // An endless body once drove the daemon to 4.2 GB of memory.
+  it('aborts a body larger than the endpoint limit as it arrives, counts it, and does not retry', async () => {
+    let written = 0;
+    const { client, server, events } = await setup((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }); // chunked, no Content-Length
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const pump = (): void => {
+        while (!res.destroyed && written < 1024 ** 3) {
+          written += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+      };
+      res.on('close', () => undefined);
+      pump();
+    }, { maxBodyBytes: { device_list: 1024 * 1024 } });
     const err = await gatewayError(client.listDevices());
-    expect(err.message).toContain('data[0].battery_level: expected number');
+    expect(err).toMatchObject({ code: 'too_large', retryable: false, endpoint: 'device_list' });
+    expect(err.message).toBe('the device_list response is larger than 1048576 bytes (gateway.max_body.device_list); aborted');
+    expect(events).toEqual([expect.objectContaining({ endpoint: 'device_list', outcome: 'too_large', attempt: 1 })]);
+    expect(server.requests).toHaveLength(1);
+    expect(written).toBeLessThan(64 * 1024 * 1024); // the server stopped: the connection was cut early
+  });
+
+  it('refuses a body whose Content-Length is over the limit without reading it', async () => {
+    const { client } = await setup((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(400 * 1024 ** 2) });
+      res.write('{"status":"success","data":[');
+    });
+    const err = await gatewayError(client.getDevice('SN-0001'));
+    expect(err).toMatchObject({ code: 'too_large', endpoint: 'device_details' });
+    expect(err.message).toContain('larger than 262144 bytes (gateway.max_body.device_details)');
+  });
+
+  it('names a mistyped field of device details and does not retry', async () => {
+    const { client, server } = await setup((_req, res) =>
+      json(res, 200, { status: 'success', data: { ...DEVICE_SUMMARY, signal_strength: 12, registered_at: '2025-01-01T00:00:00Z', location: 'x', ip_address: '10.0.0.1' } }),
+    );
+    const err = await gatewayError(client.getDevice('SN-0001'));
+    expect(err).toMatchObject({ code: 'schema', retryable: false, endpoint: 'device_details' });
+    expect(err.message).toContain('data.signal_strength: Too big');
+    expect(server.requests).toHaveLength(1);
   });
 
   it('rejects a call list without meta', async () => {

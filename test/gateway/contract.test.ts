@@ -246,8 +246,16 @@ describe('faults', () => {
     expect(err).toMatchObject({ code: 'schema', retryable: true });
   });
 
+  it('a schema-violating device-list record is set aside, naming its field; the others are used', async () => {
+    const h = await harness();
+    h.inject({ schemaViolation: true, endpoints: ['device_list'] });
+    const result = await h.client.listDevices();
+    expect(result.rejected).toEqual([{ index: 0, serial: null, problem: 'serial_no: expected string, received undefined' }]);
+    expect(result.devices.length).toBeGreaterThan(0);
+    expect(h.events).toHaveLength(1);
+  });
+
   it.each([
-    ['device_list', (c: GatewayClient) => c.listDevices(), 'data[0].serial_no: expected string'],
     ['device_details', (c: GatewayClient, serial: string) => c.getDevice(serial), 'data.battery_level: expected number'],
     ['call_list', (c: GatewayClient) => c.listCalls(), 'meta.has_next: expected boolean'],
     ['call_details', (c: GatewayClient) => c.getCall(100_001), 'data.agent_id: expected number'],
@@ -276,11 +284,14 @@ describe('faults', () => {
   it('never leaks the key in errors from the simulator', async () => {
     const h = await harness({ client: { timeoutMs: 200, retries: 1 } });
     const errors: unknown[] = [];
-    for (const spec of [{ reset: true }, { malformedJson: true }, { schemaViolation: true }, { hang: true }, { status: 500 }] as FaultSpec[]) {
+    for (const spec of [{ reset: true }, { malformedJson: true }, { hang: true }, { status: 500 }] as FaultSpec[]) {
       h.sim.sim.clearFaults();
       h.inject(spec);
       errors.push(await caught(() => h.client.listDevices()));
     }
+    h.sim.sim.clearFaults();
+    h.inject({ schemaViolation: true });
+    errors.push(await caught(() => h.client.getDevice(h.connected)));
     h.sim.sim.clearFaults();
     h.sim.sim.rotateKey('other');
     errors.push(await caught(() => h.client.getDevice(h.connected)));

@@ -320,7 +320,23 @@ describe('/metrics', () => {
 });
 
 describe('/api/boxes', () => {
-  it('lists the current state of every box with ISO times, missing ones included with missingSince', async () => {
+  // A row outside JavaScript's date range (written by an older version from a hostile gateway)
+  // once made /api/boxes answer 500, for good.
+  it('one stored time that no date can hold does not break the list: it reads "invalid time"', async () => {
+    await start();
+    record(okCycle(T0, [snap('SN-0001'), snap('SN-0002')]));
+    (store as unknown as { db: { prepare(sql: string): { run(...a: unknown[]): unknown } } }).db
+      .prepare('UPDATE boxes SET last_seen = ?, registered_at = ? WHERE serial = ?')
+      .run(1e17, -1e17, 'SN-0002');
+    const res = await get('/api/boxes');
+    expect(res.status).toBe(200);
+    const boxes = (res.body as { boxes: { serial: string; lastSeen: string; registeredAt: string }[] }).boxes;
+    expect(boxes.find((b) => b.serial === 'SN-0002')).toMatchObject({ lastSeen: 'invalid time', registeredAt: 'invalid time' });
+    expect(boxes.find((b) => b.serial === 'SN-0001')?.lastSeen).toBe(new Date(T0).toISOString());
+    expect((await get('/api/boxes/SN-0002')).status).toBe(200);
+  });
+
+  it('lists the view of every box with ISO times, trouble first: missing ones first, with state missing and missingSince', async () => {
     await start();
     record(okCycle(T0, [snap('SN-0001', { lastSeen: T0 - 5_000 }), snap('SN-0002')]));
     record(okCycle(T0 + 30_000, [snap('SN-0001', { battery: 79, lastSeen: T0 + 25_000 })], ['SN-0002']));
@@ -329,6 +345,7 @@ describe('/api/boxes', () => {
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(res.body).toEqual({
       boxes: [
+        expect.objectContaining({ serial: 'SN-0002', state: 'missing', missingSince: '2026-03-01T10:00:30.000Z', lastPolled: '2026-03-01T10:00:00.000Z' }),
         {
           serial: 'SN-0001',
           id: 1,
@@ -345,8 +362,9 @@ describe('/api/boxes', () => {
           firstSeen: '2026-03-01T10:00:00.000Z',
           lastPolled: '2026-03-01T10:00:30.000Z',
           missingSince: null,
+          state: 'online',
+          alerts: [],
         },
-        expect.objectContaining({ serial: 'SN-0002', missingSince: '2026-03-01T10:00:30.000Z', lastPolled: '2026-03-01T10:00:00.000Z' }),
       ],
     });
   });

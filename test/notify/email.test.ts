@@ -63,7 +63,7 @@ describe('buildEmail', () => {
   it('a box name cannot inject headers or lines into the subject', () => {
     const email = buildEmail(message([item({ boxName: 'Lobby\r\nBcc: victim@example.com' })]), 'ops-mail');
     expect(email.subject).not.toMatch(/[\r\n]/);
-    expect(email.subject).toBe('[FIRING] critical: box SN-0042 "Lobby Bcc: victim@example.com" disconnected');
+    expect(email.subject).toBe('[FIRING] critical: box SN-0042 "Lobby\\x0d\\x0aBcc: victim@example.com" disconnected');
   });
 
   it('test and delivery-failure messages', () => {

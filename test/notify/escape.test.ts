@@ -43,13 +43,14 @@ describe('escapeMrkdwn', () => {
   });
 
   it('removes control characters (no forged lines)', () => {
-    expect(escapeMrkdwn('Lobby\n> quote')).toBe('Lobby &gt; quote');
+    expect(escapeMrkdwn('Lobby\n> quote')).toBe('Lobby\\x0a&gt; quote');
   });
 });
 
 describe('cleanText and truncate', () => {
-  it('replaces terminal escapes and newlines by spaces', () => {
-    expect(cleanText('a\u001b[2Jb\r\nc')).toBe('a [2Jb c');
+  it('makes terminal escapes, newlines and bidi overrides visible (the one sanitiser of the CLI and every channel)', () => {
+    expect(cleanText('a\u001b[2Jb\r\nc')).toBe('a\\x1b[2Jb\\x0d\\x0ac');
+    expect(cleanText('invoice\u202egnp.exe \u2066x\u2069')).toBe('invoice\\u202egnp.exe \\u2066x\\u2069');
   });
 
   it('cuts with an ellipsis and never splits a surrogate pair', () => {

@@ -49,7 +49,7 @@ describe('buildTeamsPayload (Workflows message with an Adaptive Card)', () => {
     expect(all).toContain('\\*\\*pwn\\*\\* \\[click\\]\\(http://evil\\)');
     expect(escapeCardMarkdown('- item')).toBe('\\- item');
     expect(escapeCardMarkdown('1. item')).toBe('1\\. item');
-    expect(escapeCardMarkdown('line\nsecond')).toBe('line second');
+    expect(escapeCardMarkdown('line\nsecond')).toBe('line\\\\x0asecond');
   });
 
   it('templates replace title and alert list', () => {

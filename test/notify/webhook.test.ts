@@ -60,11 +60,11 @@ describe('buildWebhookPayload (Alertmanager webhook format, version 4)', () => {
     expect(failure.alerts[0]?.labels).toEqual({ alertname: 'boxwatch_delivery_failure', severity: 'critical', notifier: 'ops-slack' });
   });
 
-  it('box text stays data: control characters removed, JSON escaping by the serializer', () => {
+  it('box text stays data: control characters shown as visible escapes (the one sanitiser), JSON escaping by the serializer', () => {
     const payload = buildWebhookPayload(message([item({ boxName: `${HOSTILE}\n\u001b[2Jfake line`, location: '"},{"x":1' })]), 'h');
     const body = JSON.stringify(payload);
     const back = JSON.parse(body) as typeof payload;
-    expect(back.alerts[0]?.labels.box).toBe(`${HOSTILE} [2Jfake line`);
+    expect(back.alerts[0]?.labels.box).toBe(`${HOSTILE}\\x0a\\x1b[2Jfake line`);
     expect(back.alerts[0]?.labels.location).toBe('"},{"x":1');
     expect(body).not.toContain('\\n');
   });

@@ -70,7 +70,7 @@ describe('boxwatch run: reload on SIGHUP', () => {
     // 1. A new rule takes effect: the disconnected box now fires.
     writeConfig(path, { schedule: '* * * * * *', rules: WITH_OFFLINE });
     ctx.reload();
-    const firing = (): string[] => ctx.lines().filter((l) => l.includes('FIRING critical box-offline') && l.includes(box.serial));
+    const firing = (): string[] => ctx.lines().filter((l) => /^ {2}FIRING .*· box-offline, /.test(l) && l.includes(box.serial));
     await waitFor('box-offline to fire after the reload', () => firing().length > 0);
     expect(ctx.logs().filter((l) => l.msg === 'configuration reloaded')).toHaveLength(1);
 
@@ -95,7 +95,7 @@ describe('boxwatch run: reload on SIGHUP', () => {
     expect(polling.map((l) => l['schedule'])).toEqual(['* * * * * *', '* * * * * *', '*/2 * * * * *']);
     sim.sim.sync();
     fleet.apply([box], { kind: 'connect' });
-    await waitFor('box-offline to resolve', () => ctx.lines().some((l) => l.includes('RESOLVED critical box-offline') && l.includes(box.serial)));
+    await waitFor('box-offline to resolve', () => ctx.lines().some((l) => /^ {2}RESOLVED .*· box-offline, /.test(l) && l.includes(box.serial)));
     expect(firing()).toHaveLength(1);
 
     ctx.abort();

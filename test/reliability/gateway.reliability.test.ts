@@ -126,19 +126,19 @@ describe('rate limiting', () => {
 });
 
 describe('unexpected answers', () => {
-  it('schema-violating bodies: failed cycles with code schema, gateway_schema at once, counted, recovery', async () => {
+  it('a schema-violating record: set aside, gateway_schema at once naming it, counted, the fleet polled, recovery', async () => {
     rig = await startRig();
     await rig.cycle(0);
     const remove = rig.sim.sim.inject({ schemaViolation: true, endpoints: ['device_list'] });
     await rig.cycle();
     await rig.cycle();
-    expect(rig.cycles()).toEqual(['ok', 'failed:schema', 'failed:schema']);
-    const failed = rig.app.store.lastCycle();
-    expect(failed?.error).toMatch(/unexpected device_list response/);
+    expect(rig.cycles()).toEqual(['ok', 'ok', 'ok']);
     expect(subjects(rig)).toEqual([expect.stringMatching(/^\[FIRING\] critical: gateway responses no longer have the expected shape/)]);
+    expect(rig.smtp.messages[0]?.text).toContain('1 record set aside: (no serial): data[0]: serial_no: expected string');
     const metrics = await rig.app.metrics.text();
-    expect(metrics).toMatch(/boxwatch_gateway_requests_total\{endpoint="device_list",outcome="schema"\} 2/);
+    expect(metrics).toMatch(/boxwatch_gateway_records_rejected_total 2/);
     expect(metrics).toMatch(/boxwatch_alerts_firing\{rule="gateway_schema",severity="critical"\} 1/);
+    expect(rig.logs.filter((l) => l.msg.startsWith('invalid gateway record set aside'))).toHaveLength(1); // once, not per cycle
 
     remove();
     await rig.cycle();

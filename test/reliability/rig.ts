@@ -50,6 +50,10 @@ export interface RigOptions {
   key?: string;
   /** `gateway.concurrency`: device-details requests in flight (default 8). */
   concurrency?: number;
+  /** Where the daemon's client sends its requests (default the simulator; e.g. a hostile proxy in front of it). */
+  gatewayUrl?: string;
+  /** Extra YAML for the `gateway:` section, e.g. `max_body: { device_list: 1MiB }`. */
+  gatewayYaml?: string;
 }
 
 /** One HTTP attempt the daemon made, with the (fake) time it ended. */
@@ -90,7 +94,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-rel-'));
   const dbPath = join(dir, 'boxwatch.db');
   const yaml = `
-gateway: { base_url: "${sim.url}", secret_key: "\${KEY}", concurrency: ${options.concurrency ?? 8} }
+gateway: { base_url: "${options.gatewayUrl ?? sim.url}", secret_key: "\${KEY}", concurrency: ${options.concurrency ?? 8}${options.gatewayYaml === undefined ? '' : `, ${options.gatewayYaml}`} }
 poll: { schedule: "*/30 * * * * *" }
 storage: { path: "${dbPath}" }
 ${options.yaml ?? BOX_RULES}
@@ -142,8 +146,9 @@ http: false
       clock,
       notifiers,
       client: createGatewayClient({
-        baseUrl: sim.url,
+        baseUrl: config.gateway.baseUrl,
         secretKey: config.gateway.secretKey,
+        maxBodyBytes: { device_list: config.gateway.maxBody.deviceList, device_details: config.gateway.maxBody.deviceDetails },
         timeoutMs: options.gatewayTimeoutMs ?? 2_000,
         retries: options.retries ?? 3,
         connections: config.gateway.concurrency,

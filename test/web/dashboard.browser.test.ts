@@ -36,6 +36,7 @@ timeline:
   - { at: 2m, box: BX-00001, battery: 55 }
   - { at: 3m, box: BX-00001, battery: 40 }
   - { at: 30m, box: BX-00004, disconnect: true }
+  - { from: 40m, to: 42m, status: 503 }
 `,
     });
     const named = rig.sim.sim.fleet.boxes.find((b) => b.serial === 'BX-00002');
@@ -101,6 +102,17 @@ timeline:
     // The scripted battery steps are there: 70, 55, 40.
     const battery = await page.locator('table.chart-data[data-metric=battery] tbody td:nth-child(2)').allTextContents();
     expect(battery).toEqual(expect.arrayContaining(['70%', '55%', '40%']));
+
+    // 90 days: rollups, drawn as mean with a min/max band; the same buckets as the API's.
+    await updated(page, () => page.check('#range input[value="90d"]'));
+    expect(new URL(page.url()).searchParams.get('since')).toBe('90d');
+    const h = await api<{ kind: string; points: { t: string; min: number; max: number }[] }>('/api/boxes/BX-00001/history?metric=battery&since=90d');
+    expect(h.kind).toBe('rollup');
+    expect(await page.getAttribute('#chart-battery', 'data-kind')).toBe('rollup');
+    const rollup = await page.locator('table.chart-data[data-metric=battery] tbody tr').evaluateAll((trs) =>
+      trs.map((tr) => [tr.querySelector('time')?.getAttribute('datetime'), tr.querySelectorAll('td')[2]?.textContent, tr.querySelectorAll('td')[3]?.textContent]),
+    );
+    expect(rollup).toEqual(h.points.map((p) => [p.t, `${p.min}%`, `${p.max}%`]));
     await page.close();
   });
 
@@ -149,6 +161,8 @@ timeline:
       return [await post({}), await post({ authorization: 'Bearer wrong-token-0000000000' })];
     });
     expect(refused).toEqual([401, 401]);
+    // Chromium logs each refused request as a console error: those two were asked for.
+    expect(browser.problems.splice(0)).toEqual([expect.stringContaining('401'), expect.stringContaining('401')]);
     const crossOrigin = await fetch(`${url}/api/silences`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example' },
@@ -176,8 +190,34 @@ timeline:
     const texts = rig.slack.received.slice(before).flatMap((r) => slackTexts(r.body)).join('\n');
     expect(texts).toContain('BX-00006');
     expect(texts).not.toContain('BX-00005');
-    const held = await api<{ transitions: { serial: string; heldBack: string | null }[] }>('/api/alerts/transitions?since=1h');
-    expect(held.transitions.find((t) => t.serial === 'BX-00005')?.heldBack).toBe('silenced');
+    const held = await api<{ transitions: { box: string | null; heldBack: string | null }[] }>('/api/alerts/transitions?since=1h');
+    expect(held.transitions.find((t) => t.box === 'BX-00005')?.heldBack).toBe('silenced');
+
+    // The alerts page tells both stories: BX-00005 held back by the silence, BX-00006 delivered to Slack.
+    await page.goto(`${url}/alerts`);
+    await page.waitForSelector('body[data-updated]');
+    const silenced = page.locator('article[data-serial="BX-00005"]');
+    expect(await silenced.textContent()).toContain('held back: silenced');
+    const sent = page.locator('article[data-serial="BX-00006"] li[data-notifier="ops-slack"] li');
+    expect(await sent.first().getAttribute('data-status')).toBe('delivered');
+    expect(await sent.first().textContent()).toContain('1 attempt');
     await page.close();
+  });
+
+  it('shows a gateway outage in the header of an open page, and its end, without a reload', async () => {
+    const page = await browser.page();
+    await page.goto(`${url}/uptime`);
+    await page.waitForSelector('body[data-updated]');
+    expect(await page.getAttribute('#gateway', 'data-state')).toBe('ok');
+    await updated(page, () => rig.cycle(40 * MIN + 30_000 - rig.clock.now() + Date.parse('2026-03-01T12:00:00Z')));
+    await expect.poll(() => page.getAttribute('#gateway', 'data-state')).toBe('failing');
+    expect(await page.textContent('#gateway')).toMatch(/^Gateway failing since .* \(unavailable\)/);
+    await updated(page, () => rig.cycle(2 * MIN));
+    await expect.poll(() => page.getAttribute('#gateway', 'data-state')).toBe('ok');
+    // The uptime page drew its chart and one row of daily bars per box.
+    expect(await page.locator('#fleet-chart canvas').count()).toBe(1);
+    expect(await page.locator('#bars li').count()).toBe(12);
+    await page.close();
+    expect(browser.problems).toEqual([]);
   });
 });

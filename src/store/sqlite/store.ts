@@ -20,6 +20,7 @@ import { StoreError } from '../errors.js';
 import { damagedOr, openDatabase } from '../migrate.js';
 import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, Store, UptimeRow } from '../types.js';
 import { SqliteAlertStates } from './alert-states.js';
+import { SqliteCallsRepo } from './calls.js';
 import { SqliteGroupQueue } from './group-queue.js';
 import { SqliteOutbox } from './outbox.js';
 import { HistoryReader } from './reader.js';
@@ -87,6 +88,7 @@ export class SqliteStore implements Store {
   private readonly reader: HistoryReader;
   private readonly retention: Retention;
   private heldByUs: DaemonHolder | null = null;
+  private callsRepo: SqliteCallsRepo | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -121,6 +123,12 @@ export class SqliteStore implements Store {
         return silences.expireSilence(id, now);
       },
     };
+  }
+
+  /** The calls repository (built on first use: a read-only database from before calls has no such table). */
+  get calls(): SqliteCallsRepo {
+    this.callsRepo ??= new SqliteCallsRepo(this.db);
+    return this.callsRepo;
   }
 
   /** The outbox, its messages of type M (checked by `looksRight` when read back). */
@@ -250,6 +258,20 @@ export class SqliteStore implements Store {
   /** Start times of the successful poll cycles in [from, to), ascending. */
   okCycleStarts(from: number, to: number): number[] {
     return this.reader.okCycleStarts(from, to);
+  }
+
+  /**
+   * How the database's times were taken: `simulated` for a demo database (the app ran on the
+   * simulator's clock, ahead of the wall clock), absent otherwise.
+   */
+  clockKind(): string | undefined {
+    return this.s.getMeta.get('clock') as string | undefined;
+  }
+
+  /** Marks the database's times as simulated (`boxwatch demo`). */
+  markSimulatedClock(): void {
+    this.writable();
+    this.s.setMeta.run('clock', 'simulated');
   }
 
   // ---------------------------------------------------------------- retention

@@ -79,11 +79,12 @@ async function load() {
     api(`api/alerts/transitions?since=${since}`),
     api(`api/notifications?since=${since}`),
   ]);
-  const keyOf = (a) => `${a.rule}\u0000${a.serial}`;
+  const keyOf = (a) => `${a.rule}\u0000${'box' in a ? (a.box ?? '') : a.serial}`;
   const alerts = new Map();
-  if (active) for (const a of active.alerts) alerts.set(keyOf(a), { rule: a.rule, serial: a.serial, severity: a.severity, status: a.status });
+  // Alert views and transitions name the box as `box` (null for the gateway's own alerts).
+  if (active) for (const a of active.alerts) alerts.set(keyOf({ rule: a.rule, serial: a.box ?? '' }), { rule: a.rule, serial: a.box ?? '', severity: a.severity, status: a.state });
   else {
-    for (const t of transitions) if (!alerts.has(keyOf(t))) alerts.set(keyOf(t), { rule: t.rule, serial: t.serial, severity: t.severity, status: t.to });
+    for (const t of transitions) if (!alerts.has(keyOf(t))) alerts.set(keyOf(t), { rule: t.rule, serial: t.box ?? '', severity: t.severity, status: t.to });
   }
   const byKey = new Map();
   for (const t of [...transitions].reverse()) {

@@ -174,10 +174,10 @@ function alertPeriods(transitions, toSec) {
   const periods = [];
   for (const t of transitions) {
     const at = Date.parse(t.at) / 1000;
-    if (t.to === 'firing') open.set(t.key, { from: at, severity: t.severity, rule: t.rule });
-    else if (open.has(t.key) && t.to !== 'pending') {
-      periods.push({ ...open.get(t.key), to: at });
-      open.delete(t.key);
+    if (t.to === 'firing') open.set(t.alert, { from: at, severity: t.severity, rule: t.rule });
+    else if (open.has(t.alert) && t.to !== 'pending') {
+      periods.push({ ...open.get(t.alert), to: at });
+      open.delete(t.alert);
     }
   }
   for (const p of open.values()) periods.push({ ...p, to: toSec });

@@ -34,7 +34,7 @@ async function load() {
       height: 200,
       scales: { y: { range: [0, 100] } },
       axes: [{}, { label: '% online' }],
-      series: [{}, { label: 'Fleet online', stroke: '#1a7f37', width: 2, fill: 'rgba(26,127,55,0.1)', value: (_u, v) => (v === null ? '–' : `${v}%`) }],
+      series: [{}, { label: 'Fleet online', stroke: '#1a7f37', width: 2, fill: 'rgba(26,127,55,0.1)', points: { show: true, size: 6 }, value: (_u, v) => (v === null ? '–' : `${v}%`) }],
     },
     [x, y],
     holder,

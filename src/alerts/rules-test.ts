@@ -1,31 +1,29 @@
 /**
  * Unit tests for a rule configuration (`boxwatch rules test FILE`), in the spirit of
- * `promtool test rules`: box observations over a fake timeline go through the real rules
- * (evaluateRule) and the real alert engine (evaluateCycle) — no gateway, no SQLite — and the
- * alerts open at given times are compared with the expected ones.
+ * `promtool test rules`: box observations over a fake timeline replay the daemon's own pipeline
+ * stages — evaluate (cycleEvaluations), the alert engine (evaluateCycle) and hold back
+ * (holdBack) — with no gateway and no SQLite, and the alerts open at given times are compared
+ * with the expected ones. It lives next to the pipeline it replays.
  *
  * Everything here is pure except for `readFile`, which the caller passes to load `rule_files`.
  * The file format is documented in docs/cli-alerts.md; config/rules.test.yaml is an example.
  */
 import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
-import {
-  GATEWAY_RULE_NAMES,
-  evaluateCycle,
-  inhibitedBy,
-  matchingSilences,
-  type AlertState,
-  type GatewayCycle,
-  type HeldBackReason,
-  type Silence,
-} from '../alerts/index.js';
 import { validateConfig, type Config, type Env } from '../config/index.js';
 import { readYaml } from '../config/load.js';
 import { formatIssues } from '../config/issues.js';
 import { readDuration } from '../duration.js';
 import { ConfigError, errorMessage, type ConfigIssue } from '../errors.js';
 import type { BoxState } from '../store/types.js';
-import { cycleEvaluations } from '../alerts/pipeline.js';
+import { formatDuration } from '../duration.js';
+import { GATEWAY_RULES } from '../vocabulary.js';
+import { evaluateCycle } from './engine.js';
+import type { GatewayCycle } from './gateway.js';
+import { holdBack } from './hold-back.js';
+import { cycleEvaluations } from './pipeline.js';
+import type { Silence } from './silences.js';
+import type { AlertState, HeldBackReason } from './types.js';
 
 /** The start of every test's timeline (the absolute time matters only for printed times). */
 export const TEST_EPOCH = Date.parse('2026-01-01T00:00:00Z');
@@ -310,7 +308,7 @@ export function parseRulesTest(text: string, options: ParseOptions): RulesTestSu
   }
 
   // Expected rule names must exist: a typo would otherwise "pass" as an absent alert.
-  const names = new Set([...config.rules.map((r) => r.name), ...GATEWAY_RULE_NAMES]);
+  const names = new Set([...config.rules.map((r) => r.name), ...GATEWAY_RULES]);
   file.tests.forEach((t, i) =>
     t.alert_tests.forEach((a, j) => {
       if (a.rule !== undefined && !names.has(a.rule)) issues.push({ path: `tests[${i}].alert_tests[${j}].rule`, message: `no rule named "${a.rule}" (rules: ${[...names].join(', ')})` });
@@ -434,7 +432,7 @@ export function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index: numb
     endsAt: TEST_EPOCH + s.to,
     comment: 'rules test',
   }));
-  const ruleNames = [...suite.config.rules.map((r) => r.name), ...GATEWAY_RULE_NAMES];
+  const ruleNames = [...suite.config.rules.map((r) => r.name), ...GATEWAY_RULES];
   const wanted = new Set(t.alert_tests.map((a) => Math.floor(a.at / ei)));
   const lastStep = Math.max(...wanted);
   const snapshots = new Map<number, ObservedAlert[]>();
@@ -445,23 +443,15 @@ export function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index: numb
     const down = t.gateway_down.some((d) => at >= d.from && at < d.to);
     const cycle: GatewayCycle = down ? { outcome: 'failed', errorCode: 'unavailable' } : { outcome: 'ok', errorCode: null };
     const boxes = serials.map((serial, i) => boxAt(serial, i + 1, changes.get(serial) ?? [], at)).filter((b): b is BoxState => b !== undefined);
-    const result = evaluateCycle(prev, cycleEvaluations(suite.config, cycle, boxes, prev, now, now), {
-      now,
-      gatewayDown: down,
-      silences,
-      inhibit: suite.config.alerting.inhibit,
-      repeatIntervalMs: suite.config.alerting.repeatInterval,
-      ruleNames,
-    });
+    const ctx = { now, gatewayDown: down, silences, inhibit: suite.config.alerting.inhibit, repeatIntervalMs: suite.config.alerting.repeatInterval, ruleNames };
+    const result = evaluateCycle(prev, cycleEvaluations(suite.config, cycle, boxes, prev, now, now), ctx);
     prev = result.states;
     if (!wanted.has(k)) continue;
-    const inhibited = suite.config.alerting.inhibit ? inhibitedBy(prev.values()) : new Map<string, string[]>();
+    const heldBack = holdBack(prev.values(), ctx);
     const open: ObservedAlert[] = [];
     for (const s of prev.values()) {
       if (s.status !== 'pending' && s.status !== 'firing') continue;
-      const held: ObservedAlert['heldBack'] =
-        down && s.serial !== '' ? 'gateway_down' : matchingSilences(s, silences, now).length > 0 ? 'silenced' : inhibited.has(s.key) ? 'inhibited' : 'none';
-      open.push({ rule: s.rule, box: s.serial, state: s.status, severity: s.severity, value: s.value, heldBack: held });
+      open.push({ rule: s.rule, box: s.serial, state: s.status, severity: s.severity, value: s.value, heldBack: heldBack.get(s.key)?.reason ?? 'none' });
     }
     snapshots.set(k, open);
   }
@@ -469,7 +459,7 @@ export function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index: numb
   return t.alert_tests.map((a, j) => {
     const actual = (snapshots.get(Math.floor(a.at / ei)) ?? []).filter((o) => (a.rule === undefined || o.rule === a.rule) && (a.box === undefined || o.box === a.box));
     const { missing, unexpected } = compareAlerts(a.expected, actual);
-    return { name: `${name} @ ${formatOffset(a.at)}`, path: `tests[${index}].alert_tests[${j}]`, pass: missing.length === 0 && unexpected.length === 0, missing, unexpected };
+    return { name: `${name} @ ${formatDuration(a.at, { parts: 4 })}`, path: `tests[${index}].alert_tests[${j}]`, pass: missing.length === 0 && unexpected.length === 0, missing, unexpected };
   });
 }
 
@@ -508,20 +498,6 @@ function expectedText(e: Expected): string {
 
 function alertText(o: ObservedAlert): string {
   return `${o.rule}${o.box === '' ? '' : ` ${o.box}`} ${o.state} (severity ${o.severity}, value ${String(o.value)}, held back ${o.heldBack})`;
-}
-
-/** `90s` -> `1m30s`, 0 -> `0s`. */
-function formatOffset(ms: number): string {
-  if (ms === 0) return '0s';
-  const parts: string[] = [];
-  let rest = Math.round(ms / 1000);
-  for (const [unit, size] of [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]] as const) {
-    if (rest >= size) {
-      parts.push(`${Math.floor(rest / size)}${unit}`);
-      rest %= size;
-    }
-  }
-  return parts.join('') || `${ms}ms`;
 }
 
 /** Runs every case of a suite. */

@@ -1,6 +1,7 @@
 /**
- * Serial globs for `boxes:` selectors (rules, notifiers, silences): `*` matches any text, `?` one
- * character, everything else itself; the whole serial must match; case-sensitive.
+ * The one glob matcher: box serial globs (`boxes:` of rules, notifiers and silences) and rule-name
+ * globs (`rules:` of notifiers and silences). `*` matches any text, `?` one character, everything
+ * else itself; the whole text must match; case-sensitive.
  * (node:path's matchesGlob is experimental on Node 20 and treats `/` specially, so not used.)
  */
 
@@ -20,6 +21,11 @@ export function globToRegExp(glob: string): RegExp {
     cache.set(glob, re);
   }
   return re;
+}
+
+/** True when the text has a wildcard (`*` or `?`), i.e. is a pattern rather than a name. */
+export function isGlob(text: string): boolean {
+  return text.includes('*') || text.includes('?');
 }
 
 export function matchesGlob(serial: string, glob: string): boolean {

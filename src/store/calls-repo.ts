@@ -1,0 +1,100 @@
+/**
+ * The calls repository: what call ingestion writes and what rules, CLI and HTTP read about calls.
+ * An interface with plain data types, so that callers never depend on how calls are stored; the
+ * SQLite implementation is sqlite/calls.ts (schema: migrations/0006_calls.sql).
+ */
+
+/** What is known of a call's recording: none, downloadable, in the archive, or gone. */
+export type RecordingState = 'none' | 'available' | 'archived' | 'expired';
+
+/** One call as stored. Times in ms since the epoch; destination never in clear unless configured. */
+export interface CallRecord {
+  callId: string;
+  serial: string;
+  agentId: number;
+  status: string;
+  direction: string;
+  /** The gateway's clock. */
+  startedAt: number;
+  endedAt: number | null;
+  durationSec: number | null;
+  /** Keyed hash of the destination number (HMAC-SHA256, hex). */
+  toHash: string;
+  /** e.g. `+1415•••0123`. */
+  toMasked: string;
+  /** Only with calls.store_numbers. */
+  toNumber: string | null;
+  /** null until the call's details were read. */
+  recording: RecordingState | null;
+  /** Only with calls.store_transcripts. */
+  transcript: string | null;
+  variables: Record<string, string> | null;
+}
+
+/** A call as read this cycle (from the list, or from its details when `detailsRead`). */
+export interface CallObservation extends CallRecord {
+  /** True when read through call details: recording, transcript and variables are known. */
+  detailsRead: boolean;
+  /** Final, and its details still have to be read (the caller decides, by configuration). */
+  wantsDetails: boolean;
+}
+
+/** How far the call list has been read. */
+export interface CallSyncState {
+  /** Newest started_at (gateway clock) of the last complete read; null before the first. */
+  highWater: number | null;
+  /** Our clock: when the last complete read ended. */
+  syncedAt: number | null;
+  /** An unfinished read (request budget or an error stopped it), to be continued. */
+  resume: { top: number; below: number; floor: number } | null;
+}
+
+export interface CallsWrite {
+  now: number;
+  /** New calls and calls whose status or details changed. */
+  upserts: readonly CallObservation[];
+  /** Calls still `initiated` whose status was read again and had not changed. */
+  checked: readonly string[];
+  sync: CallSyncState;
+  /** A call `initiated` this long counts as stuck in the rollups. */
+  stuckAfterMs: number;
+}
+
+/** Daily figures per box and agent. `day` is floor(started_at / 86400000) (UTC days). */
+export interface CallRollup {
+  day: number;
+  serial: string;
+  agentId: number;
+  placed: number;
+  completed: number;
+  failed: number;
+  stuck: number;
+  talkSec: number;
+}
+
+export interface CallsRepo {
+  syncState(): CallSyncState;
+  /** The stored status, recording state and details flag of the given calls (those known). */
+  known(callIds: readonly string[]): Map<string, { status: string; recording: RecordingState | null }>;
+  /** Writes one cycle's observations, the reading position and the touched rollups, in one transaction. */
+  write(write: CallsWrite): void;
+  /**
+   * Calls to read through call details, at most `limit`: final calls whose details are due
+   * (oldest end first), then calls still `initiated` started after `initiatedSince` and not read
+   * since `checkedBefore` (least recently read first).
+   */
+  dueForDetails(limit: number, options: { checkedBefore: number; initiatedSince: number }): CallRecord[];
+  /** Stored calls started at or after `since` (gateway clock). */
+  countSince(since: number): number;
+  /** Calls, newest first. */
+  list(options: { serial?: string; since?: number; limit: number }): CallRecord[];
+  rollups(fromDay: number, toDay: number): CallRollup[];
+  /** Deletes calls started before `callsBefore` and rollups of days before `rollupsBefore`; at most `maxRows`. */
+  prune(callsBefore: number, rollupsBefore: number, maxRows?: number): number;
+}
+
+export const DAY_MS = 86_400_000;
+
+export function dayOf(t: number): number {
+  return Math.floor(t / DAY_MS);
+}

@@ -1,0 +1,199 @@
+/**
+ * CallsRepo on SQLite (migrations/0006_calls.sql), built by SqliteStore (`store.calls`). It shares the store's connection and owns the
+ * `calls`, `call_rollups` and `call_sync` tables; nothing else writes them. Rollups are recomputed
+ * from the calls of every (day, box, agent) a write touches, so they never drift from the rows.
+ */
+import type Database from 'better-sqlite3';
+import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallsWrite, type CallSyncState, type RecordingState } from '../calls-repo.js';
+
+const BATCH = 500;
+
+interface CallRow {
+  call_id: string;
+  serial: string;
+  agent_id: number;
+  status: string;
+  direction: string;
+  started_at: number;
+  ended_at: number | null;
+  duration_sec: number | null;
+  to_hash: string;
+  to_masked: string;
+  to_number: string | null;
+  recording: RecordingState | null;
+  transcript: string | null;
+  variables: string | null;
+}
+
+export class SqliteCallsRepo implements CallsRepo {
+  private readonly s;
+
+  constructor(private readonly db: Database.Database) {
+    const p = (sql: string): Database.Statement => db.prepare(sql);
+    this.s = {
+      sync: p('SELECT high_water, synced_at, resume_top, resume_below, resume_floor FROM call_sync WHERE id = 1'),
+      setSync: p(
+        `INSERT INTO call_sync (id, high_water, synced_at, resume_top, resume_below, resume_floor) VALUES (1, ?, ?, ?, ?, ?)
+         ON CONFLICT(id) DO UPDATE SET high_water = excluded.high_water, synced_at = excluded.synced_at,
+           resume_top = excluded.resume_top, resume_below = excluded.resume_below, resume_floor = excluded.resume_floor`,
+      ),
+      upsert: p(
+        `INSERT INTO calls (call_id, serial, agent_id, status, direction, started_at, ended_at, duration_sec, to_hash, to_masked, to_number,
+           recording, transcript, variables, first_seen, checked_at, details_due)
+         VALUES (@callId, @serial, @agentId, @status, @direction, @startedAt, @endedAt, @durationSec, @toHash, @toMasked, @toNumber,
+           @recording, @transcript, @variables, @now, @now, @detailsDue)
+         ON CONFLICT(call_id) DO UPDATE SET
+           status = excluded.status, ended_at = excluded.ended_at, duration_sec = excluded.duration_sec, checked_at = excluded.checked_at,
+           recording = CASE WHEN calls.recording IN ('archived', 'expired') THEN calls.recording ELSE coalesce(excluded.recording, calls.recording) END,
+           transcript = coalesce(excluded.transcript, calls.transcript),
+           variables = coalesce(excluded.variables, calls.variables),
+           details_due = CASE WHEN excluded.recording IS NOT NULL OR calls.recording IS NOT NULL THEN 0 ELSE max(calls.details_due, excluded.details_due) END`,
+      ),
+      check: p('UPDATE calls SET checked_at = ? WHERE call_id = ?'),
+      keyOf: p('SELECT started_at, serial, agent_id FROM calls WHERE call_id = ?'),
+      rollup: p(
+        `INSERT OR REPLACE INTO call_rollups (day, serial, agent_id, placed, completed, failed, stuck, talk_sec)
+         SELECT @day, @serial, @agentId, count(*),
+           coalesce(sum(status = 'completed'), 0), coalesce(sum(status = 'failed'), 0),
+           coalesce(sum(status = 'initiated' AND started_at < @stuckBefore), 0), coalesce(sum(duration_sec), 0)
+         FROM calls WHERE serial = @serial AND started_at >= @from AND started_at < @to AND agent_id = @agentId`,
+      ),
+      due: p('SELECT * FROM calls WHERE details_due = 1 ORDER BY ended_at LIMIT ?'),
+      initiated: p(`SELECT * FROM calls WHERE status = 'initiated' AND checked_at < ? AND started_at >= ? ORDER BY checked_at LIMIT ?`),
+      countSince: p('SELECT count(*) FROM calls WHERE started_at >= ?').pluck(),
+      list: p('SELECT * FROM calls WHERE started_at >= ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
+      listBox: p('SELECT * FROM calls WHERE serial = ? AND started_at >= ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
+      rollups: p('SELECT * FROM call_rollups WHERE day >= ? AND day <= ? ORDER BY day, serial, agent_id'),
+      pruneCalls: p(`DELETE FROM calls WHERE call_id IN (SELECT call_id FROM calls WHERE started_at < ? LIMIT ${BATCH})`),
+      pruneRollups: p(`DELETE FROM call_rollups WHERE (day, serial, agent_id) IN (SELECT day, serial, agent_id FROM call_rollups WHERE day < ? LIMIT ${BATCH})`),
+    };
+  }
+
+  syncState(): CallSyncState {
+    const row = this.s.sync.get() as
+      | { high_water: number | null; synced_at: number | null; resume_top: number | null; resume_below: number | null; resume_floor: number | null }
+      | undefined;
+    if (!row) return { highWater: null, syncedAt: null, resume: null };
+    const resume =
+      row.resume_top !== null && row.resume_below !== null && row.resume_floor !== null
+        ? { top: row.resume_top, below: row.resume_below, floor: row.resume_floor }
+        : null;
+    return { highWater: row.high_water, syncedAt: row.synced_at, resume };
+  }
+
+  known(callIds: readonly string[]): Map<string, { status: string; recording: RecordingState | null }> {
+    const out = new Map<string, { status: string; recording: RecordingState | null }>();
+    for (let i = 0; i < callIds.length; i += BATCH) {
+      const chunk = callIds.slice(i, i + BATCH);
+      const rows = this.db
+        .prepare(`SELECT call_id, status, recording FROM calls WHERE call_id IN (${chunk.map(() => '?').join(',')})`)
+        .all(...chunk) as { call_id: string; status: string; recording: RecordingState | null }[];
+      for (const r of rows) out.set(r.call_id, { status: r.status, recording: r.recording });
+    }
+    return out;
+  }
+
+  write(w: CallsWrite): void {
+    this.db.transaction(() => {
+      const touched = new Map<string, { day: number; serial: string; agentId: number }>();
+      const touch = (startedAt: number, serial: string, agentId: number): void => {
+        const day = dayOf(startedAt);
+        touched.set(`${day}\u0000${serial}\u0000${agentId}`, { day, serial, agentId });
+      };
+      for (const c of w.upserts) {
+        this.s.upsert.run(bindings(c, w.now));
+        touch(c.startedAt, c.serial, c.agentId);
+      }
+      for (const id of w.checked) {
+        this.s.check.run(w.now, id);
+        const key = this.s.keyOf.get(id) as { started_at: number; serial: string; agent_id: number } | undefined;
+        if (key) touch(key.started_at, key.serial, key.agent_id);
+      }
+      for (const k of touched.values()) {
+        this.s.rollup.run({ ...k, from: k.day * DAY_MS, to: (k.day + 1) * DAY_MS, stuckBefore: w.now - w.stuckAfterMs });
+      }
+      const r = w.sync.resume;
+      this.s.setSync.run(w.sync.highWater, w.sync.syncedAt, r?.top ?? null, r?.below ?? null, r?.floor ?? null);
+    })();
+  }
+
+  dueForDetails(limit: number, options: { checkedBefore: number; initiatedSince: number }): CallRecord[] {
+    if (limit <= 0) return [];
+    const due = (this.s.due.all(limit) as CallRow[]).map(fromRow);
+    if (due.length >= limit) return due;
+    const open = (this.s.initiated.all(options.checkedBefore, options.initiatedSince, limit - due.length) as CallRow[]).map(fromRow);
+    return [...due, ...open];
+  }
+
+  countSince(since: number): number {
+    return this.s.countSince.get(since) as number;
+  }
+
+  list(options: { serial?: string; since?: number; limit: number }): CallRecord[] {
+    const since = options.since ?? 0;
+    const rows = options.serial === undefined ? this.s.list.all(since, options.limit) : this.s.listBox.all(options.serial, since, options.limit);
+    return (rows as CallRow[]).map(fromRow);
+  }
+
+  rollups(fromDay: number, toDay: number): CallRollup[] {
+    return (this.s.rollups.all(fromDay, toDay) as { day: number; serial: string; agent_id: number; placed: number; completed: number; failed: number; stuck: number; talk_sec: number }[]).map(
+      (r) => ({ day: r.day, serial: r.serial, agentId: r.agent_id, placed: r.placed, completed: r.completed, failed: r.failed, stuck: r.stuck, talkSec: r.talk_sec }),
+    );
+  }
+
+  prune(callsBefore: number, rollupsBefore: number, maxRows = Number.POSITIVE_INFINITY): number {
+    let deleted = 0;
+    for (const [stmt, arg] of [
+      [this.s.pruneCalls, callsBefore],
+      [this.s.pruneRollups, dayOf(rollupsBefore)],
+    ] as const) {
+      for (;;) {
+        if (deleted >= maxRows) return deleted;
+        const n = stmt.run(arg).changes;
+        deleted += n;
+        if (n < BATCH) break;
+      }
+    }
+    return deleted;
+  }
+}
+
+function bindings(c: CallObservation, now: number): Record<string, unknown> {
+  return {
+    callId: c.callId,
+    serial: c.serial,
+    agentId: c.agentId,
+    status: c.status,
+    direction: c.direction,
+    startedAt: c.startedAt,
+    endedAt: c.endedAt,
+    durationSec: c.durationSec,
+    toHash: c.toHash,
+    toMasked: c.toMasked,
+    toNumber: c.toNumber,
+    recording: c.recording,
+    transcript: c.transcript,
+    variables: c.variables === null ? null : JSON.stringify(c.variables),
+    now,
+    detailsDue: c.wantsDetails && !c.detailsRead ? 1 : 0,
+  };
+}
+
+function fromRow(r: CallRow): CallRecord {
+  return {
+    callId: r.call_id,
+    serial: r.serial,
+    agentId: r.agent_id,
+    status: r.status,
+    direction: r.direction,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    durationSec: r.duration_sec,
+    toHash: r.to_hash,
+    toMasked: r.to_masked,
+    toNumber: r.to_number,
+    recording: r.recording,
+    transcript: r.transcript,
+    variables: r.variables === null ? null : (JSON.parse(r.variables) as Record<string, string>),
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * The words every stage shares, defined once: alert severities and their ranking, the rule kinds
+ * a configuration may use, and the names of the built-in gateway rules. Imported by the
+ * configuration schema, the alert pipeline, the notifiers and the CLI; depends on nothing.
+ */
+
+/** Most severe first. */
+export const SEVERITIES = ['critical', 'warning', 'info'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** Higher is more severe: critical 3, warning 2, info 1. */
+export const SEVERITY_RANK: Readonly<Record<Severity, number>> = { critical: 3, warning: 2, info: 1 };
+
+/** The most severe of `severities` (info when empty). */
+export function highestOf(severities: Iterable<Severity>): Severity {
+  let best: Severity = 'info';
+  for (const s of severities) if (SEVERITY_RANK[s] > SEVERITY_RANK[best]) best = s;
+  return best;
+}
+
+/** The rule kinds a configuration may use (one evaluator each in src/rules/). */
+export const RULE_KINDS = ['disconnected', 'low_battery', 'weak_signal', 'stale', 'firmware_drift', 'missing'] as const;
+export type RuleKind = (typeof RULE_KINDS)[number];
+
+/** The built-in rules about the gateway itself (configured under `alerting.gateway`); name = kind. */
+export const GATEWAY_RULES = ['gateway_unreachable', 'gateway_unauthorized', 'gateway_schema', 'gateway_clock'] as const;
+export type GatewayRuleName = (typeof GATEWAY_RULES)[number];
+
+export const GATEWAY_UNREACHABLE: GatewayRuleName = 'gateway_unreachable';
+export const GATEWAY_UNAUTHORIZED: GatewayRuleName = 'gateway_unauthorized';
+export const GATEWAY_SCHEMA: GatewayRuleName = 'gateway_schema';
+export const GATEWAY_CLOCK: GatewayRuleName = 'gateway_clock';
+
+/** True for the names of the built-in gateway rules. */
+export function isGatewayRule(name: string): name is GatewayRuleName {
+  return (GATEWAY_RULES as readonly string[]).includes(name);
+}

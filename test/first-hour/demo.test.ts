@@ -1,0 +1,75 @@
+/**
+ * `boxwatch demo` from the outside: it speaks one clock (simulated time, in its messages and in
+ * the database it leaves), the read commands measure that database on its own clock and say so,
+ * and a second demo keeps the first one's database (or replaces it with --fresh) and says where.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDuration } from '../../src/duration.js';
+import { ensureBuilt } from '../e2e/build.js';
+import { runBuilt } from '../helpers/cli-process.js';
+
+let dir: string;
+let first: { code: number; out: string; err: string };
+let started: number;
+let ended: number;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'boxwatch-demo-'));
+  started = Date.now();
+  first = await runBuilt(['demo', '--duration', '8s'], { cwd: dir, timeoutMs: 40_000 });
+  ended = Date.now();
+}, 60_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Simulated time of each alert block's header line. */
+const headerTimes = (out: string): number[] =>
+  [...out.matchAll(/^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC (FIRING|RESOLVED) \d+/gm)].map((m) => Date.parse(`${m[1] as string}Z`));
+
+describe('boxwatch demo', () => {
+  it('runs, prints alert blocks and the final status, and says where the database is', () => {
+    expect(first.code).toBe(0);
+    expect(first.out).toContain('Every time below is simulated time.');
+    expect(first.out).toContain('Database: ./data/demo.db. Stopping after 8s.');
+    expect(first.out).toMatch(/^ {2}FIRING {4}BX-\d{5} /m);
+    expect(first.out).toContain('Fleet status at the end of the demo');
+    expect(existsSync(join(dir, 'data/demo.db'))).toBe(true);
+  });
+
+  it('its times are simulated time, running ahead of the wall clock at 60x', () => {
+    const times = headerTimes(first.out);
+    expect(times.length).toBeGreaterThan(0);
+    // Printed during the run (the first block after group_wait, 2 real seconds at least), yet
+    // stamped minutes after the start: the alert times, and the durations measured from them,
+    // are simulated time.
+    expect(Math.max(...times) - started).toBeGreaterThan(60_000 + (ended - started));
+  });
+
+  it('uptime over the demo database is measured in simulated time, and says so', async () => {
+    const r = await runBuilt(['uptime', '--db', 'data/demo.db', '--since', '2h'], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/^note: a demo database, on simulated time \(its last poll is \d+m(\d+s)? ahead of this machine's clock\); times are measured from that poll\n$/);
+    const observed = /^BX-00001 .*\s(\S+)$/m.exec(r.out)?.[1] ?? '';
+    expect(parseDuration(observed)).toBeGreaterThanOrEqual(4 * 60_000); // 8 real seconds at 60x, less start-up
+  });
+
+  it('a second demo keeps the first database and says where; --fresh replaces it', async () => {
+    const second = await runBuilt(['demo', '--duration', '2s'], { cwd: dir, timeoutMs: 40_000 });
+    expect(second.code).toBe(0);
+    const kept = /\(the previous demo's is kept as (data\/demo-\d{8}-\d{6}\.db)\)/.exec(second.out)?.[1];
+    expect(kept).toBeDefined();
+    expect(existsSync(join(dir, kept as string))).toBe(true);
+    const status = await runBuilt(['status', '--db', kept as string], { cwd: dir });
+    expect(status.code).toBe(0);
+    expect(status.out).toMatch(/^BX-00003 /m);
+
+    const fresh = await runBuilt(['demo', '--duration', '2s', '--fresh'], { cwd: dir, timeoutMs: 40_000 });
+    expect(fresh.code).toBe(0);
+    expect(fresh.out).toContain('Database: ./data/demo.db. Stopping after 2s.');
+    expect(readdirSync(join(dir, 'data')).filter((f) => /^demo-.*\.db$/.test(f))).toEqual([(kept as string).slice('data/'.length)]);
+  });
+});
