@@ -9,8 +9,6 @@ import { METRICS, type Metric, type RawPoint } from '../store/types.js';
 import type { SqliteStore } from '../store/index.js';
 import { TIME_HELP, isoTime, readTime } from '../time.js';
 
-const HOUR_MS = 3_600_000;
-
 /** A stretch [t, until) of time during which a metric held `value`. */
 export interface Run {
   t: number;

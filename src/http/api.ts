@@ -13,7 +13,7 @@ import type { Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
 import type { CycleStatus } from '../metrics.js';
-import type { AlertQueries, SilenceWrites, TransitionRow } from '../alerts/repositories.js';
+import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import { RAW_MAX_RANGE_MS } from '../store/index.js';
 import { isoTime as iso, readRange } from '../time.js';
 import { isoOrNull } from '../time-format.js';
