@@ -185,6 +185,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       'content-type': answer.type,
       'content-length': Buffer.byteLength(answer.body),
       'cache-control': 'no-store',
+      // The daemon's clock (simulated time in the demo): the page measures "2m ago" against it.
+      'x-boxwatch-now': new Date(clock.now()).toISOString(),
       ...answer.headers,
     };
     if (answer.allow !== undefined) headers.allow = answer.allow;
