@@ -45,6 +45,8 @@ export interface Metrics {
   clockSteppedBack(): void;
   /** A damaged database row (unreadable JSON) was set aside, in `table`. */
   damagedRow(table: string): void;
+  /** An HTTP connection closed as it arrived because `http.max_connections` were open. */
+  httpConnectionDropped(): void;
   /** One delivery attempt of a notifier; outcome e.g. 'ok', 'retry', 'failed'. */
   observeNotification(notifier: string, outcome: string): void;
   /** Every box the store knows; a provider that returns the same array again gets its rendering reused. */
@@ -181,6 +183,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['table'] as const,
     registers,
   });
+  const httpDropped = new Counter({
+    name: 'boxwatch_http_connections_dropped_total',
+    help: 'HTTP connections closed as they arrived because http.max_connections were open.',
+    registers,
+  });
   const rejectedRecords = new Counter({
     name: 'boxwatch_gateway_records_rejected_total',
     help: 'Gateway records set aside as invalid (schema or range violations); the rest of the fleet is processed.',
@@ -236,6 +243,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   return {
     registry,
+    httpConnectionDropped() {
+      httpDropped.inc();
+    },
     observeCycle(record) {
       const seconds = record.durationMs / 1000;
       cycleDuration.observe({ outcome: record.outcome }, seconds);
