@@ -26,7 +26,6 @@ import { startHttpServer, type RunningHttpServer } from '../src/http/index.js';
 import { silentLogger } from '../src/log.js';
 import { createMetrics } from '../src/metrics.js';
 import { startSimulator } from '../src/sim/server.js';
-import { AlertStore } from '../src/store/alert-store.js';
 import { openStore, type SqliteStore } from '../src/store/index.js';
 import { createLiveEvents } from '../src/web/live.js';
 import { sleep, startDaemon, statusMiB } from './daemon.js';
@@ -48,7 +47,7 @@ async function serve(store: SqliteStore, now: number): Promise<RunningHttpServer
     clock: fixedClock(now),
     health: { maxCycleAgeMs: 90_000 },
     logger: silentLogger,
-    dashboard: { alerts: new AlertStore(store.db), config, events: createLiveEvents() },
+    dashboard: { alerts: store.alerts, config, events: createLiveEvents() },
   });
 }
 
@@ -94,7 +93,7 @@ if (!browser) console.log(`(no Chromium at ${CHROMIUM}: render times skipped)`);
   for (let i = 0; i < 3; i++) store.recordCycle(feed.cycle(start + i * POLL_MS));
   const now = start + 3 * POLL_MS;
   const server = await serve(store, now);
-  const alerts = new AlertStore(store.db);
+  const alerts = store.alerts;
   const view: number[] = [];
   for (let i = 0; i < 10; i++) {
     const t0 = performance.now();
@@ -183,8 +182,11 @@ log: { level: info, format: json }
     await sleep(10_000);
     const before = statusMiB(daemon.pid, 'VmRSS');
     const pages = [];
+    const viewers = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
     for (let i = 0; i < 10; i++) {
-      const page = await browser.newPage();
+      // Ten viewers, each with a browser profile of their own (one profile holds at most six
+      // connections to a server, and each open page keeps one for its event stream).
+      const page = await (await viewers.newContext()).newPage();
       await page.goto(`${daemon.httpUrl}/${i % 2 === 0 ? '' : 'boxes/BX-00001'}`, { waitUntil: 'domcontentloaded', timeout: 120_000 });
       pages.push(page);
     }
@@ -193,7 +195,7 @@ log: { level: info, format: json }
     const withPages = statusMiB(daemon.pid, 'VmRSS');
     console.log('\n### daemon memory, 1,000 boxes, 10 s schedule');
     console.log(`RSS without pages: ${before.toFixed(0)} MiB; with 10 open live pages after 60 s: ${withPages.toFixed(0)} MiB (+${(withPages - before).toFixed(0)} MiB); pages updating: ${updates.filter(Boolean).length}/10; peak ${statusMiB(daemon.pid, 'VmHWM').toFixed(0)} MiB`);
-    for (const p of pages) await p.close();
+    await viewers.close();
   } finally {
     await daemon.stop();
     await sim.close();

@@ -9,7 +9,7 @@
  *
  * `ackInEffect` is the one place that decides; the engine, the views and the messages call it.
  * The storage is an AckRepository, an interface owned here (the consumer) and implemented by the
- * store (src/store/sqlite-ack-repo.ts).
+ * store (src/store/sqlite/acks.ts); the cycle reads the acks in its transaction (CycleView.acks).
  */
 import { readDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
@@ -42,8 +42,6 @@ export interface AckRepository {
   latestByKey(): Map<string, Ack>;
   /** Acks given since `since`, newest first (the history). */
   since(since: number): Ack[];
-  /** Deletes acks given before `before` (pruned with the alert history). */
-  prune(before: number): number;
 }
 
 /** True when `ack` still holds back the repeats of the alert in `state` at `now`. */

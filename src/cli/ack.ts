@@ -9,7 +9,6 @@
 import type { Command } from 'commander';
 import { ackFromRequest } from '../alerts/acks.js';
 import { STORE_SECTIONS, loadConfig } from '../config/index.js';
-import { SqliteAckRepository } from '../store/sqlite-ack-repo.js';
 import { formatTime, isoTime } from '../time-format.js';
 import { ackJson } from '../views/acks.js';
 import { terminalSafe } from './call-gateway.js';
@@ -43,7 +42,7 @@ export const registerAck: RegisterCommand = (program: Command, ctx: CliContext) 
         ctx,
         (store, now, { alerts }) => {
           const input = ackFromRequest({ alert, comment: opts.comment, for: opts.for, by }, alerts.states().values(), now);
-          const ack = new SqliteAckRepository(store.db).add(input);
+          const ack = store.acks.add(input);
           if (opts.format === 'json') {
             ctx.out(JSON.stringify({ now: isoTime(now), ack: ackJson(ack) }, null, 2) + '\n');
             return;

@@ -10,7 +10,6 @@ import type { Command } from 'commander';
 import { parseAlertKey, type AlertValue, type HeldBackReason } from '../alerts/index.js';
 import { formatDuration } from '../duration.js';
 import { formatTime, isoTime, relativeTime } from '../time-format.js';
-import { SqliteAckRepository } from '../store/sqlite-ack-repo.js';
 import { alertJson, alertViewSource, readAlertViews, type AlertView } from '../views/alerts.js';
 import { terminalSafe } from './call-gateway.js';
 import type { CliContext, RegisterCommand } from './context.js';
@@ -116,7 +115,7 @@ export const registerAlerts: RegisterCommand = (program: Command, ctx: CliContex
     .action((opts: AlertsOptions) =>
       withStore(opts, ctx, (store, now, { alerts, config }) => {
         const { from } = parseRange({ since: opts.since }, now, '7d');
-        const views = readAlertViews(alertViewSource(store, alerts, new SqliteAckRepository(store.db)), config, { from, activeOnly: opts.active === true }, now);
+        const views = readAlertViews(alertViewSource(store, alerts, store.acks), config, { from, activeOnly: opts.active === true }, now);
         printAlerts(ctx, views, { format: opts.format, now, from, showTransitions: opts.since !== undefined, active: opts.active === true });
       }),
     );

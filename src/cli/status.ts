@@ -6,9 +6,8 @@
 import type { Command } from 'commander';
 import { withAcks, type Ack } from '../alerts/acks.js';
 import type { AlertState } from '../alerts/types.js';
-import { SqliteAckRepository } from '../store/sqlite-ack-repo.js';
+import type { AlertQueries } from '../alerts/repositories.js';
 import type { Config } from '../config/index.js';
-import { AlertStore } from '../store/alert-store.js';
 import { SqliteStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { relativeTime } from '../time-format.js';
@@ -40,9 +39,9 @@ export const registerStatus: RegisterCommand = (program: Command, ctx: CliContex
  * printed at the end of the demo. Open alerts come from `alerts`, or from the store's database when
  * it is a SqliteStore. A box gone from the device list says `missing` under CONNECTED.
  */
-export function printStatus(ctx: CliContext, store: Store, now: number, format: OutputFormat, alerts?: Pick<AlertStore, 'states'>, config: Pick<Config, 'rules'> | null = null): void {
-  const source = alerts ?? (store instanceof SqliteStore ? new AlertStore(store.db) : undefined);
-  const acks = store instanceof SqliteStore ? new SqliteAckRepository(store.db).latestByKey() : new Map<string, Ack>();
+export function printStatus(ctx: CliContext, store: Store, now: number, format: OutputFormat, alerts?: Pick<AlertQueries, 'states'>, config: Pick<Config, 'rules'> | null = null): void {
+  const source = alerts ?? (store instanceof SqliteStore ? store.alerts : undefined);
+  const acks = store instanceof SqliteStore ? store.acks.latestByKey() : new Map<string, Ack>();
   const states = withAcks(source?.states().values() ?? [], acks, now);
   const views = boxViews(store.boxes(), states, now, staleAfterMs(config));
   printRows(ctx, format, {

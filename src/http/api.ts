@@ -17,7 +17,7 @@ import type { Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
 import type { CycleStatus } from '../metrics.js';
-import type { AlertStore } from '../store/alert-store.js';
+import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import { RAW_MAX_RANGE_MS } from '../store/index.js';
 import { isoTime as iso, readRange } from '../time.js';
 import { isoOrNull } from '../time-format.js';
@@ -131,7 +131,7 @@ export async function alertsJson(reader: AlertsReader | undefined, query: URLSea
 
 /** What the dashboard endpoints read besides the store: the alert tables and a bit of configuration. */
 export interface DashboardReader {
-  alerts: AlertStore;
+  alerts: AlertQueries & SilenceWrites;
   /** Acknowledgements; without them `/api/acks` answers 404 and no alert shows an ack. */
   acks?: AckRepository;
   /** Configured rule names (the overview's rule filter, silence validation). */
@@ -163,7 +163,7 @@ export interface FleetView {
 }
 
 /** Reads the fleet view; it changes only with a poll cycle, so the dashboard keeps one per cycle. */
-export function fleetView(store: Store, alerts: AlertStore, acks: Pick<AckRepository, 'latestByKey'> | undefined, now: number): FleetView {
+export function fleetView(store: Store, alerts: Pick<AlertQueries, 'states'>, acks: Pick<AckRepository, 'latestByKey'> | undefined, now: number): FleetView {
   const open = openAlertsBySerial(withAcks(alerts.states().values(), acks?.latestByKey() ?? new Map(), now));
   return { boxes: sortByTrouble(store.boxes(), open), open };
 }

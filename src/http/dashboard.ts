@@ -13,7 +13,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Metrics } from '../metrics.js';
 import type { AckRepository } from '../alerts/acks.js';
-import type { AlertStore } from '../store/alert-store.js';
+import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import type { Store } from '../store/types.js';
 import { loadAssets } from '../web/assets.js';
 import type { LiveEvents } from '../web/live.js';
@@ -41,7 +41,7 @@ import {
 import { HttpError, badRequest, notFound } from './errors.js';
 
 export interface DashboardOptions {
-  alerts: AlertStore;
+  alerts: AlertQueries & SilenceWrites;
   /** Acknowledgements (`POST /api/acks`, `GET /api/acks`, the ack of each alert). */
   acks?: AckRepository;
   config: Config;

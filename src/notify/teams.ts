@@ -45,6 +45,7 @@ function itemBlock(item: AlertItem, now: number): CardElement {
   if (threshold !== undefined) facts.push(fact('Threshold', threshold));
   facts.push(fact(item.status === 'resolved' ? 'Fired, resolved' : 'Since', timeText(item, now).replace(/^since /, '')));
   facts.push(fact('Rule', `${item.rule} (${item.ruleKind}, ${item.severity})`));
+  if (item.ack != null) facts.push(fact('Acknowledged', `${item.ack.by}: ${item.ack.comment}`));
   const status = item.status === 'resolved' ? 'RESOLVED' : item.status === 'repeat' ? 'STILL FIRING' : 'FIRING';
   const what = escapeCardMarkdown(truncate(cleanText(item.summary).trim() || item.rule, 300));
   return { type: 'Container', separator: true, items: [text(`**${status}** ${what}`), { type: 'FactSet', facts }] };

@@ -8,33 +8,19 @@
  * the configured secrets are redacted from it once more here, as a second guard.
  */
 import { redact } from '../notify/errors.js';
+import type { OutboxEntry } from '../alerts/repositories.js';
 import type { AlertItem } from '../notify/types.js';
 import { isoTime, isoOrNull } from '../time-format.js';
 import type { Severity } from '../vocabulary.js';
 import { alertId } from '../alerts/types.js';
 
-export const NOTIFICATION_STATUSES = ['delivered', 'pending', 'dead'] as const;
+/** `sending`: an attempt is in flight right now (the dispatcher claimed the message). */
+export const NOTIFICATION_STATUSES = ['delivered', 'pending', 'sending', 'dead'] as const;
 export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
 
-/** An outbox row as the log reads it (the store's OutboxEntry). */
-export interface OutboxRecord {
-  id: number;
-  notifier: string;
-  createdAt: number;
-  status: NotificationStatus;
-  /** Failed attempts so far. */
-  attempts: number;
-  nextAttemptAt: number;
-  lastError: string | null;
-  /** When it was delivered or given up. */
-  doneAt: number | null;
-  /** The alerts the message told about (empty for test and delivery-failure messages). */
-  items: readonly AlertItem[];
-}
-
-/** Where the log reads from: the outbox, newest first. */
+/** Where the log reads from: the outbox (src/alerts/repositories.ts AlertQueries), newest first. */
 export interface NotificationSource {
-  outboxSince(since: number): readonly OutboxRecord[];
+  outboxSince(since: number): readonly OutboxEntry[];
 }
 
 export interface NotificationQuery {
@@ -81,7 +67,7 @@ export interface NotificationOptions {
   secrets?: readonly string[];
 }
 
-function view(r: OutboxRecord, secrets: readonly string[]): NotificationView {
+function view(r: OutboxEntry, secrets: readonly string[]): NotificationView {
   return {
     id: r.id,
     notifier: r.notifier,

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { startHttpServer, type RunningHttpServer } from '../../src/http/index.js';
 import { silentLogger } from '../../src/log.js';
-import { SqliteAckRepository } from '../../src/store/sqlite-ack-repo.js';
 import { alertViewSource } from '../../src/views/alerts.js';
 import { apiReader } from '../../src/views/api-reader.js';
 import { createLiveEvents } from '../../src/web/live.js';
@@ -60,7 +59,7 @@ alerting: { group_wait: 0s, repeat_interval: 1h }`,
   });
   const parsed = parseConfig(readFileSync(rig.configPath, 'utf8'), rig.env, rig.configPath);
   const config: Config = { ...parsed, http: { ...parsed.http, adminToken: TOKEN } };
-  const acks = new SqliteAckRepository(rig.app.store.db);
+  const acks = rig.app.store.acks;
   http = await startHttpServer({
     listen: '127.0.0.1:0',
     store: rig.app.store,
@@ -68,7 +67,7 @@ alerting: { group_wait: 0s, repeat_interval: 1h }`,
     clock: rig.clock,
     health: { maxCycleAgeMs: 60_000 },
     alerts: apiReader(alertViewSource(rig.app.store, rig.app.alerts, acks), config, rig.clock),
-    dashboard: { alerts: rig.app.alerts, acks, config, events: createLiveEvents() },
+    dashboard: { alerts: rig.app.store.alerts, acks, config, events: createLiveEvents() },
     logger: silentLogger,
   });
   [byCli, byApi, unacked] = rig.sim.sim.fleet.boxes.map((b) => b.serial) as [string, string, string];
@@ -98,7 +97,7 @@ describe('acknowledging', () => {
       expect(r.code).toBe(2);
       expect(r.err).toMatch(/^error: /);
     }
-    expect(new SqliteAckRepository(rig.app.store.db).since(0)).toHaveLength(1);
+    expect(rig.app.store.acks.since(0)).toHaveLength(1);
   });
 
   it('POST /api/acks needs the admin token; with it the ack is recorded', async () => {

@@ -38,7 +38,7 @@ describe('boxwatch alerts', () => {
     const r = await cli(['alerts']);
     expect(r).toMatchObject({ code: 0, err: '' });
     const lines = r.out.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^STATE\s+RULE\s+SEVERITY\s+BOX\s+NAME\s+SINCE\s+VALUE\s+SUMMARY\s+HELD BACK\s+NOTIFIED$/);
+    expect(lines[0]).toMatch(/^STATE\s+RULE\s+SEVERITY\s+BOX\s+NAME\s+SINCE\s+VALUE\s+SUMMARY\s+HELD BACK\s+ACKED\s+NOTIFIED$/);
     const rows = lines.slice(1);
     expect(rows).toHaveLength(4);
     // firing critical first (two box-offline), then firing warning, then resolved

@@ -57,7 +57,7 @@ beforeAll(async () => {
     clock: rig.clock,
     health: { maxCycleAgeMs: 60_000 },
     alerts: apiReader(alertViewSource(rig.app.store, rig.app.alerts), config, rig.clock),
-    dashboard: { alerts: rig.app.alerts, config, events: createLiveEvents() },
+    dashboard: { alerts: rig.app.store.alerts, config, events: createLiveEvents() },
     logger: silentLogger,
   });
   [delivered, dead, pending] = rig.sim.sim.fleet.boxes.map((b) => b.serial) as [string, string, string];
@@ -115,7 +115,7 @@ describe('boxwatch notifications', () => {
       expect(r.out).toBe('');
       expect(r.err).toMatch(/^error: .*\nsee boxwatch notifications --help\n$/);
     }
-    expect((await cli(['notifications', '--status', 'lost'])).err).toMatch(/^error: --status must be one of delivered, pending, dead, not "lost"\n/);
+    expect((await cli(['notifications', '--status', 'lost'])).err).toMatch(/^error: --status must be one of delivered, pending, sending, dead, not "lost"\n/);
   });
 
   it('--format json is the view /api/notifications serves, field for field', async () => {
@@ -150,7 +150,7 @@ describe('where each alert was delivered', () => {
   it('boxwatch alerts: a NOTIFIED column, delivered notifiers by name, the others with their state', async () => {
     const r = await cli(['alerts']);
     const [header, ...rows] = r.out.trimEnd().split('\n');
-    expect(header).toMatch(/\s+HELD BACK\s+NOTIFIED$/);
+    expect(header).toMatch(/\s+HELD BACK\s+ACKED\s+NOTIFIED$/);
     expect(rows.find((l) => l.includes(delivered))).toMatch(/ops-mail, ops-slack$/);
     expect(rows.find((l) => l.includes(dead))).toMatch(/ops-mail, ops-slack \(dead\)$/);
     expect(rows.find((l) => l.includes(pending))).toMatch(/ops-mail, ops-slack \(pending\)$/);

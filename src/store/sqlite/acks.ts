@@ -1,10 +1,11 @@
 /**
- * AckRepository (src/alerts/acks.ts) on SQLite (migrations/0005_acks.sql). It shares the store's
- * connection and owns the `acks` table; nothing else writes it.
+ * Acknowledgements in `acks` (migrations/0005_acks.sql): written by `boxwatch ack` and
+ * `POST /api/acks`, read by every cycle (CycleView.acks) and by the views. Rows are only added (a
+ * newer ack of an alert supersedes an older one); retention.ts prunes them with the alert history.
  */
 import type Database from 'better-sqlite3';
-import type { Ack, AckRepository } from '../alerts/acks.js';
-import type { Severity } from '../vocabulary.js';
+import type { Ack, AckRepository } from '../../alerts/acks.js';
+import type { Severity } from '../../vocabulary.js';
 
 interface AckRow {
   id: number;
@@ -23,7 +24,7 @@ function toAck(r: AckRow): Ack {
   return { id: r.id, key: r.key, rule: r.rule, serial: r.serial, firingSince: r.firing_since, severity: r.severity, by: r.acked_by, comment: r.comment, at: r.at, until: r.until };
 }
 
-export class SqliteAckRepository implements AckRepository {
+export class SqliteAcks implements AckRepository {
   private readonly s;
 
   constructor(db: Database.Database) {
@@ -33,7 +34,6 @@ export class SqliteAckRepository implements AckRepository {
       ),
       latest: db.prepare('SELECT * FROM acks WHERE id IN (SELECT MAX(id) FROM acks GROUP BY key)'),
       since: db.prepare('SELECT * FROM acks WHERE at >= ? ORDER BY id DESC'),
-      prune: db.prepare('DELETE FROM acks WHERE at < ?'),
     };
   }
 
@@ -48,9 +48,5 @@ export class SqliteAckRepository implements AckRepository {
 
   since(since: number): Ack[] {
     return (this.s.since.all(since) as AckRow[]).map(toAck);
-  }
-
-  prune(before: number): number {
-    return this.s.prune.run(before).changes;
   }
 }
