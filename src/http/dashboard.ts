@@ -172,7 +172,7 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
     if (n === 1 && a === '') return html(() => overviewPage(ctx()));
     if (n === 1 && a === 'uptime') return html(() => uptimePage(ctx()));
     if (n === 1 && a === 'firmware') return html(() => firmwarePage(ctx()));
-    if (n === 1 && a === 'alerts') return html(() => alertsPage(ctx()));
+    if (n === 1 && a === 'alerts') return html(() => alertsPage(ctx(), writable));
     if (n === 1 && a === 'silences') return html(() => silencesPage(ctx(), writable));
     if (n === 2 && a === 'boxes' && b !== undefined && b !== '') {
       return html(() => {

@@ -166,7 +166,7 @@ export function firmwarePage(ctx: PageContext): string {
   );
 }
 
-export function alertsPage(ctx: PageContext): string {
+export function alertsPage(ctx: PageContext, writable = false): string {
   return layout(
     ctx,
     'alerts',
@@ -178,6 +178,7 @@ export function alertsPage(ctx: PageContext): string {
 <label><input type="radio" name="show" value="7d"> last 7 d</label>
 </fieldset></form>
 <div id="alerts" class="alerts"></div>`,
+    { writable: String(writable) },
   );
 }
 
