@@ -30,7 +30,8 @@ export class SqliteSilences {
       endingAfter: db.prepare('SELECT * FROM silences WHERE ends_at > ? ORDER BY starts_at, id'),
       all: db.prepare('SELECT * FROM silences ORDER BY starts_at, id'),
       byId: db.prepare('SELECT * FROM silences WHERE id = ?'),
-      expire: db.prepare('UPDATE silences SET ends_at = ? WHERE id = ? AND ends_at > ?'),
+      // A silence that has not started yet ends before it starts: it starts and ends now (Alertmanager's way).
+      expire: db.prepare('UPDATE silences SET ends_at = ?, starts_at = min(starts_at, ?) WHERE id = ? AND ends_at > ?'),
     };
   }
 
@@ -60,9 +61,9 @@ export class SqliteSilences {
     return row === undefined ? undefined : this.toSilence(row);
   }
 
-  /** Ends a silence now; false if there is none with that id or it had already ended. */
+  /** Ends a silence now (a pending one too: it is expired, never pending again); false if there is none with that id or it had already ended. */
   expireSilence(id: string, now: number): boolean {
-    return this.s.expire.run(now, id, now).changes > 0;
+    return this.s.expire.run(now, now, id, now).changes > 0;
   }
 
   private toSilence(row: SilenceRow): Silence | undefined {
