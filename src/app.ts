@@ -227,6 +227,7 @@ export function createApp(deps: AppDeps): App {
             return pipeline.decide(write.cycle, view, now, null);
           });
           cycleAlerts = result;
+          if (result.forgotten.length > 0) logger.warn({ serials: result.forgotten }, 'boxes missing longer than forget_after were forgotten (their history is kept)');
           committed = { startedAt: recorded.startedAt, boxes };
           if (recorded.clockBehindMs > 0) {
             logger.warn(

@@ -61,6 +61,8 @@ export interface AlertWrite<I> {
   transitions: readonly Transition[];
   /** Routed notifications for the group_wait queue. */
   queued: readonly QueuedItem<I>[];
+  /** Serials of boxes to forget at the cycle's `now` (the missing rule's forget_after; see Store.forgetBoxes). */
+  forget?: readonly string[];
 }
 
 /** The daemon's cycle write: the cycle, its samples and its alert stage, all or nothing. */

@@ -197,7 +197,13 @@ const firmwareDriftRule = z
   })
   .transform((r) => ({ ...r, expected: r.expected ?? (r.min_version === undefined ? 'majority' : 'none') }));
 
-const missingRule = z.strictObject({ name, kind: z.literal('missing'), ...ruleCommon });
+const missingRule = z.strictObject({
+  name,
+  kind: z.literal('missing'),
+  ...ruleCommon,
+  /** A box missing this long is forgotten (boxwatch box forget); 0s (the default): never. */
+  forget_after: duration('0s', { max: '3650d' }),
+});
 
 export const ruleSchema = z.discriminatedUnion('kind', [
   disconnectedRule,
