@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { openStore, pruneGradually, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { connectionOf } from '../helpers/sqlite.js';
 import { HOUR, okCycle, snap, tempDir } from './model.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
@@ -61,5 +62,37 @@ describe('prune', () => {
     expect(h.kind).toBe('rollup');
     const up = store.uptime(last - 40 * HOUR, last);
     expect(up[0]?.connectedFraction).toBe(1);
+  });
+});
+
+describe('prune: alert history', () => {
+  it('delivered and dead outbox rows, transitions and ended silences past retention go in batches, yielding to the event loop between them', async () => {
+    store.recordCycle(okCycle(T0, [snap('BX-1')]));
+    const db = connectionOf(store);
+    const old = T0 - 10 * DAY;
+    db.transaction(() => {
+      const outbox = db.prepare("INSERT INTO outbox (notifier, created_at, message, next_attempt_at, status, done_at) VALUES ('mail', ?, '{}', ?, ?, ?)");
+      const transition = db.prepare(
+        "INSERT INTO alert_transitions (key, rule, serial, severity, from_status, to_status, at) VALUES ('r', 'r', 'BX-1', 'warning', 'firing', 'resolved', ?)",
+      );
+      const silence = db.prepare("INSERT INTO silences (id, boxes, rules, starts_at, ends_at, comment, created_by, created_at) VALUES (?, '[\"BX-1\"]', NULL, ?, ?, 'old', NULL, ?)");
+      for (let i = 0; i < 1_500; i++) outbox.run(old, old, i % 2 === 0 ? 'delivered' : 'dead', old);
+      for (let i = 0; i < 1_500; i++) transition.run(old);
+      for (let i = 0; i < 600; i++) silence.run(`s${i}`, old, old + 1, old);
+      outbox.run(old, old, 'pending', null); // still waiting: kept, however old
+    })();
+    let turns = 0;
+    let done = false;
+    const turn = (): void => {
+      turns += 1;
+      if (!done) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const deleted = await pruneGradually(store, T0, { rawMs: DAY, rollupMs: 2 * DAY }, { batch: 500 });
+    done = true;
+    expect(deleted).toBe(1_500 + 1_500 + 600);
+    expect(turns).toBeGreaterThanOrEqual(7); // the event loop ran between the batches
+    const count = (table: string): number => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+    expect([count('outbox'), count('alert_transitions'), count('silences')]).toEqual([1, 0, 0]);
   });
 });
