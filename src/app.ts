@@ -124,7 +124,7 @@ export function createApp(deps: AppDeps): App {
   const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
   const store = deps.store ?? openFileStore(config.storage.path, clock, logger, maxGapMs);
   const alerts = new AlertStore(store.db);
-  const pipeline = new AlertPipeline({ config, alerts });
+  const pipeline = new AlertPipeline({ config, alerts, callFacts: () => calls?.facts() ?? null });
   const notifiers = deps.notifiers ?? notifiersFromConfig(config.notifiers, { stdout: deps.stdout, now: () => clock.now() });
   /** Aborted by stop() once the grace period is over: the requests in flight are abandoned. */
   const controller = new AbortController();
@@ -264,7 +264,7 @@ export function createApp(deps: AppDeps): App {
 
   // Call ingestion: its own schedule, its own transaction per cycle (src/calls/).
   const calls = config.calls
-    ? createCallIngest({ config: config.calls, db: store.db, client, secretKey: config.gateway.secretKey, concurrency: config.gateway.concurrency, clock, logger })
+    ? createCallIngest({ config: config.calls, rules: config.rules, db: store.db, client, secretKey: config.gateway.secretKey, concurrency: config.gateway.concurrency, clock, logger, gatewayOffsetMs: () => skewMs ?? 0 })
     : null;
   const callMetrics = calls ? registerCallMetrics(metrics.registry) : null;
   let lastCalls: CallSyncResult | undefined;

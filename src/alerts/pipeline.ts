@@ -5,7 +5,8 @@
  * stored together or not at all.
  */
 import type { Config } from '../config/index.js';
-import { evaluateRule, fleetContext } from '../rules/index.js';
+import type { CallFacts } from '../calls/health.js';
+import { evaluateFleetRule, evaluateRule, fleetContext, isFleetRule } from '../rules/index.js';
 import type { AlertStore } from '../store/alert-store.js';
 import type { BoxState, CycleRecord } from '../store/types.js';
 import { evaluateCycle, ruleRef, wasActive, type CycleResult as EngineResult } from './engine.js';
@@ -17,6 +18,8 @@ import type { AlertState, RuleEvaluation } from './types.js';
 export interface AlertPipelineDeps {
   config: Config;
   alerts: AlertStore;
+  /** The call rules' facts from the last successful call sync (src/calls/health.ts); null or absent: none. */
+  callFacts?: () => CallFacts | null;
 }
 
 export interface CycleAlerts extends EngineResult {
@@ -26,7 +29,7 @@ export interface CycleAlerts extends EngineResult {
 
 /**
  * The rule evaluations of one cycle: the built-in gateway rules, and (when the cycle succeeded)
- * every configured rule for every known box. Pure; `rules test` runs the same function.
+ * every configured rule for every known box (fleet rules once, serial ''). Pure; `rules test` runs the same function.
  */
 export function cycleEvaluations(
   config: Pick<Config, 'rules' | 'alerting'>,
@@ -35,12 +38,18 @@ export function cycleEvaluations(
   prev: ReadonlyMap<string, AlertState>,
   now: number,
   gatewayNow: number | null,
+  calls: CallFacts | null = null,
 ): RuleEvaluation[] {
   const evaluations = gatewayEvaluations(cycle, config.alerting.gateway);
   if (isGatewayDown(cycle)) return evaluations;
-  const ctx = fleetContext(boxes.filter((b) => b.missingSince === null), now, gatewayNow);
+  const ctx = fleetContext(boxes.filter((b) => b.missingSince === null), now, gatewayNow, calls);
   for (const rule of config.rules) {
     const ref = ruleRef(rule);
+    if (isFleetRule(rule)) {
+      const r = evaluateFleetRule(rule, ctx, wasActive(prev, rule.name, ''));
+      evaluations.push({ rule: ref, serial: '', condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
+      continue;
+    }
     for (const box of boxes) {
       const r = evaluateRule(rule, box, ctx, wasActive(prev, rule.name, box.serial));
       evaluations.push({ rule: ref, serial: box.serial, condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
@@ -60,7 +69,7 @@ export class AlertPipeline {
     const { config, alerts } = this.deps;
     const prev = alerts.states();
     const down = isGatewayDown(cycle);
-    const evaluations = cycleEvaluations(config, cycle, boxes, prev, now, gatewayNow);
+    const evaluations = cycleEvaluations(config, cycle, boxes, prev, now, gatewayNow, this.deps.callFacts?.() ?? null);
     const result = evaluateCycle(prev, evaluations, {
       now,
       gatewayDown: down,

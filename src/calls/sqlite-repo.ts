@@ -4,7 +4,7 @@
  * from the calls of every (day, box, agent) a write touches, so they never drift from the rows.
  */
 import type Database from 'better-sqlite3';
-import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallsWrite, type CallSyncState, type RecordingState } from './calls-repo.js';
+import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallsWrite, type CallSyncState, type FailureCount, type RecordingState, type StuckCalls } from './repo.js';
 
 const BATCH = 500;
 
@@ -64,6 +64,25 @@ export class SqliteCallsRepo implements CallsRepo {
       list: p('SELECT * FROM calls WHERE started_at >= ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
       listBox: p('SELECT * FROM calls WHERE serial = ? AND started_at >= ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
       rollups: p('SELECT * FROM call_rollups WHERE day >= ? AND day <= ? ORDER BY day, serial, agent_id'),
+      failuresSince: p(
+        `SELECT serial, count(*) AS calls, sum(status = 'failed') AS failed FROM calls
+         WHERE started_at >= ? AND status IN ('completed', 'failed') GROUP BY serial`,
+      ),
+      failuresLast: p(
+        `SELECT serial, count(*) AS calls, sum(status = 'failed') AS failed FROM (
+           SELECT serial, status, row_number() OVER (PARTITION BY serial ORDER BY started_at DESC, call_id DESC) AS n
+           FROM calls WHERE started_at >= ? AND status IN ('completed', 'failed'))
+         WHERE n <= ? GROUP BY serial`,
+      ),
+      stuck: p(
+        `SELECT serial, count(*) AS count, min(started_at) AS oldest FROM calls
+         WHERE status = 'initiated' AND started_at < ? AND started_at >= ? GROUP BY serial`,
+      ),
+      lastCall: p('SELECT serial, max(started_at) AS at FROM calls GROUP BY serial'),
+      daily: p(
+        `SELECT serial FROM (SELECT serial, day FROM call_rollups WHERE day >= ? AND day <= ? GROUP BY serial, day HAVING sum(placed) > 0)
+         GROUP BY serial HAVING count(*) = ?`,
+      ).pluck(),
       pruneCalls: p(`DELETE FROM calls WHERE call_id IN (SELECT call_id FROM calls WHERE started_at < ? LIMIT ${BATCH})`),
       pruneRollups: p(`DELETE FROM call_rollups WHERE (day, serial, agent_id) IN (SELECT day, serial, agent_id FROM call_rollups WHERE day < ? LIMIT ${BATCH})`),
     };
@@ -139,6 +158,28 @@ export class SqliteCallsRepo implements CallsRepo {
     return (this.s.rollups.all(fromDay, toDay) as { day: number; serial: string; agent_id: number; placed: number; completed: number; failed: number; stuck: number; talk_sec: number }[]).map(
       (r) => ({ day: r.day, serial: r.serial, agentId: r.agent_id, placed: r.placed, completed: r.completed, failed: r.failed, stuck: r.stuck, talkSec: r.talk_sec }),
     );
+  }
+
+  failureCounts(options: { since: number; lastCalls?: number }): Map<string, FailureCount> {
+    const rows = (options.lastCalls === undefined ? this.s.failuresSince.all(options.since) : this.s.failuresLast.all(options.since, options.lastCalls)) as {
+      serial: string;
+      calls: number;
+      failed: number;
+    }[];
+    return new Map(rows.map((r) => [r.serial, { calls: r.calls, failed: r.failed }]));
+  }
+
+  stuckCalls(startedBefore: number, startedAfter: number): Map<string, StuckCalls> {
+    const rows = this.s.stuck.all(startedBefore, startedAfter) as { serial: string; count: number; oldest: number }[];
+    return new Map(rows.map((r) => [r.serial, { count: r.count, oldest: r.oldest }]));
+  }
+
+  lastCallAt(): Map<string, number> {
+    return new Map((this.s.lastCall.all() as { serial: string; at: number }[]).map((r) => [r.serial, r.at]));
+  }
+
+  dailyCallers(fromDay: number, toDay: number): Set<string> {
+    return new Set(this.s.daily.all(fromDay, toDay, toDay - fromDay + 1) as string[]);
   }
 
   prune(callsBefore: number, rollupsBefore: number, maxRows = Number.POSITIVE_INFINITY): number {

@@ -1,7 +1,7 @@
 /**
  * The calls repository: what call ingestion writes and what rules, CLI and HTTP read about calls.
  * An interface with plain data types, so that callers never depend on how calls are stored; the
- * SQLite implementation is sqlite-calls-repo.ts (schema: migrations/0006_calls.sql).
+ * SQLite implementation is sqlite-repo.ts (schema: migrations/0006_calls.sql).
  */
 
 /** What is known of a call's recording: none, downloadable, in the archive, or gone. */
@@ -72,6 +72,18 @@ export interface CallRollup {
   talkSec: number;
 }
 
+/** Final calls (completed or failed) and the failed among them. */
+export interface FailureCount {
+  calls: number;
+  failed: number;
+}
+
+/** Calls still `initiated`: how many, and when the oldest started (gateway clock). */
+export interface StuckCalls {
+  count: number;
+  oldest: number;
+}
+
 export interface CallsRepo {
   syncState(): CallSyncState;
   /** The stored status, recording state and details flag of the given calls (those known). */
@@ -89,6 +101,17 @@ export interface CallsRepo {
   /** Calls, newest first. */
   list(options: { serial?: string; since?: number; limit: number }): CallRecord[];
   rollups(fromDay: number, toDay: number): CallRollup[];
+  /**
+   * Per box: the final calls that started at or after `since`; with `lastCalls`, only the box's
+   * newest `lastCalls` of them.
+   */
+  failureCounts(options: { since: number; lastCalls?: number }): Map<string, FailureCount>;
+  /** Per box: calls still `initiated` that started in [startedAfter, startedBefore). */
+  stuckCalls(startedBefore: number, startedAfter: number): Map<string, StuckCalls>;
+  /** Per box: when its newest stored call started. */
+  lastCallAt(): Map<string, number>;
+  /** The boxes that placed calls on every day from `fromDay` to `toDay` (UTC days, inclusive). */
+  dailyCallers(fromDay: number, toDay: number): Set<string>;
   /** Deletes calls started before `callsBefore` and rollups of days before `rollupsBefore`; at most `maxRows`. */
   prune(callsBefore: number, rollupsBefore: number, maxRows?: number): number;
 }
