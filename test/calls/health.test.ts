@@ -208,3 +208,19 @@ describe('call rule configuration', () => {
     });
   });
 });
+
+describe('printing the call rules', () => {
+  it('formatConfig writes them back as they parse', async () => {
+    const { formatConfig } = await import('../../src/config/print.js');
+    const c = config(`  - { name: a, kind: call_failure_rate, window: 15, severity: warning }
+  - { name: b, kind: call_failure_rate, window: 90m, severity: warning }
+  - { name: c, kind: call_stuck, max_duration: 45m, severity: warning }
+  - { name: d, kind: calls_silent, for: 8h, severity: info }
+  - { name: e, kind: fleet_call_failure_rate, window: 2h, severity: critical }
+`);
+    const printed = formatConfig(c, { redact: false });
+    expect(printed).toContain('window: 1h30m');
+    expect(printed).toMatch(/kind: calls_silent\n(    .*\n)*?    for: 8h\n/);
+    expect(parseConfig(printed, {})).toEqual(c);
+  });
+});
