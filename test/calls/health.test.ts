@@ -220,7 +220,7 @@ describe('printing the call rules', () => {
 `);
     const printed = formatConfig(c, { redact: false });
     expect(printed).toContain('window: 1h30m');
-    expect(printed).toMatch(/kind: calls_silent\n(    .*\n)*?    for: 8h\n/);
+    expect(printed).toMatch(/kind: calls_silent\n( {4}.*\n)*? {4}for: 8h\n/);
     expect(parseConfig(printed, {})).toEqual(c);
   });
 });
