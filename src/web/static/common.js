@@ -144,11 +144,31 @@ export function live(update) {
       running = false;
     }
   };
-  const source = new EventSource(base + 'events');
-  source.addEventListener('open', () => status && (status.textContent = 'Live updates: on (after every poll cycle).'));
-  source.addEventListener('error', () => status && (status.textContent = 'Live updates: reconnecting…'));
-  source.addEventListener('cycle', () => run());
-  window.addEventListener('pagehide', () => source.close());
+  // One event stream while the page is visible. A hidden tab closes its stream and catches up when
+  // shown again: a browser allows only six connections to one server over HTTP/1.1, and every open
+  // stream holds one, so a seventh tab would otherwise never load.
+  let source = null;
+  const connect = () => {
+    if (source) return;
+    source = new EventSource(base + 'events');
+    source.addEventListener('open', () => status && (status.textContent = 'Live updates: on (after every poll cycle).'));
+    source.addEventListener('error', () => status && (status.textContent = 'Live updates: reconnecting…'));
+    source.addEventListener('cycle', () => run());
+  };
+  const disconnect = () => {
+    source?.close();
+    source = null;
+    if (status) status.textContent = 'Live updates: paused while this tab is hidden.';
+  };
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') disconnect();
+    else {
+      connect();
+      void run();
+    }
+  });
+  window.addEventListener('pagehide', disconnect);
+  if (document.visibilityState !== 'hidden') connect();
   void run();
   return run;
 }
