@@ -8,7 +8,7 @@
 import type { RuleConfig, RuleOfKind } from '../config/schema.js';
 import { matchesAny } from '../glob.js';
 import { isCallRuleKind } from '../vocabulary.js';
-import { dayOf, type CallsRepo, type FailureCount, type StuckCalls } from './repo.js';
+import { dayOf, type CallsRepo, type FailureCount, type StuckCalls } from '../store/calls-repo.js';
 
 /** What one call rule needs, by kind. */
 export type CallRuleFacts =

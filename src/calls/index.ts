@@ -3,14 +3,12 @@
  * the facts the call rules judge. `createCallIngest` builds the cycle the app schedules on
  * `calls.schedule`.
  */
-import type Database from 'better-sqlite3';
 import type { Clock } from '../clock.js';
 import type { CallsConfig, RuleConfig } from '../config/schema.js';
 import { readCallFacts, type CallFacts } from './health.js';
 import type { GatewayClient } from '../gateway/types.js';
 import type { Logger } from '../log.js';
-import type { CallsRepo } from './repo.js';
-import { SqliteCallsRepo } from './sqlite-repo.js';
+import type { CallsRepo } from '../store/calls-repo.js';
 import { numberHashKey } from './privacy.js';
 import { runCallSync, type CallSyncResult } from './sync.js';
 
@@ -30,7 +28,8 @@ export function createCallIngest(deps: {
   config: CallsConfig;
   /** The configured rules (the call rules among them get their facts after each sync). */
   rules: readonly RuleConfig[];
-  db: Database.Database;
+  /** Where the calls are stored (the store's `calls`). */
+  repo: CallsRepo;
   client: GatewayClient;
   secretKey: string;
   concurrency: number;
@@ -43,7 +42,7 @@ export function createCallIngest(deps: {
   gatewayOffsetMs?: () => number;
 }): CallIngest {
   const { config } = deps;
-  const repo = new SqliteCallsRepo(deps.db);
+  const { repo } = deps;
   const hashKey = numberHashKey(deps.secretKey);
   const options = {
     perPage: config.perPage,

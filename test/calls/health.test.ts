@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readCallFacts } from '../../src/calls/health.js';
-import type { CallObservation } from '../../src/calls/repo.js';
-import { SqliteCallsRepo } from '../../src/calls/sqlite-repo.js';
+import type { CallObservation, CallsRepo } from '../../src/store/calls-repo.js';
 import { parseConfig, type Config, type RuleConfig } from '../../src/config/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { evaluateFleetRule, evaluateRule, fleetContext, isFleetRule } from '../../src/rules/index.js';
@@ -27,12 +26,12 @@ function config(rules: string): Config {
 
 let dir: string;
 let store: SqliteStore;
-let repo: SqliteCallsRepo;
+let repo: CallsRepo;
 let seq = 0;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'boxwatch-callhealth-'));
   store = openStore(join(dir, 'b.db'));
-  repo = new SqliteCallsRepo(store.db);
+  repo = store.calls;
 });
 afterEach(() => {
   store.close();
