@@ -232,6 +232,27 @@ describe('disk full', () => {
   });
 });
 
+describe('the -wal file deleted under the running daemon', () => {
+  it('the daemon says once what to do and keeps polling; a read command names the cause and the fix instead of "disk I/O error"', async () => {
+    rig = await startRig();
+    await rig.cycle(0);
+    rmSync(`${rig.dbPath}-wal`);
+    await rig.cycle();
+    await rig.cycle();
+    const advice = rig.logs.filter((l) => typeof l.msg === 'string' && l.msg.includes('-wal was deleted while a boxwatch daemon has'));
+    expect(advice).toHaveLength(1);
+    expect(advice[0]?.msg).toContain('restart the daemon cleanly (SIGTERM');
+    expect(rig.cycles().slice(-2)).toEqual(['ok', 'ok']);
+
+    let err = '';
+    const code = await runCli(['status', '--db', rig.dbPath], { out: () => undefined, err: (t) => (err += t), env: {}, signal: new AbortController().signal, isTTY: false }, allCommands);
+    expect(code).toBe(1);
+    expect(err).toContain('store_wal_missing');
+    expect(err).toContain('restart the daemon cleanly');
+    expect(err).not.toContain('disk I/O error');
+  });
+});
+
 describe('a file that is not a usable boxwatch database', () => {
   /** Runs `boxwatch run` in-process on a database file; the exit code and what it printed. */
   async function runOn(dbPath: string): Promise<{ code: number; err: string; out: string }> {
