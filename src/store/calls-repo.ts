@@ -84,6 +84,21 @@ export interface StuckCalls {
   oldest: number;
 }
 
+/** The figures of `boxwatch calls stats` for one box or agent (`key`). */
+export interface CallStats {
+  key: string;
+  placed: number;
+  completed: number;
+  failed: number;
+  /** Still `initiated` and started before `stuckBefore`. */
+  stuck: number;
+  /** Of the completed calls; null without any. */
+  medianDurationSec: number | null;
+  archived: number;
+  /** Recordings that expired before they were archived. */
+  lost: number;
+}
+
 export interface CallsRepo {
   syncState(): CallSyncState;
   /** The stored status, recording state and details flag of the given calls (those known). */
@@ -98,8 +113,12 @@ export interface CallsRepo {
   dueForDetails(limit: number, options: { checkedBefore: number; initiatedSince: number }): CallRecord[];
   /** Stored calls started at or after `since` (gateway clock). */
   countSince(since: number): number;
-  /** Calls, newest first. */
-  list(options: { serial?: string; since?: number; limit: number }): CallRecord[];
+  /** Calls started in [since, until), newest first. */
+  list(options: { serial?: string; since?: number; until?: number; limit: number }): CallRecord[];
+  /** Per box or agent, the calls started at or after `since`, in key order. */
+  stats(options: { since: number; by: 'box' | 'agent'; stuckBefore: number }): CallStats[];
+  /** The box's final calls started in [from, to) per bucket of `bucketMs` (index 0 starts at `from`); empty buckets left out. */
+  failureBuckets(serial: string, from: number, to: number, bucketMs: number): { index: number; calls: number; failed: number }[];
   rollups(fromDay: number, toDay: number): CallRollup[];
   /**
    * Per box: the final calls that started at or after `since`; with `lastCalls`, only the box's

@@ -4,7 +4,7 @@
  * from the calls of every (day, box, agent) a write touches, so they never drift from the rows.
  */
 import type Database from 'better-sqlite3';
-import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallsWrite, type CallSyncState, type FailureCount, type RecordingState, type StuckCalls } from '../calls-repo.js';
+import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallStats, type CallsWrite, type CallSyncState, type FailureCount, type RecordingState, type StuckCalls } from '../calls-repo.js';
 
 const BATCH = 500;
 
@@ -61,8 +61,18 @@ export class SqliteCallsRepo implements CallsRepo {
       due: p('SELECT * FROM calls WHERE details_due = 1 ORDER BY ended_at LIMIT ?'),
       initiated: p(`SELECT * FROM calls WHERE status = 'initiated' AND checked_at < ? AND started_at >= ? ORDER BY checked_at LIMIT ?`),
       countSince: p('SELECT count(*) FROM calls WHERE started_at >= ?').pluck(),
-      list: p('SELECT * FROM calls WHERE started_at >= ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
-      listBox: p('SELECT * FROM calls WHERE serial = ? AND started_at >= ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
+      list: p('SELECT * FROM calls WHERE started_at >= ? AND started_at < ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
+      listBox: p('SELECT * FROM calls WHERE serial = ? AND started_at >= ? AND started_at < ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
+      statsBox: p(statsSql('serial')),
+      statsAgent: p(statsSql('CAST(agent_id AS TEXT)')),
+      durationsBox: p(`SELECT serial AS key, duration_sec AS d FROM calls WHERE started_at >= ? AND status = 'completed' AND duration_sec IS NOT NULL ORDER BY 1, 2`),
+      durationsAgent: p(
+        `SELECT CAST(agent_id AS TEXT) AS key, duration_sec AS d FROM calls WHERE started_at >= ? AND status = 'completed' AND duration_sec IS NOT NULL ORDER BY 1, 2`,
+      ),
+      buckets: p(
+        `SELECT CAST((started_at - @from) / @bucket AS INTEGER) AS "index", count(*) AS calls, sum(status = 'failed') AS failed FROM calls
+         WHERE serial = @serial AND started_at >= @from AND started_at < @to AND status IN ('completed', 'failed') GROUP BY 1 ORDER BY 1`,
+      ),
       rollups: p('SELECT * FROM call_rollups WHERE day >= ? AND day <= ? ORDER BY day, serial, agent_id'),
       failuresSince: p(
         `SELECT serial, count(*) AS calls, sum(status = 'failed') AS failed FROM calls
@@ -148,10 +158,28 @@ export class SqliteCallsRepo implements CallsRepo {
     return this.s.countSince.get(since) as number;
   }
 
-  list(options: { serial?: string; since?: number; limit: number }): CallRecord[] {
+  list(options: { serial?: string; since?: number; until?: number; limit: number }): CallRecord[] {
     const since = options.since ?? 0;
-    const rows = options.serial === undefined ? this.s.list.all(since, options.limit) : this.s.listBox.all(options.serial, since, options.limit);
+    const until = options.until ?? Number.MAX_SAFE_INTEGER;
+    const rows = options.serial === undefined ? this.s.list.all(since, until, options.limit) : this.s.listBox.all(options.serial, since, until, options.limit);
     return (rows as CallRow[]).map(fromRow);
+  }
+
+  stats(options: { since: number; by: 'box' | 'agent'; stuckBefore: number }): CallStats[] {
+    const box = options.by === 'box';
+    const rows = (box ? this.s.statsBox : this.s.statsAgent).all({ since: options.since, stuckBefore: options.stuckBefore }) as Omit<CallStats, 'medianDurationSec'>[];
+    // The median of each key's completed durations, read in order (one pass).
+    const durations = new Map<string, number[]>();
+    for (const r of (box ? this.s.durationsBox : this.s.durationsAgent).iterate(options.since) as Iterable<{ key: string; d: number }>) {
+      const list = durations.get(r.key);
+      if (list) list.push(r.d);
+      else durations.set(r.key, [r.d]);
+    }
+    return rows.map((r) => ({ ...r, medianDurationSec: median(durations.get(r.key)) }));
+  }
+
+  failureBuckets(serial: string, from: number, to: number, bucketMs: number): { index: number; calls: number; failed: number }[] {
+    return this.s.buckets.all({ serial, from, to, bucket: bucketMs }) as { index: number; calls: number; failed: number }[];
   }
 
   rollups(fromDay: number, toDay: number): CallRollup[] {
@@ -197,6 +225,20 @@ export class SqliteCallsRepo implements CallsRepo {
     }
     return deleted;
   }
+}
+
+function statsSql(key: string): string {
+  return `SELECT ${key} AS key, count(*) AS placed, coalesce(sum(status = 'completed'), 0) AS completed, coalesce(sum(status = 'failed'), 0) AS failed,
+      coalesce(sum(status = 'initiated' AND started_at < @stuckBefore), 0) AS stuck,
+      coalesce(sum(recording = 'archived'), 0) AS archived, coalesce(sum(recording = 'expired'), 0) AS lost
+    FROM calls WHERE started_at >= @since GROUP BY 1 ORDER BY 1`;
+}
+
+/** The middle value of sorted numbers (the mean of the two middle ones for an even count). */
+function median(sorted: readonly number[] | undefined): number | null {
+  if (sorted === undefined || sorted.length === 0) return null;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 function bindings(c: CallObservation, now: number): Record<string, unknown> {
