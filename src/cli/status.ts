@@ -70,7 +70,7 @@ export function printStatus(ctx: CliContext, store: Store, now: number, format: 
       terminalSafe(b.firmware),
       failureCell(calls.get(b.serial)),
       alertsCell(open),
-      b.missingSince !== null ? `missing since ${relativeTime(b.missingSince, now)}` : '',
+      b.missingSince !== null ? `missing since ${relativeTime(b.missingSince, now)}` : state,
     ]),
     json: views.map((v) => ({ ...boxViewJson(v), calls24h: calls.get(v.box.serial) ?? null })),
     empty: 'no boxes yet: run `boxwatch run` (or `boxwatch demo`) to poll the gateway',
