@@ -214,7 +214,7 @@ async function load() {
     api(`api/boxes/${enc}/alerts?${q}`),
     api(`api/boxes/${enc}/history?metric=firmware&${rangeQuery(firmwareRange(r)).toString()}`),
     api(`api/boxes/${enc}/uptime?days=90`),
-    api(`api/boxes/${enc}/calls?${q}&limit=1`).catch(() => null), // 404 while calls are off
+    document.body.dataset.calls === 'on' ? api(`api/boxes/${enc}/calls?${q}&limit=1`) : null, // only when calls are read
     ...METRICS.map((m) => api(`api/boxes/${enc}/history?metric=${m.metric}&${q}`)),
   ]);
   renderDetails(box);
