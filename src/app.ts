@@ -142,7 +142,7 @@ export function createApp(deps: AppDeps): App {
   const outbox = store.outbox<NotificationMessage>(looksLikeNotificationMessage);
   const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
   const configured = new Set(config.notifiers.map((n) => n.name));
-  const pipeline = new AlertPipeline({ config });
+  const pipeline = new AlertPipeline({ config, callFacts: () => calls?.facts() ?? null });
   const notifiers =
     deps.notifiers ??
     notifiersFromConfig(config.notifiers, {
@@ -319,7 +319,17 @@ export function createApp(deps: AppDeps): App {
 
   // Call ingestion: its own schedule, its own transaction per cycle (src/calls/).
   const calls = config.calls
-    ? createCallIngest({ config: config.calls, repo: store.calls, client, secretKey: config.gateway.secretKey, concurrency: config.gateway.concurrency, clock, logger })
+    ? createCallIngest({
+        config: config.calls,
+        rules: config.rules,
+        repo: store.calls,
+        client,
+        secretKey: config.gateway.secretKey,
+        concurrency: config.gateway.concurrency,
+        clock,
+        logger,
+        gatewayOffsetMs: () => skewMs ?? 0,
+      })
     : null;
   const callMetrics = calls ? registerCallMetrics(metrics.registry) : null;
   let lastCalls: CallSyncResult | undefined;
@@ -359,6 +369,7 @@ export function createApp(deps: AppDeps): App {
           logger,
           alerts: apiReader(alertViewSource(store, alerts, store.acks), config, clock),
           dashboard: { alerts, acks: store.acks, config, events, skewMs: () => skewMs },
+          ...(calls && { calls: { repo: calls.repo, now: () => clock.now() + (skewMs ?? 0) } }),
           limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
           health: { maxCycleAgeMs: (3 * tickIntervalMs + config.gateway.timeout) * (deps.clockRate ?? 1) },

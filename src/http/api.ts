@@ -38,7 +38,7 @@ export interface AlertsReader {
 }
 
 /** Reads query parameters once each: an unknown or repeated parameter is a 400. */
-function queryParams(query: URLSearchParams, allowed: readonly string[]): Map<string, string> {
+export function queryParams(query: URLSearchParams, allowed: readonly string[]): Map<string, string> {
   const out = new Map<string, string>();
   for (const [key, value] of query) {
     if (!allowed.includes(key)) throw badRequest(key, `unknown parameter "${key}" (allowed: ${allowed.join(', ')})`);

@@ -177,7 +177,7 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
     if (n === 2 && a === 'boxes' && b !== undefined && b !== '') {
       return html(() => {
         if (!store.box(b)) throw notFound(`unknown box serial "${b}"`);
-        return boxPage(ctx(), b);
+        return boxPage(ctx(), b, { calls: config.calls !== undefined });
       });
     }
     if (a === 'assets' && n >= 3) {

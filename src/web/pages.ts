@@ -98,7 +98,8 @@ ${FILTERS}
   );
 }
 
-export function boxPage(ctx: PageContext, serial: string): string {
+/** `calls`: calls are read (`calls:`), so the page charts the box's call failures. */
+export function boxPage(ctx: PageContext, serial: string, options: { calls?: boolean } = {}): string {
   return layout(
     ctx,
     'box',
@@ -133,7 +134,7 @@ export function boxPage(ctx: PageContext, serial: string): string {
 <h2 id="timeline-h">Alert timeline</h2>
 <ol id="timeline" class="timeline"></ol>
 </section>`,
-    { serial },
+    { serial, ...(options.calls === true && { calls: 'on' }) },
   );
 }
 

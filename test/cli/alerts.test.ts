@@ -98,7 +98,7 @@ describe('boxwatch status with alerts', () => {
     const r = await cli(['status']);
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^SERIAL\s+NAME\s+CONNECTED\s+BATTERY\s+SIGNAL\s+LAST SEEN\s+FIRMWARE\s+ALERTS\s+STATE$/);
+    expect(lines[0]).toMatch(/^SERIAL\s+NAME\s+CONNECTED\s+BATTERY\s+SIGNAL\s+LAST SEEN\s+FIRMWARE\s+CALLS FAILED\s+ALERTS\s+STATE$/);
     const firstTwo = lines.slice(1, 3);
     expect(firstTwo.find((l) => l.startsWith(inhibited))).toMatch(/box-offline!, battery-low!/);
     expect(firstTwo.find((l) => l.startsWith(offline))).toMatch(/Lobby\\x1b\[2J.*box-offline!/);
