@@ -4,7 +4,7 @@
  * and for the floor against the fleet size, on the right the same per box, where a flat line
  * means the cost per box does not grow with the fleet.
  *
- *   npm run bench:plot [-- --json bench/results/floor.json --out docs/images/scaling.svg]
+ *   npm run bench:plot [-- --json bench/results/floor.json --out docs/img/scaling.svg]
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -47,7 +47,8 @@ function panelSvg(panel: Panel, dx: number): string {
   const xs = panel.series.flatMap((s) => s.points.map((p) => p.x));
   const ys = panel.series.flatMap((s) => s.points.map((p) => p.y));
   const [x0, x1] = decadesAround(xs);
-  const [y0, y1] = decadesAround(ys);
+  const [y0, yTop] = decadesAround(ys);
+  const y1 = yTop + 1; // a decade of headroom for the legend
   const px = (x: number): number => dx + M.left + ((Math.log10(x) - x0) / (x1 - x0)) * (W - M.left - M.right);
   const py = (y: number): number => M.top + (1 - (Math.log10(y) - y0) / (y1 - y0)) * (H - M.top - M.bottom);
   const out: string[] = [];
@@ -108,7 +109,7 @@ export function scalingSvg(report: FloorReport): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${H + 24}" viewBox="0 0 ${width} ${H + 24}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
     ...panels.map((p, i) => panelSvg(p, i * W)),
-    `<text x="${width / 2}" y="${H + 14}" text-anchor="middle" fill="#444">boxwatch / floor, steady CPU: ${ratios} (${esc(`${report.date.slice(0, 10)}, ${report.machine}, schedule ${report.settings.schedule}, concurrency ${report.settings.concurrency}`)})</text>`,
+    `<text x="${width / 2}" y="${H + 14}" text-anchor="middle" fill="#444">boxwatch / floor, steady CPU: ${ratios} (${esc(`${report.date.slice(0, 10)}, ${report.machine}, concurrency ${report.settings.concurrency}`)})</text>`,
     '</svg>',
     '',
   ].join('\n');
@@ -117,7 +118,7 @@ export function scalingSvg(report: FloorReport): string {
 const { values } = parseArgs({
   options: {
     json: { type: 'string', default: 'bench/results/floor.json' },
-    out: { type: 'string', default: 'docs/images/scaling.svg' },
+    out: { type: 'string', default: 'docs/img/scaling.svg' },
   },
 });
 const report = JSON.parse(readFileSync(values.json, 'utf8')) as FloorReport;
