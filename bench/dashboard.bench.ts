@@ -183,8 +183,11 @@ log: { level: info, format: json }
     await sleep(10_000);
     const before = statusMiB(daemon.pid, 'VmRSS');
     const pages = [];
+    const viewers = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
     for (let i = 0; i < 10; i++) {
-      const page = await browser.newPage();
+      // Ten viewers, each with a browser profile of their own (one profile holds at most six
+      // connections to a server, and each open page keeps one for its event stream).
+      const page = await (await viewers.newContext()).newPage();
       await page.goto(`${daemon.httpUrl}/${i % 2 === 0 ? '' : 'boxes/BX-00001'}`, { waitUntil: 'domcontentloaded', timeout: 120_000 });
       pages.push(page);
     }
@@ -193,7 +196,7 @@ log: { level: info, format: json }
     const withPages = statusMiB(daemon.pid, 'VmRSS');
     console.log('\n### daemon memory, 1,000 boxes, 10 s schedule');
     console.log(`RSS without pages: ${before.toFixed(0)} MiB; with 10 open live pages after 60 s: ${withPages.toFixed(0)} MiB (+${(withPages - before).toFixed(0)} MiB); pages updating: ${updates.filter(Boolean).length}/10; peak ${statusMiB(daemon.pid, 'VmHWM').toFixed(0)} MiB`);
-    for (const p of pages) await p.close();
+    await viewers.close();
   } finally {
     await daemon.stop();
     await sim.close();

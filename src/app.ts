@@ -302,6 +302,7 @@ export function createApp(deps: AppDeps): App {
           logger,
           alerts: apiReader(alertViewSource(store, alerts), config, clock),
           dashboard: { alerts, config, events, skewMs: () => skewMs },
+          limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
           health: { maxCycleAgeMs: 3 * tickIntervalMs + config.gateway.timeout },
         });

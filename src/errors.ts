@@ -32,12 +32,17 @@ export interface ConfigIssue {
 }
 
 /** An invalid configuration: every problem, each with the path of its field. */
+/** Problems listed in a ConfigError's message at most; the rest are counted. */
+export const MAX_LISTED_ISSUES = 20;
+
 export class ConfigError extends BoxwatchError {
   readonly issues: ConfigIssue[];
 
   /** `message` replaces the "SOURCE is invalid:" listing (a missing file is not an invalid one). */
   constructor(issues: ConfigIssue[], source = 'configuration', message?: string) {
-    super('config_invalid', message ?? `${source} is invalid:\n${issues.map((i) => `  ${i.path}${i.entry ? ` (${i.entry})` : ''}: ${i.message}`).join('\n')}`);
+    const listed = issues.slice(0, MAX_LISTED_ISSUES).map((i) => `  ${i.path}${i.entry ? ` (${i.entry})` : ''}: ${i.message}`);
+    if (issues.length > MAX_LISTED_ISSUES) listed.push(`  ... and ${issues.length - MAX_LISTED_ISSUES} more problems`);
+    super('config_invalid', message ?? `${source} is invalid:\n${listed.join('\n')}`);
     this.issues = issues;
   }
 }

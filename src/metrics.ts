@@ -41,6 +41,8 @@ export interface Metrics {
   tickSkipped(): void;
   /** A poll cycle that ended in an unexpected error (a bug, or damaged data): logged and counted. */
   cycleCrashed(): void;
+  /** An HTTP connection closed as it arrived because `http.max_connections` were open. */
+  httpConnectionDropped(): void;
   /** One delivery attempt of a notifier; outcome e.g. 'ok', 'retry', 'failed'. */
   observeNotification(notifier: string, outcome: string): void;
   /** Every box the store knows; a provider that returns the same array again gets its rendering reused. */
@@ -166,6 +168,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'Poll cycles that ended in an unexpected error (see the logs); polling goes on.',
     registers,
   });
+  const httpDropped = new Counter({
+    name: 'boxwatch_http_connections_dropped_total',
+    help: 'HTTP connections closed as they arrived because http.max_connections were open.',
+    registers,
+  });
   const rejectedRecords = new Counter({
     name: 'boxwatch_gateway_records_rejected_total',
     help: 'Gateway records set aside as invalid (schema or range violations); the rest of the fleet is processed.',
@@ -221,6 +228,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   return {
     registry,
+    httpConnectionDropped() {
+      httpDropped.inc();
+    },
     observeCycle(record) {
       const seconds = record.durationMs / 1000;
       cycleDuration.observe({ outcome: record.outcome }, seconds);

@@ -104,7 +104,28 @@ export function readYaml(text: string, source: string): unknown {
       source,
     );
   }
-  return doc.toJS({ maxAliasCount: 1000 }) ?? {};
+  try {
+    return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }) ?? {};
+  } catch (err) {
+    // A document whose aliases expand without bound (a "billion laughs" YAML bomb).
+    throw new ConfigError([{ path: 'yaml', message: `refused: its aliases expand to more than ${MAX_YAML_ALIASES} nodes (${errorMessage(err)})` }], source);
+  }
+}
+
+/** Alias expansions a YAML document may make (the `yaml` library's guard against YAML bombs). */
+export const MAX_YAML_ALIASES = 1_000;
+
+/** Documented size limits, checked before anything else so that a huge list is refused at once. */
+export const CONFIG_LIMITS = { rules: 1_000, notifiers: 100 } as const;
+
+function checkSizes(document: unknown, source: string): void {
+  if (document === null || typeof document !== 'object') return;
+  const issues: ConfigIssue[] = [];
+  for (const [key, max] of Object.entries(CONFIG_LIMITS)) {
+    const list = (document as Record<string, unknown>)[key];
+    if (Array.isArray(list) && list.length > max) issues.push({ path: key, message: `${list.length} entries; at most ${max}` });
+  }
+  if (issues.length > 0) throw new ConfigError(issues, source);
 }
 
 /** Parses and validates configuration text (YAML). `source` names it in error messages. */
@@ -127,6 +148,7 @@ export function validateConfig(document: unknown, env: Env, source = 'configurat
 
 /** validateConfig, with unset variables tolerated outside the sections the command uses. */
 export function validateConfigSections(document: unknown, env: Env, source = 'configuration', options: ValidateOptions = {}): Omit<LoadedConfig, 'source'> {
+  checkSizes(document, source);
   const issues: ConfigIssue[] = [];
   const uses = options.uses;
   const deferral: Deferral = { deferred: (path) => uses !== undefined && !uses.includes(path[0] as ConfigSection), unset: [] };

@@ -347,6 +347,8 @@ const httpSchema = z.preprocess(
         .default('/'),
       /** Token that dashboard and API writes (silences) must send; a secret: `${BOXWATCH_ADMIN_TOKEN}`. Unset: writes are off. */
       admin_token: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+      /** Open connections at most; more are closed as they arrive (counted in /metrics). */
+      max_connections: z.int().min(10).max(100_000).default(1_000),
     },
     { error: 'must be { listen: host:port } or false' },
   ),

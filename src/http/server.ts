@@ -43,7 +43,31 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Serves the dashboard (pages, assets, live events, silence writes); without it `/` is the endpoint list. */
   dashboard?: DashboardOptions;
+  /** Bounds on clients (docs/reliability.md); defaults: HTTP_LIMITS. */
+  limits?: Partial<HttpLimits>;
 }
+
+/** What one HTTP client may hold: slow or endless requests are cut, connections are capped. */
+export interface HttpLimits {
+  /** A request whose headers are not complete by then is answered 408 and closed. */
+  headersTimeoutMs: number;
+  /** A request (headers and body) not complete by then is answered 408 and closed. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** Connections beyond this many are closed as they arrive (`http.max_connections`). */
+  maxConnections: number;
+  /** How often the server looks for requests past their timeouts. */
+  checkIntervalMs: number;
+}
+
+export const HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1_000,
+  checkIntervalMs: 2_000,
+};
 
 export interface RunningHttpServer {
   /** `http://HOST:PORT` with the bound port, no trailing slash. */
@@ -185,6 +209,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       'content-type': answer.type,
       'content-length': Buffer.byteLength(answer.body),
       'cache-control': 'no-store',
+      // The daemon's clock (simulated time in the demo): the page measures "2m ago" against it.
+      'x-boxwatch-now': new Date(clock.now()).toISOString(),
       ...answer.headers,
     };
     if (answer.allow !== undefined) headers.allow = answer.allow;
@@ -193,11 +219,28 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     logger.debug({ method: req.method, path, status: answer.status, ms: Math.round(performance.now() - started) }, 'http request');
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      logger.error({ err }, 'http response failed');
-      res.destroy();
-    });
+  const limits = { ...HTTP_LIMITS, ...options.limits };
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      // Live event streams are long responses, not long requests: this bounds receiving the request only.
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: limits.checkIntervalMs,
+    },
+    (req, res) => {
+      handle(req, res).catch((err: unknown) => {
+        logger.error({ err }, 'http response failed');
+        res.destroy();
+      });
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+  let refusedLogged = false;
+  server.on('drop', () => {
+    metrics.httpConnectionDropped();
+    if (!refusedLogged) logger.warn({ maxConnections: limits.maxConnections }, 'http connections over http.max_connections are closed as they arrive');
+    refusedLogged = true;
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -37,7 +37,7 @@ describe('defaults', () => {
       delivery: { initialBackoff: 5_000, maxBackoff: 300_000, maxAge: 86_400_000 },
     });
     expect(config.notifiers).toEqual([{ name: 'console', type: 'console', minSeverity: 'info', boxes: ['*'] }]);
-    expect(config.http).toEqual({ enabled: true, listen: '127.0.0.1:9464', basePath: '/' });
+    expect(config.http).toEqual({ enabled: true, listen: '127.0.0.1:9464', basePath: '/', maxConnections: 1_000 });
     expect(config.log).toEqual({ level: 'info', format: 'auto' });
   });
 

@@ -97,3 +97,29 @@ notifiers:
     expect(r.err).toContain('  notifiers[0].webhook_url (notifier "ops-slack"): must be an http:// or https:// URL\n');
   });
 });
+
+describe('a configuration too large to be real is refused at once, exit 2 (bounds)', () => {
+  it('a YAML bomb (aliases that expand without bound) is a configuration error naming the limit', async () => {
+    const levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+    for (const [i, name] of ['b', 'c', 'd', 'e', 'f', 'g'].entries()) levels.push(`${name}: &${name} [${Array(9).fill(`*${'abcdef'[i]}`).join(',')}]`);
+    const file = join(dir, 'bomb.yaml');
+    writeFileSync(file, `${levels.join('\n')}\n`);
+    const r = await runBuilt(['check-config', '--config', file, '--offline']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/is invalid:\n {2}yaml: refused: its aliases expand to more than 1000 nodes/);
+  });
+
+  it('more than 1,000 rules is refused naming the limit; a long list of problems is cut after 20', async () => {
+    const many = join(dir, 'many-rules.yaml');
+    writeFileSync(many, `gateway: { secret_key: k }\nrules:\n${Array.from({ length: 1_001 }, (_, i) => `  - { name: r${i}, kind: disconnected, severity: warning }`).join('\n')}\n`);
+    const tooMany = await runBuilt(['check-config', '--config', many, '--offline']);
+    expect(tooMany.code).toBe(2);
+    expect(tooMany.err).toContain('rules: 1001 entries; at most 1000');
+    const bad = join(dir, 'bad-rules.yaml');
+    writeFileSync(bad, `gateway: { secret_key: k }\nrules:\n${Array.from({ length: 50 }, (_, i) => `  - { name: r${i}, kind: disconnected }`).join('\n')}\n`);
+    const listed = await runBuilt(['check-config', '--config', bad, '--offline']);
+    expect(listed.code).toBe(2);
+    expect(listed.err.split('\n').filter((l) => l.includes('is required'))).toHaveLength(20);
+    expect(listed.err).toContain('  ... and 30 more problems');
+  });
+});

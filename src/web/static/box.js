@@ -4,7 +4,7 @@
 // uptime bar. Each chart keeps a data table beside it (for screen readers, and it is exactly the
 // data the chart draws). Box text reaches the page only through textContent and canvas fillText.
 import uPlot from './vendor/uPlot.esm.js';
-import { ago, api, badge, bars, el, live, localTime, pct, replace, timeEl } from './common.js';
+import { ago, api, badge, bars, el, live, localTime, pct, replace, serverNow, timeEl } from './common.js';
 import { dayBar } from './bars.js';
 
 const serial = document.body.dataset.serial;
@@ -192,7 +192,7 @@ function firmwareRange(r) {
     const ms = m ? Number(m[1]) * (m[2] === 'd' ? 86400000 : 3600000) : 0;
     return ms > RAW_MAX_MS ? { since: '31d' } : r;
   }
-  const to = r.to ? Date.parse(r.to) : Date.now();
+  const to = r.to ? Date.parse(r.to) : serverNow();
   return to - Date.parse(r.from) > RAW_MAX_MS ? { from: new Date(to - RAW_MAX_MS).toISOString(), to: r.to } : r;
 }
 

@@ -4,9 +4,18 @@
 
 export const base = document.documentElement.dataset.base || '/';
 
+// The daemon's clock minus the browser's, from the `x-boxwatch-now` header of every answer: relative
+// times ("2m ago") are measured on the daemon's clock, which is simulated time in the demo.
+let serverOffset = 0;
+
+/** Now on the daemon's clock, in milliseconds. */
+export const serverNow = () => Date.now() + serverOffset;
+
 /** GET (or another method) of an API path below the base; throws an Error with the API's message. */
 export async function api(path, init = {}) {
   const res = await fetch(base + path.replace(/^\//, ''), { ...init, headers: { accept: 'application/json', ...(init.headers || {}) } });
+  const now = Date.parse(res.headers.get('x-boxwatch-now') || '');
+  if (Number.isFinite(now)) serverOffset = now - Date.now();
   const body = await res.json().catch(() => ({}));
   if (!res.ok) {
     const err = new Error(body.message || `HTTP ${res.status}`);
@@ -55,7 +64,7 @@ export function timeEl(iso, text) {
 }
 
 /** "2m ago", "just now", "in 5s". */
-export function ago(iso, now = Date.now()) {
+export function ago(iso, now = serverNow()) {
   const diff = now - Date.parse(iso);
   const abs = Math.abs(diff);
   if (abs < 5000) return 'just now';
@@ -135,11 +144,31 @@ export function live(update) {
       running = false;
     }
   };
-  const source = new EventSource(base + 'events');
-  source.addEventListener('open', () => status && (status.textContent = 'Live updates: on (after every poll cycle).'));
-  source.addEventListener('error', () => status && (status.textContent = 'Live updates: reconnecting…'));
-  source.addEventListener('cycle', () => run());
-  window.addEventListener('pagehide', () => source.close());
+  // One event stream while the page is visible. A hidden tab closes its stream and catches up when
+  // shown again: a browser allows only six connections to one server over HTTP/1.1, and every open
+  // stream holds one, so a seventh tab would otherwise never load.
+  let source = null;
+  const connect = () => {
+    if (source) return;
+    source = new EventSource(base + 'events');
+    source.addEventListener('open', () => status && (status.textContent = 'Live updates: on (after every poll cycle).'));
+    source.addEventListener('error', () => status && (status.textContent = 'Live updates: reconnecting…'));
+    source.addEventListener('cycle', () => run());
+  };
+  const disconnect = () => {
+    source?.close();
+    source = null;
+    if (status) status.textContent = 'Live updates: paused while this tab is hidden.';
+  };
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') disconnect();
+    else {
+      connect();
+      void run();
+    }
+  });
+  window.addEventListener('pagehide', disconnect);
+  if (document.visibilityState !== 'hidden') connect();
   void run();
   return run;
 }
