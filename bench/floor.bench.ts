@@ -15,6 +15,7 @@
  *
  *   npm run build && node --expose-gc dist/bench/floor.bench.js [--sizes 1000,10000,100000]
  *     [--cycles 8] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
+ *   (--sizes '' --memory-minutes 30: the memory run alone)
  *   (npm run bench -- floor: the defaults)
  */
 import { spawn } from 'node:child_process';
@@ -336,7 +337,7 @@ if (values['child-size'] !== undefined) {
 } else if (values['child-memory'] !== undefined) {
   process.stdout.write(JSON.stringify(await measureMemory(Number(values['memory-boxes']), Number(values['child-memory']))));
 } else {
-  const sizes = values.sizes.split(',').map(Number);
+  const sizes = values.sizes === '' ? [] : values.sizes.split(',').map(Number);
   const minutes = Number(values['memory-minutes']);
   if (sizes.some((n) => !(n > 0)) || !(cycles > 0) || !(minutes >= 0)) throw new Error('--sizes, --cycles and --memory-minutes must be positive numbers');
   const report: FloorReport = {
