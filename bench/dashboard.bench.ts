@@ -26,7 +26,6 @@ import { startHttpServer, type RunningHttpServer } from '../src/http/index.js';
 import { silentLogger } from '../src/log.js';
 import { createMetrics } from '../src/metrics.js';
 import { startSimulator } from '../src/sim/server.js';
-import { AlertStore } from '../src/store/alert-store.js';
 import { openStore, type SqliteStore } from '../src/store/index.js';
 import { createLiveEvents } from '../src/web/live.js';
 import { sleep, startDaemon, statusMiB } from './daemon.js';
@@ -48,7 +47,7 @@ async function serve(store: SqliteStore, now: number): Promise<RunningHttpServer
     clock: fixedClock(now),
     health: { maxCycleAgeMs: 90_000 },
     logger: silentLogger,
-    dashboard: { alerts: new AlertStore(store.db), config, events: createLiveEvents() },
+    dashboard: { alerts: store.alerts, config, events: createLiveEvents() },
   });
 }
 
@@ -94,7 +93,7 @@ if (!browser) console.log(`(no Chromium at ${CHROMIUM}: render times skipped)`);
   for (let i = 0; i < 3; i++) store.recordCycle(feed.cycle(start + i * POLL_MS));
   const now = start + 3 * POLL_MS;
   const server = await serve(store, now);
-  const alerts = new AlertStore(store.db);
+  const alerts = store.alerts;
   const view: number[] = [];
   for (let i = 0; i < 10; i++) {
     const t0 = performance.now();

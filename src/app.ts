@@ -12,8 +12,10 @@
 import { mkdirSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
+import { releaseReadyGroups } from './alerts/grouper.js';
 import { announcedFiringItems } from './alerts/message.js';
 import { AlertPipeline, type CycleAlerts } from './alerts/pipeline.js';
+import type { AlertQueries } from './alerts/repositories.js';
 import type { Clock } from './clock.js';
 import { systemClock, timerDelay } from './clock.js';
 import { redactUrl, type Config } from './config/index.js';
@@ -24,14 +26,14 @@ import type { Logger } from './log.js';
 import type { LineSink } from './notify/console.js';
 import { Dispatcher } from './notify/dispatcher.js';
 import { notifiersFromConfig } from './notify/from-config.js';
+import { looksLikeNotificationMessage, type OutboxRepository } from './notify/outbox.js';
 import { Resender } from './notify/resend.js';
-import type { Notifier } from './notify/types.js';
+import type { AlertItem, NotificationMessage, Notifier } from './notify/types.js';
 import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
 import { RecordQuarantine } from './poller/quarantine.js';
 import { createHeartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
-import { AlertStore } from './store/alert-store.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
 import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -68,11 +70,16 @@ export interface AppCycle extends CycleResult {
 
 export interface App {
   readonly store: SqliteStore;
-  readonly alerts: AlertStore;
+  /** Alert states, transitions and silences as the CLI and the API read them. */
+  readonly alerts: AlertQueries;
+  readonly outbox: OutboxRepository;
   readonly metrics: Metrics;
   /** The HTTP server's address once started (null when `http: false`). */
   readonly httpUrl: string | null;
-  /** Starts the schedule, the grouper, the dispatcher and the HTTP server. */
+  /**
+   * Takes the database (refused with StoreError `store_in_use` while another daemon holds it),
+   * then starts the schedule, the grouper, the dispatcher and the HTTP server.
+   */
   start(): Promise<void>;
   /** One poll cycle now (no-overlap rules apply); undefined when the tick was skipped. */
   runOnce(): Promise<AppCycle | undefined>;
@@ -123,15 +130,18 @@ export function createApp(deps: AppDeps): App {
   // Polls further apart than this leave a gap in the history (no data) rather than "unchanged".
   const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
   const store = deps.store ?? openFileStore(config.storage.path, clock, logger, maxGapMs);
-  const alerts = new AlertStore(store.db);
-  const pipeline = new AlertPipeline({ config, alerts });
+  const alerts = store.alerts;
+  const outbox = store.outbox<NotificationMessage>(looksLikeNotificationMessage);
+  const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
+  const configured = new Set(config.notifiers.map((n) => n.name));
+  const pipeline = new AlertPipeline({ config });
   const notifiers = deps.notifiers ?? notifiersFromConfig(config.notifiers, { stdout: deps.stdout, now: () => clock.now() });
   /** Aborted by stop() once the grace period is over: the requests in flight are abandoned. */
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // one listener per request in flight
   const dispatcher = new Dispatcher({
     notifiers,
-    queue: alerts,
+    queue: outbox,
     clock,
     logger,
     policy: {
@@ -158,7 +168,8 @@ export function createApp(deps: AppDeps): App {
   const snapshot = fleetSnapshot(store);
   metrics.setBoxesProvider(() => snapshot.boxes());
   metrics.setAlertsProvider(() => firingCounts(alerts));
-  metrics.setOutboxProvider(() => alerts.outboxStats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
+  metrics.setOutboxProvider(() => outbox.stats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
+  store.damagedRows.report(logger, (table) => metrics.damagedRow(table));
   let http: RunningHttpServer | null = null;
   /** The dashboard's live event stream: one event after every cycle. */
   const events = createLiveEvents();
@@ -172,12 +183,12 @@ export function createApp(deps: AppDeps): App {
   const heartbeat = createHeartbeat(logger);
 
   /** Moves groups whose group_wait has passed into the outbox and wakes the dispatcher. */
-  const group = (): void => {
+  const group = async (): Promise<void> => {
     clearTimeout(groupTimer);
     let next: number | null;
     try {
-      const { notifiers: ready, nextReadyAt } = alerts.groupReady(clock.now(), config.alerting.groupWait);
-      if (ready.length > 0) dispatcher.wake();
+      const { released, nextReadyAt } = await releaseReadyGroups(groupQueue, clock.now(), config.alerting.groupWait, configured);
+      if (released.length > 0) dispatcher.wake();
       next = nextReadyAt;
     } catch (err) {
       // The database is locked or full: nothing was moved (one transaction); try again later.
@@ -185,7 +196,7 @@ export function createApp(deps: AppDeps): App {
       next = clock.now() + GROUP_RETRY_MS;
     }
     if (running && next !== null) {
-      groupTimer = setTimeout(group, timerDelay(next - clock.now() + 5));
+      groupTimer = setTimeout(() => void group(), timerDelay(next - clock.now() + 5));
       groupTimer.unref();
     }
   };
@@ -207,13 +218,24 @@ export function createApp(deps: AppDeps): App {
         quarantine,
         requestCount: () => requests,
         signal: controller.signal,
-        commit: (write) =>
-          store.transaction(() => {
-            store.recordCycle(write);
-            committed = { startedAt: write.cycle.startedAt, boxes: store.boxes() };
-            // last_seen is stored on our clock already (the poller corrects the gateway's skew).
-            cycleAlerts = pipeline.afterCycle(write.cycle, committed.boxes, clock.now(), null);
-          }),
+        commit: (write) => {
+          const now = clock.now();
+          // last_seen is stored on our clock already (the poller corrects the gateway's skew).
+          let boxes: BoxState[] = [];
+          const { recorded, result } = store.commitCycle(write, now, (view) => {
+            boxes = view.boxes; // the fleet as this cycle left it: the snapshot below
+            return pipeline.decide(write.cycle, view, now, null);
+          });
+          cycleAlerts = result;
+          committed = { startedAt: recorded.startedAt, boxes };
+          if (recorded.clockBehindMs > 0) {
+            logger.warn(
+              { behindMs: recorded.clockBehindMs, recordedAt: new Date(recorded.startedAt).toISOString() },
+              'the clock stepped back behind the last recorded cycle; this cycle is recorded just after it',
+            );
+            metrics.clockSteppedBack();
+          }
+        },
       });
     } catch (err) {
       if (controller.signal.aborted) {
@@ -237,7 +259,7 @@ export function createApp(deps: AppDeps): App {
     if (http !== null) metrics.prepare();
     if (result.serverTime !== null) skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
-    if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) group();
+    if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
     deps.onCycle?.(last);
     const now = clock.now();
     if (now - lastPrune >= PRUNE_EVERY_MS && pruning === null) {
@@ -245,9 +267,8 @@ export function createApp(deps: AppDeps): App {
       // In the background, 500 rows per statement, yielding between them: never blocks polling long.
       pruning = pruneGradually(store, now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention }, { signal: controller.signal })
         .then((deleted) => {
-          const alertRows = alerts.prune(now - config.storage.rollupRetention);
-          if (calls) calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
-          if (deleted + alertRows > 0) logger.info({ deleted: deleted + alertRows }, 'pruned history past retention');
+          if (calls) deleted += calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
+          if (deleted > 0) logger.info({ deleted }, 'pruned history past retention');
         })
         .catch((err: unknown) => {
           if (!controller.signal.aborted) logger.error({ code: sqliteCode(err), err: errorMessage(err) }, 'pruning failed; will try again later');
@@ -264,7 +285,7 @@ export function createApp(deps: AppDeps): App {
 
   // Call ingestion: its own schedule, its own transaction per cycle (src/calls/).
   const calls = config.calls
-    ? createCallIngest({ config: config.calls, db: store.db, client, secretKey: config.gateway.secretKey, concurrency: config.gateway.concurrency, clock, logger })
+    ? createCallIngest({ config: config.calls, repo: store.calls, client, secretKey: config.gateway.secretKey, concurrency: config.gateway.concurrency, clock, logger })
     : null;
   const callMetrics = calls ? registerCallMetrics(metrics.registry) : null;
   let lastCalls: CallSyncResult | undefined;
@@ -286,11 +307,13 @@ export function createApp(deps: AppDeps): App {
   return {
     store,
     alerts,
+    outbox,
     metrics,
     get httpUrl() {
       return http?.url ?? null;
     },
     async start() {
+      store.lockForDaemon();
       running = true;
       if (config.http.enabled) {
         http = await startHttpServer({
@@ -310,13 +333,14 @@ export function createApp(deps: AppDeps): App {
       }
       void scheduler.stop();
       scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip, onCrash });
+      await group(); // anything left queued by a previous run (and items of removed notifiers)
+      await dispatcher.retireRemoved();
       if (config.calls) {
         void callsScheduler.stop();
         callsScheduler = startScheduler({ schedule: config.calls.schedule, task: callsCycle, logger });
       }
       dispatcher.start();
       resender.start();
-      group(); // anything left queued by a previous run
       logger.info({ schedule: config.poll.schedule, gateway: redactUrl(config.gateway.baseUrl), db: config.storage.path }, 'boxwatch polling');
     },
     async runOnce() {
@@ -331,7 +355,7 @@ export function createApp(deps: AppDeps): App {
       return lastCalls;
     },
     async deliverNow() {
-      group();
+      await group();
       await dispatcher.runAllOnce();
     },
     get skippedTicks() {
@@ -373,7 +397,7 @@ function sqliteCode(err: unknown): string | undefined {
 }
 
 /** Firing alerts counted by rule and severity (the boxwatch_alerts_firing gauge). */
-function firingCounts(alerts: AlertStore): { rule: string; severity: string; count: number }[] {
+function firingCounts(alerts: AlertQueries): { rule: string; severity: string; count: number }[] {
   const counts = new Map<string, { rule: string; severity: string; count: number }>();
   for (const s of alerts.states().values()) {
     if (s.status !== 'firing') continue;

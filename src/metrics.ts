@@ -41,6 +41,10 @@ export interface Metrics {
   tickSkipped(): void;
   /** A poll cycle that ended in an unexpected error (a bug, or damaged data): logged and counted. */
   cycleCrashed(): void;
+  /** The wall clock was behind the last recorded cycle (stepped back); the cycle was still recorded. */
+  clockSteppedBack(): void;
+  /** A damaged database row (unreadable JSON) was set aside, in `table`. */
+  damagedRow(table: string): void;
   /** An HTTP connection closed as it arrived because `http.max_connections` were open. */
   httpConnectionDropped(): void;
   /** One delivery attempt of a notifier; outcome e.g. 'ok', 'retry', 'failed'. */
@@ -168,6 +172,17 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'Poll cycles that ended in an unexpected error (see the logs); polling goes on.',
     registers,
   });
+  const clockSteps = new Counter({
+    name: 'boxwatch_clock_steps_back_total',
+    help: 'Poll cycles whose start was not after the last recorded cycle (the clock stepped back); each was recorded just after it.',
+    registers,
+  });
+  const damaged = new Counter({
+    name: 'boxwatch_damaged_rows_total',
+    help: 'Damaged database rows (unreadable JSON) set aside, by table; each row is counted once per process.',
+    labelNames: ['table'] as const,
+    registers,
+  });
   const httpDropped = new Counter({
     name: 'boxwatch_http_connections_dropped_total',
     help: 'HTTP connections closed as they arrived because http.max_connections were open.',
@@ -255,6 +270,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     cycleCrashed() {
       crashes.inc();
+    },
+    clockSteppedBack() {
+      clockSteps.inc();
+    },
+    damagedRow(table) {
+      damaged.inc({ table });
     },
     observeNotification(notifier, outcome) {
       notifications.inc({ notifier, outcome });

@@ -1,22 +1,23 @@
 /**
  * The alerting stage of a cycle: rules over the stored box states -> alert engine -> alert state,
- * transitions and routed notifications written to SQLite. `afterCycle` runs inside the cycle's
- * transaction (see app.ts), so a cycle, the transitions it caused and their notifications are
- * stored together or not at all.
+ * transitions and routed notifications. Pure: `decide` gets what the store read inside the
+ * cycle's transaction (CycleView) and returns what the store writes in it (AlertWrite), so a
+ * cycle, the transitions it caused and their notifications are stored together or not at all
+ * (the store's `commitCycle`, see src/alerts/repositories.ts).
  */
 import type { Config } from '../config/index.js';
 import { evaluateRule, fleetContext } from '../rules/index.js';
-import type { AlertStore } from '../store/alert-store.js';
+import type { AlertItem } from '../notify/types.js';
 import type { BoxState, CycleRecord } from '../store/types.js';
 import { evaluateCycle, isActive, ruleRef, type CycleResult as EngineResult } from './engine.js';
 import { GATEWAY_RULE_NAMES, gatewayEvaluations, isGatewayDown } from './gateway.js';
 import { fanOut } from './group.js';
 import { toAlertItem } from './message.js';
+import type { AlertWrite, CycleView } from './repositories.js';
 import type { AlertState, RuleEvaluation } from './types.js';
 
 export interface AlertPipelineDeps {
   config: Config;
-  alerts: AlertStore;
 }
 
 export interface CycleAlerts extends EngineResult {
@@ -71,31 +72,31 @@ export class AlertPipeline {
   constructor(private readonly deps: AlertPipelineDeps) {}
 
   /**
-   * Evaluates every rule for every box after a cycle was recorded. `boxes` are the stored states
-   * after the cycle; `gatewayNow` is the gateway's clock at `now` (from the HTTP Date header).
+   * Evaluates every rule for every box after a cycle was recorded. `view.boxes` are the stored
+   * states after the cycle; `gatewayNow` is the gateway's clock at `now` (from the HTTP Date header).
    */
-  afterCycle(cycle: Pick<CycleRecord, 'outcome' | 'errorCode' | 'rejected' | 'gatewayClockSkewMs'>, boxes: readonly BoxState[], now: number, gatewayNow: number | null): CycleAlerts {
-    const { config, alerts } = this.deps;
-    const prev = alerts.states();
+  decide(cycle: Pick<CycleRecord, 'outcome' | 'errorCode' | 'rejected' | 'gatewayClockSkewMs'>, view: CycleView, now: number, gatewayNow: number | null): { alerts: AlertWrite<AlertItem>; result: CycleAlerts } {
+    const { config } = this.deps;
+    const prev = view.states;
     const down = isGatewayDown(cycle);
-    const evaluations = cycleEvaluations(config, cycle, boxes, prev, now, gatewayNow);
+    const evaluations = cycleEvaluations(config, cycle, view.boxes, prev, now, gatewayNow);
     const result = evaluateCycle(prev, evaluations, {
       now,
       gatewayDown: down,
-      silences: alerts.silences(now),
+      silences: view.silences,
       inhibit: config.alerting.inhibit,
       repeatIntervalMs: config.alerting.repeatInterval,
       ruleNames: [...config.rules.map((r) => r.name), ...GATEWAY_RULE_NAMES],
     });
-    alerts.saveEvaluation(prev, result.states, result.dropped, result.transitions);
-    const bySerial = new Map(boxes.map((b) => [b.serial, b]));
+    const bySerial = new Map(view.boxes.map((b) => [b.serial, b]));
     const routed = fanOut(result.notifications, config.notifiers);
-    alerts.enqueueItems(
-      routed.map((r) => {
-        const box = bySerial.get(r.intent.serial);
-        return { notifier: r.notifier, createdAt: r.createdAt, item: toAlertItem(r.intent, { name: box?.name ?? null, location: box?.location ?? null }) };
-      }),
-    );
-    return { ...result, queued: routed.length };
+    const queued = routed.map((r) => {
+      const box = bySerial.get(r.intent.serial);
+      return { notifier: r.notifier, createdAt: r.createdAt, item: toAlertItem(r.intent, { name: box?.name ?? null, location: box?.location ?? null }) };
+    });
+    return {
+      alerts: { states: result.states, dropped: result.dropped, transitions: result.transitions, queued },
+      result: { ...result, queued: routed.length },
+    };
   }
 }

@@ -2,13 +2,11 @@
  * Call health (docs/calls.md): ingestion of the gateway's calls into the calls repository.
  * `createCallIngest` builds the cycle the app schedules on `calls.schedule`.
  */
-import type Database from 'better-sqlite3';
 import type { Clock } from '../clock.js';
 import type { CallsConfig } from '../config/schema.js';
 import type { GatewayClient } from '../gateway/types.js';
 import type { Logger } from '../log.js';
 import type { CallsRepo } from '../store/calls-repo.js';
-import { SqliteCallsRepo } from '../store/sqlite-calls-repo.js';
 import { numberHashKey } from './privacy.js';
 import { runCallSync, type CallSyncResult } from './sync.js';
 
@@ -23,7 +21,8 @@ export interface CallIngest {
 
 export function createCallIngest(deps: {
   config: CallsConfig;
-  db: Database.Database;
+  /** Where the calls are stored (the store's `calls`). */
+  repo: CallsRepo;
   client: GatewayClient;
   secretKey: string;
   concurrency: number;
@@ -31,7 +30,7 @@ export function createCallIngest(deps: {
   logger: Logger;
 }): CallIngest {
   const { config } = deps;
-  const repo = new SqliteCallsRepo(deps.db);
+  const { repo } = deps;
   const hashKey = numberHashKey(deps.secretKey);
   const options = {
     perPage: config.perPage,

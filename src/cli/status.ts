@@ -5,8 +5,8 @@
  */
 import type { Command } from 'commander';
 import type { AlertState } from '../alerts/types.js';
+import type { AlertQueries } from '../alerts/repositories.js';
 import type { Config } from '../config/index.js';
-import { AlertStore } from '../store/alert-store.js';
 import { SqliteStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { relativeTime } from '../time-format.js';
@@ -38,8 +38,8 @@ export const registerStatus: RegisterCommand = (program: Command, ctx: CliContex
  * printed at the end of the demo. Open alerts come from `alerts`, or from the store's database when
  * it is a SqliteStore. A box gone from the device list says `missing` under CONNECTED.
  */
-export function printStatus(ctx: CliContext, store: Store, now: number, format: OutputFormat, alerts?: Pick<AlertStore, 'states'>, config: Pick<Config, 'rules'> | null = null): void {
-  const source = alerts ?? (store instanceof SqliteStore ? new AlertStore(store.db) : undefined);
+export function printStatus(ctx: CliContext, store: Store, now: number, format: OutputFormat, alerts?: Pick<AlertQueries, 'states'>, config: Pick<Config, 'rules'> | null = null): void {
+  const source = alerts ?? (store instanceof SqliteStore ? store.alerts : undefined);
   const states = [...(source?.states().values() ?? [])];
   const views = boxViews(store.boxes(), states, now, staleAfterMs(config));
   printRows(ctx, format, {

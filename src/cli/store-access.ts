@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { Option } from 'commander';
 import { formatDuration } from '../duration.js';
 import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
-import { AlertStore } from '../store/alert-store.js';
+import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import { storeNotFound } from '../store/errors.js';
 import { openStore, type SqliteStore } from '../store/index.js';
 import type { CliContext } from './context.js';
@@ -22,7 +22,7 @@ export interface StoreSource {
 
 /** What a command gets besides the store: the alert tables, and the configuration when one was read. */
 export interface StoreExtras {
-  alerts: AlertStore;
+  alerts: AlertQueries & SilenceWrites;
   /** null when only `--db` was given (no configuration read). */
   config: Config | null;
 }
@@ -67,7 +67,7 @@ export async function withStore(
   const { path, config } = storeLocation(source, ctx);
   const store = openStore(path, { readonly: !options.write });
   try {
-    await body(store, readingTime(store, Date.now(), ctx), { alerts: new AlertStore(store.db), config });
+    await body(store, readingTime(store, Date.now(), ctx), { alerts: store.alerts, config });
   } finally {
     store.close();
   }

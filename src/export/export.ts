@@ -48,7 +48,7 @@ interface BoxRow {
 }
 
 export async function exportHistory(store: SqliteStore, req: ExportRequest, sink: Sink, options: ExportOptions = {}): Promise<ExportSummary> {
-  const boxes = (store.db.prepare('SELECT serial, name FROM boxes ORDER BY serial').all() as BoxRow[]).filter((b) => matchesGlob(b.serial, req.boxes));
+  const boxes: BoxRow[] = store.boxes().filter((b) => matchesGlob(b.serial, req.boxes));
   const progress = options.onProgress ?? ((): void => undefined);
   let lines = 0;
   if (req.format === 'openmetrics') {
@@ -124,11 +124,7 @@ const FAMILIES: Record<Metric, Family> = {
 
 /** Start times of the successful poll cycles in the span, ascending. */
 function okCycleTimes(store: SqliteStore, span: Span): Float64Array {
-  const rows = store.db
-    .prepare("SELECT started_at FROM cycles WHERE outcome = 'ok' AND started_at >= ? AND started_at < ? ORDER BY started_at")
-    .pluck()
-    .all(span.from, span.to) as number[];
-  return Float64Array.from(rows);
+  return Float64Array.from(store.okCycleStarts(span.from, span.to));
 }
 
 /** Index of the first element of the sorted array that is >= t. */

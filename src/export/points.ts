@@ -9,8 +9,6 @@ import { METRICS, type Metric, type RawPoint } from '../store/types.js';
 import type { SqliteStore } from '../store/index.js';
 import { TIME_HELP, isoTime, readTime } from '../time.js';
 
-const HOUR_MS = 3_600_000;
-
 /** A stretch [t, until) of time during which a metric held `value`. */
 export interface Run {
   t: number;
@@ -29,10 +27,10 @@ export interface Span {
  * start plus the store's maxGapMs); null when nothing was sampled yet.
  */
 export function storedSpan(store: SqliteStore): Span | null {
-  const firstHour = store.db.prepare('SELECT min(hour) FROM samples').pluck().get() as number | null;
+  const from = store.historyStart();
   const lastCycle = store.lastCycle();
-  if (firstHour === null || lastCycle === undefined) return null;
-  return { from: firstHour * HOUR_MS, to: lastCycle.startedAt + store.maxGapMs };
+  if (from === null || lastCycle === undefined) return null;
+  return { from, to: lastCycle.startedAt + store.maxGapMs };
 }
 
 /** The runs of one metric of one box over [from, to), oldest first; empty when the box is unknown. */

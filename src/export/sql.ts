@@ -68,7 +68,7 @@ function registerHistoryFunctions(db: Database.Database, store: SqliteStore): vo
       const m = parseMetric(metric, 'points_all()');
       const s = span(from, to);
       const pattern = typeof glob === 'string' ? glob : '*';
-      for (const serial of store.db.prepare('SELECT serial FROM boxes ORDER BY serial').pluck().all() as string[]) {
+      for (const { serial } of store.boxes()) {
         if (!matchesGlob(serial, pattern)) continue;
         for (const r of boxRuns(store, serial, m, s)) yield [serial, r.t, r.until, r.value, iso(r.t)];
       }

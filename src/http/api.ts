@@ -13,7 +13,7 @@ import type { Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
 import type { CycleStatus } from '../metrics.js';
-import type { AlertStore } from '../store/alert-store.js';
+import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import { RAW_MAX_RANGE_MS } from '../store/index.js';
 import { isoTime as iso, readRange } from '../time.js';
 import { isoOrNull } from '../time-format.js';
@@ -127,7 +127,7 @@ export async function alertsJson(reader: AlertsReader | undefined, query: URLSea
 
 /** What the dashboard endpoints read besides the store: the alert tables and a bit of configuration. */
 export interface DashboardReader {
-  alerts: AlertStore;
+  alerts: AlertQueries & SilenceWrites;
   /** Configured rule names (the overview's rule filter, silence validation). */
   config: Config;
 }
@@ -157,7 +157,7 @@ export interface FleetView {
 }
 
 /** Reads the fleet view; it changes only with a poll cycle, so the dashboard keeps one per cycle. */
-export function fleetView(store: Store, alerts: AlertStore): FleetView {
+export function fleetView(store: Store, alerts: Pick<AlertQueries, 'states'>): FleetView {
   const open = openAlertsBySerial(alerts.states().values());
   return { boxes: sortByTrouble(store.boxes(), open), open };
 }

@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Metrics } from '../metrics.js';
-import type { AlertStore } from '../store/alert-store.js';
+import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import type { Store } from '../store/types.js';
 import { loadAssets } from '../web/assets.js';
 import type { LiveEvents } from '../web/live.js';
@@ -38,7 +38,7 @@ import {
 import { HttpError, badRequest, notFound } from './errors.js';
 
 export interface DashboardOptions {
-  alerts: AlertStore;
+  alerts: AlertQueries & SilenceWrites;
   config: Config;
   events: LiveEvents;
   /** The gateway's clock offset seen in the last cycle (ms), null before the first. */

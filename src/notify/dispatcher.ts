@@ -1,48 +1,27 @@
 /**
  * The outbox dispatcher: delivers queued messages per notifier, independently (a Slack outage
  * never delays e-mail: each notifier has its own loop and its own pause), with the retry policy of
- * retry.ts. The durable queue is an interface (`OutboxQueue`) so that SQLite can back it; the
- * dispatcher keeps only soft state in memory (pauses, pending failure notices).
+ * retry.ts. The durable queue is an interface (`OutboxRepository`, outbox.ts) that the store
+ * implements; the dispatcher keeps only soft state in memory (pauses).
  *
  * Order: within one notifier messages go out oldest first. After a transient failure the notifier
  * pauses until the failed message's next attempt, so a later message does not overtake it.
- * Dead messages (permanent error, or older than maxAge when an attempt fails) are reported on the
- * other notifiers as one `delivery_failure` message, at most once per `failureNoticeIntervalMs`.
+ * A pass claims its rows first, and passes of one notifier in this process run one after the
+ * other, so a message is sent once however many passes are asked for (the loop and `deliverNow`).
+ * Dead messages (permanent error, older than maxAge when an attempt fails, or their notifier was
+ * removed from the configuration: `retireRemoved`) are reported on the other notifiers as one
+ * `delivery_failure` message, at most once per `failureNoticeIntervalMs`. Both the dead rows and
+ * whether they were reported are in the outbox, so a restart neither loses nor repeats a notice.
  */
 import type { Clock } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { NotifyError } from './errors.js';
 import { DEFAULT_RETRY_POLICY, decideAfterFailure, type RetryPolicy } from './retry.js';
+import type { OutboxRepository, OutboxRow } from './outbox.js';
 import type { DeliveryFailure, NotificationMessage, Notifier } from './types.js';
 
-type Awaitable<T> = T | Promise<T>;
-
-/** One queued delivery of one message to one notifier. */
-export interface OutboxRow {
-  id: number;
-  notifier: string;
-  message: NotificationMessage;
-  createdAt: number;
-  /** Failed attempts so far. */
-  attempts: number;
-  nextAttemptAt: number;
-}
-
-/** The durable outbox as the dispatcher sees it. Methods may be synchronous (better-sqlite3) or not. */
-export interface OutboxQueue {
-  /** Pending rows of `notifier` with nextAttemptAt <= now, oldest (lowest id) first, at most `limit`. */
-  due(notifier: string, now: number, limit: number): Awaitable<OutboxRow[]>;
-  markDelivered(id: number, now: number): Awaitable<void>;
-  /** attempts += 1, remember the error, try again at `nextAttemptAt`. */
-  markFailed(id: number, now: number, error: string, nextAttemptAt: number): Awaitable<void>;
-  /** attempts += 1, remember the error, never try again. */
-  markDead(id: number, now: number, error: string): Awaitable<void>;
-  /** Queues a new message (used for delivery-failure notices). */
-  enqueue(notifier: string, message: NotificationMessage, now: number): Awaitable<void>;
-  /** Earliest nextAttemptAt among pending rows of `notifier`, or null. Optional: lets an idle loop sleep exactly. */
-  nextDue?(notifier: string): Awaitable<number | null>;
-}
+export type { OutboxRepository, OutboxRow } from './outbox.js';
 
 export type DeliveryResult = 'delivered' | 'retry' | 'dead';
 
@@ -59,7 +38,7 @@ export interface DeliveryOutcome {
 
 export interface DispatcherOptions {
   notifiers: readonly Notifier[];
-  queue: OutboxQueue;
+  queue: OutboxRepository;
   clock: Clock;
   policy?: Partial<RetryPolicy>;
   /** Rows fetched per pass (default 20). */
@@ -85,19 +64,14 @@ export interface PassResult {
   more: boolean;
 }
 
-interface PendingNotice {
-  failingSince: number;
-  dead: number;
-  lastError: string;
-}
-
 export class Dispatcher {
   private readonly notifiers: ReadonlyMap<string, Notifier>;
   private readonly policy: RetryPolicy;
   private readonly log: Logger;
   private readonly pausedUntil = new Map<string, number>();
-  private readonly notices = new Map<string, PendingNotice>();
-  private readonly lastNoticeAt = new Map<string, number>();
+  /** The pass in flight per notifier: a second pass waits for it. */
+  private readonly passes = new Map<string, Promise<PassResult>>();
+  private flushing: Promise<void> | null = null;
   private readonly sleepers = new Map<string, AbortController>();
   private loops: Promise<void>[] = [];
   private stopping = false;
@@ -115,47 +89,82 @@ export class Dispatcher {
   }
 
   /**
-   * One pass for one notifier: delivers its due rows in order, stops at the first transient failure
-   * (and pauses the notifier until that row's next attempt), marks permanent failures dead.
+   * One pass for one notifier: claims its due rows, delivers them in order, stops at the first
+   * transient failure (and pauses the notifier until that row's next attempt), marks permanent
+   * failures dead. A pass asked for while one runs for the same notifier runs after it.
    */
   async runOnce(name: string): Promise<PassResult> {
-    const notifier = this.notifiers.get(name);
-    if (notifier === undefined) throw new Error(`unknown notifier "${name}"`);
+    if (!this.notifiers.has(name)) throw new Error(`unknown notifier "${name}"`);
+    const before = this.passes.get(name);
+    const pass = (async () => {
+      await before?.catch(() => undefined);
+      return this.pass(name);
+    })();
+    this.passes.set(name, pass);
+    try {
+      return await pass;
+    } finally {
+      if (this.passes.get(name) === pass) this.passes.delete(name);
+    }
+  }
+
+  private async pass(name: string): Promise<PassResult> {
+    const notifier = this.notifiers.get(name) as Notifier;
     const result: PassResult = { delivered: 0, retried: 0, dead: 0, more: false };
     const paused = this.pausedUntil.get(name);
     if (paused !== undefined && this.options.clock.now() < paused) return result;
     this.pausedUntil.delete(name);
 
     const limit = this.options.batchSize ?? 20;
-    const rows = await this.options.queue.due(name, this.options.clock.now(), limit);
-    for (const row of rows) {
-      if (this.stopping) break;
-      const error = await this.attempt(notifier, row);
-      const now = this.options.clock.now();
-      if (error === undefined) {
-        await this.options.queue.markDelivered(row.id, now);
-        result.delivered++;
-        this.outcome({ notifier: name, id: row.id, result: 'delivered', attempts: row.attempts + 1 });
-        continue;
+    const leaseMs = this.sendTimeoutMs() * limit + 60_000;
+    const rows = await this.options.queue.claim(name, this.options.clock.now(), limit, leaseMs);
+    let i = 0;
+    try {
+      for (; i < rows.length && !this.stopping; i++) {
+        const row = rows[i] as OutboxRow;
+        const error = await this.attempt(notifier, row);
+        const now = this.options.clock.now();
+        if (error === undefined) {
+          await this.options.queue.markDelivered(row.id, now);
+          result.delivered++;
+          this.outcome({ notifier: name, id: row.id, result: 'delivered', attempts: row.attempts + 1 });
+          continue;
+        }
+        const decision = decideAfterFailure(row, error, now, this.policy);
+        if (decision.action === 'retry') {
+          await this.options.queue.markFailed(row.id, now, error.message, decision.at);
+          this.pausedUntil.set(name, decision.at);
+          result.retried++;
+          this.log.warn({ notifier: name, id: row.id, attempts: row.attempts + 1, retryAt: new Date(decision.at).toISOString(), err: error.message }, 'notification failed, will retry');
+          this.outcome({ notifier: name, id: row.id, result: 'retry', attempts: row.attempts + 1, error: error.message, nextAttemptAt: decision.at });
+          i++;
+          break;
+        }
+        await this.options.queue.markDead(row.id, now, error.message, { report: row.message.kind !== 'delivery_failure' });
+        result.dead++;
+        this.log.error({ notifier: name, id: row.id, attempts: row.attempts + 1, reason: decision.reason, err: error.message }, 'notification given up');
+        this.outcome({ notifier: name, id: row.id, result: 'dead', attempts: row.attempts + 1, error: error.message });
       }
-      const decision = decideAfterFailure(row, error, now, this.policy);
-      if (decision.action === 'retry') {
-        await this.options.queue.markFailed(row.id, now, error.message, decision.at);
-        this.pausedUntil.set(name, decision.at);
-        result.retried++;
-        this.log.warn({ notifier: name, id: row.id, attempts: row.attempts + 1, retryAt: new Date(decision.at).toISOString(), err: error.message }, 'notification failed, will retry');
-        this.outcome({ notifier: name, id: row.id, result: 'retry', attempts: row.attempts + 1, error: error.message, nextAttemptAt: decision.at });
-        break;
-      }
-      await this.options.queue.markDead(row.id, now, error.message);
-      result.dead++;
-      this.log.error({ notifier: name, id: row.id, attempts: row.attempts + 1, reason: decision.reason, err: error.message }, 'notification given up');
-      this.outcome({ notifier: name, id: row.id, result: 'dead', attempts: row.attempts + 1, error: error.message });
-      if (row.message.kind !== 'delivery_failure') this.recordDead(name, row, error.message);
+    } finally {
+      // Claimed but not attempted (a transient failure paused the notifier, or we are stopping).
+      if (i < rows.length) await this.options.queue.unclaim(rows.slice(i).map((r) => r.id));
     }
     result.more = rows.length === limit && result.retried === 0 && !this.stopping;
-    await this.flushNotices(this.options.clock.now());
+    await this.flushNotices();
     return result;
+  }
+
+  /**
+   * Marks dead every waiting row of a notifier that is no longer configured (removed or renamed
+   * by a reload), to be reported once on the remaining notifiers. Returns the rows marked.
+   */
+  async retireRemoved(): Promise<number> {
+    const marked = await this.options.queue.retire([...this.notifiers.keys()], this.options.clock.now(), (n) => `notifier "${n}" is no longer configured`);
+    if (marked > 0) {
+      this.log.warn({ messages: marked }, 'messages for notifiers no longer configured were given up');
+      await this.flushNotices();
+    }
+    return marked;
   }
 
   /** One pass for every notifier, concurrently. */
@@ -208,7 +217,7 @@ export class Dispatcher {
       const paused = this.pausedUntil.get(name);
       if (paused !== undefined) {
         wakeAt = paused;
-      } else if (!failed && this.options.queue.nextDue) {
+      } else if (!failed) {
         try {
           const next = await this.options.queue.nextDue(name);
           if (next !== null) wakeAt = Math.min(wakeAt, Math.max(next, now));
@@ -236,7 +245,7 @@ export class Dispatcher {
 
   /** Sends one row; returns the failure as a NotifyError, or undefined on success. */
   private async attempt(notifier: Notifier, row: OutboxRow): Promise<NotifyError | undefined> {
-    const timeout = AbortSignal.timeout(this.options.sendTimeoutMs ?? 60_000);
+    const timeout = AbortSignal.timeout(this.sendTimeoutMs());
     const signal = this.options.signal ? AbortSignal.any([timeout, this.options.signal]) : timeout;
     try {
       await notifier.send(row.message, signal);
@@ -248,34 +257,37 @@ export class Dispatcher {
     }
   }
 
-  private recordDead(name: string, row: OutboxRow, error: string): void {
-    const pending = this.notices.get(name);
-    this.notices.set(name, {
-      failingSince: Math.min(pending?.failingSince ?? row.createdAt, row.createdAt),
-      dead: (pending?.dead ?? 0) + 1,
-      lastError: error,
-    });
+  /** Reports dead messages whose notifier's interval has passed (one notice at a time in this process). */
+  private async flushNotices(): Promise<void> {
+    while (this.flushing !== null) await this.flushing.catch(() => undefined);
+    this.flushing = this.reportFailures();
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = null;
+    }
   }
 
   /** Queues one delivery-failure message on every other notifier for the failing ones whose interval has passed. */
-  private async flushNotices(now: number): Promise<void> {
+  private async reportFailures(): Promise<void> {
+    const now = this.options.clock.now();
     const interval = this.options.failureNoticeIntervalMs ?? 3_600_000;
-    const ready: DeliveryFailure[] = [];
-    for (const [name, notice] of this.notices) {
-      const last = this.lastNoticeAt.get(name);
-      if (last !== undefined && now - last < interval) continue;
-      ready.push({ notifier: name, ...notice });
-    }
+    const ready = (await this.options.queue.unreportedFailures()).filter((f) => f.lastReportedAt === null || now - f.lastReportedAt >= interval);
     if (ready.length === 0) return;
-    for (const failure of ready) {
-      this.notices.delete(failure.notifier);
-      this.lastNoticeAt.set(failure.notifier, now);
-    }
+    const failures: DeliveryFailure[] = ready.map((f) => ({ notifier: f.notifier, failingSince: f.failingSince, dead: f.dead, lastError: f.lastError }));
     const failing = new Set(ready.map((f) => f.notifier));
-    const message: NotificationMessage = { kind: 'delivery_failure', items: [], failures: ready, createdAt: now };
+    const message: NotificationMessage = { kind: 'delivery_failure', items: [], failures, createdAt: now };
     const targets = [...this.notifiers.keys()].filter((n) => !failing.has(n));
-    for (const target of targets) await this.options.queue.enqueue(target, message, now);
+    await this.options.queue.report(
+      ready.map((f) => ({ notifier: f.notifier, upToId: f.upToId })),
+      targets.map((notifier) => ({ notifier, message })),
+      now,
+    );
     if (targets.length > 0) this.wake();
+  }
+
+  private sendTimeoutMs(): number {
+    return this.options.sendTimeoutMs ?? 60_000;
   }
 
   private outcome(outcome: DeliveryOutcome): void {

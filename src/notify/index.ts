@@ -21,7 +21,8 @@ export { TeamsNotifier, buildTeamsPayload } from './teams.js';
 export { NtfyNotifier, buildNtfyPayload } from './ntfy.js';
 export { TelegramNotifier, buildTelegramPayload } from './telegram.js';
 export { Resender } from './resend.js';
-export { Dispatcher, type DispatcherOptions, type OutboxQueue, type OutboxRow, type DeliveryOutcome } from './dispatcher.js';
+export { Dispatcher, type DispatcherOptions, type DeliveryOutcome } from './dispatcher.js';
+export type { OutboxRepository, OutboxRow, OutboxStats, UnreportedFailures } from './outbox.js';
 export { DEFAULT_RETRY_POLICY, decideAfterFailure, isDead, nextAttemptAt, type RetryPolicy } from './retry.js';
 
 /** A `notifiers:` entry as the configuration spells it (routing fields are the alert engine's). */

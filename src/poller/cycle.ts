@@ -12,6 +12,7 @@
  * MAX_CLOCK_SKEW_MS from our clock is ignored and reported (gateway_clock).
  */
 import { setMaxListeners } from 'node:events';
+import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
 import { BoxwatchError, errorMessage } from '../errors.js';
 import type { GatewayClient } from '../gateway/types.js';
@@ -37,9 +38,9 @@ export interface CycleDeps {
   signal?: AbortSignal;
   /**
    * Writes the cycle (one transaction). Defaults to `store.recordCycle`; the app wraps it to write
-   * the alert transitions the cycle causes in the same transaction.
+   * the alert transitions the cycle causes in the same transaction. May be asynchronous.
    */
-  commit?: (write: CycleWrite, serverTime: number | null) => void;
+  commit?: (write: CycleWrite, serverTime: number | null) => Awaitable<unknown>;
   /**
    * The cycle's deadline, ms from its start on `clock` (the app derives it from the schedule). At
    * the deadline the requests in flight are abandoned: details not back are skipped, a device list
@@ -154,7 +155,7 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
       summaries = []; // the vendor's "No connected devices found": an empty fleet, not a failure
     } else {
       const cycle = finish({ outcome: 'failed', errorCode: errorCode(failure), error: errorMessage(failure), boxes: 0, detailsFetched: 0, gatewayClockSkewMs });
-      commit({ cycle, seen: [], missing: [] }, serverTime);
+      await commit({ cycle, seen: [], missing: [] }, serverTime);
       logger.warn({ code: cycle.errorCode, err: cycle.error }, 'poll cycle failed');
       return { cycle, seen: [], missing: [], returned: [], serverTime, detailsFailed: 0 };
     }
@@ -205,7 +206,7 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
   const returned = [...known.values()].filter((b) => b.missingSince !== null && listed.has(b.serial)).map((b) => b.serial);
 
   const cycle = finish({ outcome: 'ok', errorCode: null, error: null, boxes: summaries.length, detailsFetched: details.size, rejected, detailsSkipped, gatewayClockSkewMs });
-  commit({ cycle, seen, missing }, serverTime);
+  await commit({ cycle, seen, missing }, serverTime);
   if (missing.length > 0) logger.warn({ serials: missing }, 'boxes missing from the device list');
   if (returned.length > 0) logger.info({ serials: returned }, 'boxes back in the device list');
   logger.debug({ boxes: cycle.boxes, details: cycle.detailsFetched, ms: cycle.durationMs, requests: cycle.requests }, 'poll cycle done');

@@ -1,7 +1,7 @@
 /**
  * The calls repository: what call ingestion writes and what rules, CLI and HTTP read about calls.
  * An interface with plain data types, so that callers never depend on how calls are stored; the
- * SQLite implementation is sqlite-calls-repo.ts (schema: migrations/0006_calls.sql).
+ * SQLite implementation is sqlite/calls.ts (schema: migrations/0006_calls.sql).
  */
 
 /** What is known of a call's recording: none, downloadable, in the archive, or gone. */

@@ -8,7 +8,7 @@
  * - `store_migration_failed`: a migration file failed (nothing of it was applied);
  * - `store_corrupt`: stored data could not be read;
  * - `store_read_only`: a write on a store opened read-only;
- * - `store_time_order`: a cycle was recorded with a start not after the previous one;
+ * - `store_in_use`: another running daemon holds the database;
  * - `unknown_box`: a query named a serial the store has never seen;
  * - `bad_range`: a query range is empty or inverted.
  */
@@ -22,7 +22,7 @@ export type StoreErrorCode =
   | 'store_schema_outdated'
   | 'store_migration_failed'
   | 'store_corrupt'
-  | 'store_time_order'
+  | 'store_in_use'
   | 'store_read_only'
   | 'unknown_box'
   | 'bad_range';

@@ -1,6 +1,9 @@
 /**
- * The Store API: what the poller writes and what the CLI and HTTP endpoints read.
- * Implementation: better-sqlite3 (store/*.ts), schema in migrations/.
+ * The Store API: what the poller writes and what the CLI and HTTP endpoints read (history, box
+ * states, uptime). Implementation: better-sqlite3 (store/sqlite/), schema in migrations/. The
+ * alert repositories' interfaces are owned by their consumers (src/alerts/repositories.ts,
+ * src/notify/outbox.ts). The queries here are synchronous in this version (better-sqlite3); see
+ * docs/storage.md, "A second implementation", for what a PostgreSQL store changes.
  */
 import type { BoxSnapshot } from '../model.js';
 
@@ -87,10 +90,17 @@ export interface HistoryOptions {
   kind?: 'raw' | 'rollup';
 }
 
+/** What recording a cycle did with its start time (the clock may have stepped back). */
+export interface RecordedCycle {
+  /** The start time stored: the cycle's own, or 1 ms after the previous cycle when the clock went back. */
+  startedAt: number;
+  /** How far the cycle's own start was at or before the previous cycle's (ms); 0 normally. */
+  clockBehindMs: number;
+}
+
 export interface Store {
-  recordCycle(write: CycleWrite): void;
-  /** Runs `fn` in one transaction (nested calls become savepoints); rolls back if it throws. */
-  transaction<T>(fn: () => T): T;
+  /** Records one cycle (one transaction). Cycle times only move forward; see RecordedCycle. */
+  recordCycle(write: CycleWrite): RecordedCycle;
   boxes(): BoxState[];
   box(serial: string): BoxState | undefined;
   lastCycle(): CycleRecord | undefined;
@@ -102,7 +112,7 @@ export interface Store {
    */
   history(serial: string, metric: Metric, from: number, to: number, options?: HistoryOptions): HistoryResult;
   uptime(from: number, to: number): UptimeRow[];
-  /** Deletes data past retention in small batches; returns rows deleted. */
-  prune(now: number, retention: { rawMs: number; rollupMs: number }): number;
+  /** Deletes data past retention in small batches, at most about `maxRows`; returns rows deleted. */
+  prune(now: number, retention: { rawMs: number; rollupMs: number }, options?: { maxRows?: number }): number;
   close(): void;
 }

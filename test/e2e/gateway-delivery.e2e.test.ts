@@ -106,14 +106,14 @@ alerting: { group_wait: 0s, delivery: { initial_backoff: 5s, max_backoff: 20s } 
       await rig.app.deliverNow();
     }
     expect(rig.smtp.messages).toHaveLength(0);
-    expect(rig.app.alerts.outboxStats().find((s) => s.notifier === 'ops-mail')).toMatchObject({ pending: 1, dead: 0 });
+    expect((await rig.app.outbox.stats()).find((s) => s.notifier === 'ops-mail')).toMatchObject({ pending: 1, dead: 0 });
 
     await rig.smtp.start();
     rig.clock.advance(20_000); // past any backoff (max_backoff 20s)
     await rig.app.deliverNow();
     expect(rig.smtp.messages).toHaveLength(1);
     expect(rig.smtp.messages[0]!.subject).toMatch(new RegExp(`^\\[FIRING\\] critical: box ${box.serial} `));
-    expect(rig.app.alerts.outboxStats().find((s) => s.notifier === 'ops-mail')).toMatchObject({ pending: 0, dead: 0, delivered: 1 });
+    expect((await rig.app.outbox.stats()).find((s) => s.notifier === 'ops-mail')).toMatchObject({ pending: 0, dead: 0, delivered: 1 });
 
     // Exactly once on each channel; no delivery-failure notice (nothing was given up).
     rig.clock.advance(30_000);

@@ -98,7 +98,7 @@ describe('kill -9 during delivery', () => {
     await daemons.until('e-mail B', () => mailsAbout(b.serial, 'FIRING') === 1);
     await daemons.until('Slack B in flight', () => slackAbout(slack.requests, b.serial, 'FIRING') === 1);
     await daemons.until('e-mail B recorded as delivered', () => outboxCount(dbPath, 'ops-mail', 'delivered') === 2);
-    expect(outboxCount(dbPath, 'ops-slack', 'pending')).toBe(1);
+    expect(outboxCount(dbPath, 'ops-slack', 'sending')).toBe(1); // claimed by the pass in flight
 
     // 3. kill -9 in the middle of the Slack delivery.
     daemon.kill('SIGKILL');

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type RawPoint, type SqliteStore } from '../../src/store/index.js';
 import { startCliRig, type CliRig } from '../cli/rig.js';
 import { MAIN, ROOT, ensureBuilt } from '../e2e/build.js';
+import { connectionOf } from '../helpers/sqlite.js';
 
 const PROMTOOL = '/usr/bin/promtool';
 const HOSTILE_NAME = 'Lobby "A"\nrow\\2';
@@ -47,7 +48,7 @@ const raw = (serial: string, metric: 'battery' | 'signal' | 'connected' | 'firmw
   reader.history(serial, metric, from, to, { kind: 'raw' }).points as RawPoint[];
 
 /** Start of the oldest stored sample hour: where the stored history begins. */
-const firstHour = (): number => (reader.db.prepare('SELECT min(hour) FROM samples').pluck().get() as number) * 3_600_000;
+const firstHour = (): number => (connectionOf(reader).prepare('SELECT min(hour) FROM samples').pluck().get() as number) * 3_600_000;
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -148,7 +149,7 @@ describe('boxwatch sql', () => {
       expect(r.err, statement).toMatch(/refused|readonly|read-only/i);
     }
     expect(reader.boxes()).toHaveLength(4);
-    expect(reader.db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'v_boxes'").pluck().get()).toBe(1);
+    expect(connectionOf(reader).prepare("SELECT count(*) FROM sqlite_master WHERE name = 'v_boxes'").pluck().get()).toBe(1);
   });
 
   it('a bad query, a bad function argument or an unknown box is one error line and exit 2', async () => {
@@ -240,7 +241,7 @@ describe('boxwatch export', () => {
     const samples = text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
     expect(dumped).toHaveLength(samples.length);
     // box 1's battery: one sample per ok cycle, 12 from the drop on
-    const okCycles = reader.db.prepare("SELECT started_at FROM cycles WHERE outcome = 'ok' ORDER BY started_at").pluck().all() as number[];
+    const okCycles = connectionOf(reader).prepare("SELECT started_at FROM cycles WHERE outcome = 'ok' ORDER BY started_at").pluck().all() as number[];
     const battery = dumped.filter((l) => l.includes('__name__="boxwatch_box_battery_percent"') && l.includes(`serial="${serials[1]}"`));
     const points = battery.map((l) => ({ t: Number(l.split(' ').at(-1)), value: Number(l.split(' ').at(-2)) }));
     expect(points.map((p) => p.t)).toEqual(okCycles);

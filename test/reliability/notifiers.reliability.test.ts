@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRig, type Rig } from './rig.js';
+import { connectionOf } from '../helpers/sqlite.js';
 
 const YAML = `rules:
   - { name: box-offline, kind: disconnected, severity: critical }
@@ -25,7 +26,7 @@ interface OutboxRow {
   last_error: string | null;
 }
 const outbox = (r: Rig, notifier: string): OutboxRow[] =>
-  r.app.store.db.prepare('SELECT status, attempts, next_attempt_at, last_error FROM outbox WHERE notifier = ? ORDER BY id').all(notifier) as OutboxRow[];
+  connectionOf(r.app.store).prepare('SELECT status, attempts, next_attempt_at, last_error FROM outbox WHERE notifier = ? ORDER BY id').all(notifier) as OutboxRow[];
 
 /** A rig whose fleet is polled once, then one box goes down while `fail` is in effect. */
 async function boxDownWhile(fail: (r: Rig) => void | Promise<void>, options: { notifierTimeoutMs?: number } = {}): Promise<{ r: Rig; serial: string }> {

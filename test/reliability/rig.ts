@@ -24,6 +24,7 @@ import { openStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+import { connectionOf } from '../helpers/sqlite.js';
 
 export const KEY = 'reliability-account-key';
 
@@ -187,7 +188,7 @@ http: false
       rig.app = make();
     },
     cycles() {
-      const rows = rig.app.store.db.prepare('SELECT outcome, error_code FROM cycles ORDER BY started_at').all() as { outcome: string; error_code: string | null }[];
+      const rows = connectionOf(rig.app.store).prepare('SELECT outcome, error_code FROM cycles ORDER BY started_at').all() as { outcome: string; error_code: string | null }[];
       return rows.map((r) => (r.outcome === 'ok' ? 'ok' : `failed:${r.error_code ?? '?'}`));
     },
     transitions() {

@@ -19,11 +19,12 @@ import { allCommands } from '../../src/cli/index.js';
 import { runCli } from '../../src/cli/program.js';
 import { createNotifier, Dispatcher } from '../../src/notify/index.js';
 import { testMessage } from '../../src/notify/test-message.js';
-import { AlertStore } from '../../src/store/alert-store.js';
 import { openStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { startSlackReceiver } from '../helpers/slack-receiver.js';
 import { startRig, subjects, type Rig } from './rig.js';
+import { connectionOf } from '../helpers/sqlite.js';
+import type { NotificationMessage, Notifier } from '../../src/notify/types.js';
 
 let rig: Rig | undefined;
 const cleanups: (() => void)[] = [];
@@ -89,7 +90,7 @@ describe('database locked by another process', () => {
     await rig.cycle(0);
     // Stand-in for a lock held longer than the 5 s busy_timeout: a shorter timeout on the daemon's
     // connection and a lock that this test releases when it wants.
-    rig.app.store.db.pragma('busy_timeout = 100');
+    connectionOf(rig.app.store).pragma('busy_timeout = 100');
     const other = new Database(rig.dbPath);
     cleanups.push(() => other.close());
     other.exec('BEGIN EXCLUSIVE');
@@ -127,7 +128,7 @@ describe('database locked while alerts move to the outbox', () => {
     rig.sim.sim.fleet.apply([box], { kind: 'disconnect' });
     await rig.cycle(); // the alert is committed; its notifications wait out group_wait in their queue
     expect(rig.transitions()).toEqual([`box-offline:${box.serial}:firing`]);
-    rig.app.store.db.pragma('busy_timeout = 100');
+    connectionOf(rig.app.store).pragma('busy_timeout = 100');
     const other = new Database(rig.dbPath);
     cleanups.push(() => other.close());
     other.exec('BEGIN EXCLUSIVE');
@@ -145,19 +146,25 @@ describe('database locked while alerts move to the outbox', () => {
 });
 
 describe('database locked while a delivery is recorded', () => {
-  it('the dispatcher waits a poll interval instead of re-sending in a loop, then records the delivery', async () => {
+  it('the dispatcher waits instead of re-sending in a loop; the claim expires, and the message is sent again and recorded', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'boxwatch-rel-outbox-'));
     const slack = await startSlackReceiver();
     const clock = new FakeClock('2026-03-01T12:00:00Z');
     const store = openStore(join(dir, 'boxwatch.db'), { clock });
-    const alerts = new AlertStore(store.db);
-    const dispatcher = new Dispatcher({
-      notifiers: [createNotifier({ name: 'ops-slack', type: 'slack', webhook_url: slack.url })],
-      queue: alerts,
-      clock,
-      pollIntervalMs: 5_000,
-    });
+    const alerts = store.outbox<NotificationMessage>();
     const other = new Database(join(dir, 'boxwatch.db'));
+    // Another process takes the database right after the first send, before it can be recorded.
+    const slackNotifier = createNotifier({ name: 'ops-slack', type: 'slack', webhook_url: slack.url });
+    let sends = 0;
+    const notifier: Notifier = {
+      name: slackNotifier.name,
+      type: slackNotifier.type,
+      send: async (message, signal) => {
+        await slackNotifier.send(message, signal);
+        if (++sends === 1) other.exec('BEGIN EXCLUSIVE');
+      },
+    };
+    const dispatcher = new Dispatcher({ notifiers: [notifier], queue: alerts, clock, pollIntervalMs: 5_000, sendTimeoutMs: 10_000, batchSize: 5 });
     cleanups.push(() => {
       other.close();
       store.close();
@@ -165,21 +172,23 @@ describe('database locked while a delivery is recorded', () => {
       rmSync(dir, { recursive: true, force: true });
     });
     alerts.enqueue('ops-slack', testMessage(clock.now()), clock.now());
-    store.db.pragma('busy_timeout = 50'); // a lock held longer than busy_timeout, quickly
-    other.exec('BEGIN EXCLUSIVE');
+    connectionOf(store).pragma('busy_timeout = 50'); // a lock held longer than busy_timeout, quickly
 
     dispatcher.start();
     await slack.waitFor(1); // sent, but "delivered" cannot be written
     // Give a runaway loop time to show itself: it would re-send every busy_timeout (50 ms).
     await new Promise((r) => setTimeout(r, 400));
     expect(slack.requests).toHaveLength(1);
-    expect(alerts.outboxStats()).toEqual([expect.objectContaining({ notifier: 'ops-slack', pending: 1 })]);
+    expect(alerts.stats()).toEqual([expect.objectContaining({ notifier: 'ops-slack', pending: 1 })]);
 
     other.exec('COMMIT');
-    clock.advance(5_000); // the next pass: sent again (at least once), recorded this time
+    clock.advance(5_000); // a poll interval later: the row is still claimed by the pass whose record failed
+    await new Promise((r) => setTimeout(r, 100));
+    expect(slack.requests).toHaveLength(1);
+    clock.advance(5 * 10_000 + 60_000); // the claim's lease (batch x send timeout + 1 min) ends: sent again (at least once), recorded
     await slack.waitFor(2);
     await dispatcher.stop();
-    expect(alerts.outboxStats()).toEqual([expect.objectContaining({ notifier: 'ops-slack', pending: 0, delivered: 1 })]);
+    expect(alerts.stats()).toEqual([expect.objectContaining({ notifier: 'ops-slack', pending: 0, delivered: 1 })]);
     expect(slack.requests).toHaveLength(2);
   });
 });
@@ -188,7 +197,7 @@ describe('disk full', () => {
   it('writes fail with SQLITE_FULL: logged and counted, no crash; everything resumes when space returns', async () => {
     rig = await startRig();
     await rig.cycle(0);
-    const db = rig.app.store.db;
+    const db = connectionOf(rig.app.store);
     const pages = db.pragma('page_count', { simple: true }) as number;
     db.pragma(`max_page_count = ${pages}`); // the database may not grow any more
     // Poll until the free room in the file's pages is used up (a few dozen cycles).
@@ -281,7 +290,7 @@ log: { level: error, format: json }
   async function damagedDatabase(table: string | null): Promise<Buffer> {
     rig = await startRig();
     for (let i = 0; i < 3; i++) await rig.cycle();
-    const root = table && (rig.app.store.db.prepare('SELECT rootpage FROM sqlite_schema WHERE name = ?').pluck().get(table) as number);
+    const root = table && (connectionOf(rig.app.store).prepare('SELECT rootpage FROM sqlite_schema WHERE name = ?').pluck().get(table) as number);
     await rig.app.stop();
     const bytes = readFileSync(rig.dbPath);
     const pageSize = bytes.readUInt16BE(16);

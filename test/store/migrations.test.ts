@@ -10,6 +10,7 @@ import { openStore } from '../../src/store/index.js';
 import { APPLICATION_ID, defaultMigrationsDir } from '../../src/store/migrate.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { okCycle, snap, tempDir } from './model.js';
+import { connectionOf } from '../helpers/sqlite.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
 let tmp: ReturnType<typeof tempDir>;
@@ -52,10 +53,10 @@ function migrationsWith(extra: Record<string, string>): string {
 describe('migrations', () => {
   it('creates and migrates a new database (WAL, foreign keys, marked as boxwatch)', () => {
     const store = openStore(path, { clock: new FakeClock(T0) });
-    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(store.db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
-    expect(store.db.pragma('application_id', { simple: true })).toBe(APPLICATION_ID);
+    expect(connectionOf(store).pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(connectionOf(store).pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(connectionOf(store).pragma('synchronous', { simple: true })).toBe(1); // NORMAL
+    expect(connectionOf(store).pragma('application_id', { simple: true })).toBe(APPLICATION_ID);
     store.close();
     const { migrations, tables } = inspect(path);
     expect(realMigrations()[0]).toBe('0001_init');

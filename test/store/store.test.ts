@@ -97,9 +97,20 @@ describe('recordCycle', () => {
     ]);
   });
 
-  it('refuses a cycle that does not start after the previous one', () => {
-    store.recordCycle(okCycle(T0, [snap('BX-001')]));
-    expect(() => store.recordCycle(okCycle(T0, [snap('BX-001')]))).toThrow(expect.objectContaining({ code: 'store_time_order' }));
+  it('when the clock steps back, cycles are still recorded, each just after the previous one, also after reopening', () => {
+    expect(store.recordCycle(okCycle(T0, [snap('BX-001', { battery: 80 })]))).toEqual({ startedAt: T0, clockBehindMs: 0 });
+    // NTP stepped the clock back a minute: the next cycles start "before" the one recorded.
+    expect(store.recordCycle(okCycle(T0 - 60_000, [snap('BX-001', { battery: 79 })]))).toEqual({ startedAt: T0 + 1, clockBehindMs: 60_000 });
+    expect(store.recordCycle(okCycle(T0 - 30_000, [snap('BX-001', { battery: 78 })]))).toEqual({ startedAt: T0 + 2, clockBehindMs: 30_001 });
+    store.close();
+    store = openStore(path, { clock: new FakeClock(T0) });
+    expect(store.recordCycle(okCycle(T0, [snap('BX-001', { battery: 77 })]))).toEqual({ startedAt: T0 + 3, clockBehindMs: 2 });
+    // Once wall time is past the last record, cycles carry their own start again.
+    expect(store.recordCycle(okCycle(T0 + 30_000, [snap('BX-001', { battery: 76 })]))).toEqual({ startedAt: T0 + 30_000, clockBehindMs: 0 });
+    expect(store.lastCycle()?.startedAt).toBe(T0 + 30_000);
+    expect(store.box('BX-001')?.battery).toBe(76);
+    expect(store.valueAt('BX-001', 'battery', T0 + 3)?.value).toBe(77);
+    expect(store.history('BX-001', 'battery', T0, T0 + 60_000).points.map((p) => (p as { value: unknown }).value)).toEqual([80, 79, 78, 77, 76]);
   });
 
   it('a cycle that fails half-way is rolled back entirely, and recording goes on correctly', () => {

@@ -1,10 +1,10 @@
 /**
- * CallsRepo on SQLite (migrations/0006_calls.sql). It shares the store's connection and owns the
+ * CallsRepo on SQLite (migrations/0006_calls.sql), built by SqliteStore (`store.calls`). It shares the store's connection and owns the
  * `calls`, `call_rollups` and `call_sync` tables; nothing else writes them. Rollups are recomputed
  * from the calls of every (day, box, agent) a write touches, so they never drift from the rows.
  */
 import type Database from 'better-sqlite3';
-import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallsWrite, type CallSyncState, type RecordingState } from './calls-repo.js';
+import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallsWrite, type CallSyncState, type RecordingState } from '../calls-repo.js';
 
 const BATCH = 500;
 

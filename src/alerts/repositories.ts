@@ -1,0 +1,115 @@
+/**
+ * The storage the alert stages need, as interfaces owned here (the store implements them; see
+ * src/store/sqlite/ for SQLite). Written so that a second implementation (PostgreSQL) can satisfy
+ * them: no SQLite types, plain data in and out, and the daemon's write path asynchronous-capable.
+ *
+ * Why the write path looks like this: better-sqlite3 is synchronous and a SQLite transaction cannot
+ * span an `await`, while a PostgreSQL client is asynchronous. So the write path never holds a
+ * transaction open across the caller's code. A cycle is one unit-of-work call (`commitCycle`): the
+ * store records the cycle, reads what the alert stage needs (boxes, alert states, silences) in the
+ * same transaction, hands it to a pure, synchronous `decide` function, and persists what it
+ * returns. The grouper likewise reads (`pending`) and then makes one atomic call (`release`).
+ * Every method returns `Awaitable<T>`: SQLite answers at once, PostgreSQL with a Promise; callers
+ * always await.
+ *
+ * The query side (`AlertQueries`, used by the CLI and the HTTP API) is synchronous in this version,
+ * like the history queries of src/store/types.ts: a PostgreSQL store will make these Awaitable and
+ * their few callers await (docs/storage.md, "A second implementation").
+ */
+import type { Awaitable } from '../awaitable.js';
+import type { AlertItem } from '../notify/types.js';
+import type { BoxState, CycleWrite, RecordedCycle } from '../store/types.js';
+import type { Silence } from './silences.js';
+import type { AlertState, Transition } from './types.js';
+
+/** A stored transition, with its row id (stable order). */
+export interface TransitionRow extends Transition {
+  id: number;
+}
+
+/** One notification routed to a notifier, waiting out group_wait. */
+export interface QueuedItem<I> {
+  notifier: string;
+  createdAt: number;
+  item: I;
+}
+
+/** A queued item as stored, with its id. */
+export interface QueuedRow<I> extends QueuedItem<I> {
+  id: number;
+}
+
+/** What the store reads for the alert stage of a cycle, inside the cycle's transaction. */
+export interface CycleView {
+  /** Box states after the cycle was recorded. */
+  boxes: BoxState[];
+  /** Every alert not at rest. */
+  states: ReadonlyMap<string, AlertState>;
+  /** Silences not ended at the cycle's `now` (pending and active). */
+  silences: Silence[];
+}
+
+/** What the alert stage of a cycle writes. */
+export interface AlertWrite<I> {
+  /** The alert states after the cycle; those equal to the view's are not rewritten. */
+  states: ReadonlyMap<string, AlertState>;
+  /** Keys of alerts back at rest (their state rows go). */
+  dropped: readonly string[];
+  transitions: readonly Transition[];
+  /** Routed notifications for the group_wait queue. */
+  queued: readonly QueuedItem<I>[];
+}
+
+/** The daemon's cycle write: the cycle, its samples and its alert stage, all or nothing. */
+export interface CycleCommitter<I> {
+  commitCycle<T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }): Awaitable<{ recorded: RecordedCycle; result: T }>;
+}
+
+/** A batch of queued items leaving the queue as one outbox message (null: only drop the items). */
+export interface ReleasedBatch<M> {
+  notifier: string;
+  ids: readonly number[];
+  message: M | null;
+}
+
+/** The group_wait queue as the grouper sees it. */
+export interface GroupQueue<I, M> {
+  /** Queued items, per notifier oldest first, at most `perNotifier` of each notifier. Damaged rows are dropped. */
+  pending(perNotifier: number): Awaitable<QueuedRow<I>[]>;
+  /** Atomically: removes the batches' items from the queue and puts their messages into the outbox. */
+  release(batches: readonly ReleasedBatch<M>[], now: number): Awaitable<void>;
+}
+
+/** One outbox message as the notification log shows it (dashboard /alerts). */
+export interface OutboxEntry {
+  id: number;
+  notifier: string;
+  createdAt: number;
+  status: 'pending' | 'sending' | 'delivered' | 'dead';
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  doneAt: number | null;
+  /** The alerts the message told about (empty when the row is damaged). */
+  items: AlertItem[];
+}
+
+/** Reads of alert state and history for the CLI and the HTTP API (synchronous; see the header). */
+export interface AlertQueries {
+  /** Every alert not at rest, by key. */
+  states(): Map<string, AlertState>;
+  /** Transitions at or after `since` (of one box when `serial` is given), oldest first. */
+  transitionsSince(since: number, serial?: string): TransitionRow[];
+  /** The newest outbox messages created since `since` (at most `limit`, default 1000), newest first: the notification log. */
+  outboxSince(since: number, limit?: number): OutboxEntry[];
+  /** Silences not yet ended at `now` (pending and active); with `all`, every silence. */
+  silences(now: number, options?: { all?: boolean }): Silence[];
+  silence(id: string): Silence | undefined;
+}
+
+/** Silences as `boxwatch silence` writes them. */
+export interface SilenceWrites {
+  addSilence(input: Omit<Silence, 'id'>, now: number): Silence;
+  /** Ends a silence now; false if there is none with that id or it had already ended. */
+  expireSilence(id: string, now: number): boolean;
+}

@@ -1,0 +1,5 @@
+/**
+ * `Awaitable<T>`: what a repository method returns when one implementation answers at once
+ * (better-sqlite3 is synchronous) and another later (a network database). Callers always `await`.
+ */
+export type Awaitable<T> = T | Promise<T>;

@@ -1,0 +1,207 @@
+/**
+ * The durable outbox in `outbox` (migrations 0002 and 0003), implementing the dispatcher's
+ * OutboxRepository (src/notify/outbox.ts) without knowing the message type: messages are JSON of
+ * the caller's type `M`, checked by the caller's `looksRight` when read back.
+ *
+ * Row life: pending -> sending (claimed, until lease_until) -> delivered | pending again (failed,
+ * with next_attempt_at) | dead. Dead rows carry reported_at once a delivery-failure notice named
+ * them (or at once when they are not to be reported). Every read-then-write runs in an IMMEDIATE
+ * transaction, so it never meets SQLITE_BUSY_SNAPSHOT next to another writer.
+ */
+import type Database from 'better-sqlite3';
+import { isObject, type DamagedRows } from '../damaged-rows.js';
+
+export interface OutboxLogEntry<I> {
+  id: number;
+  notifier: string;
+  createdAt: number;
+  status: 'pending' | 'sending' | 'delivered' | 'dead';
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  doneAt: number | null;
+  items: I[];
+}
+
+export interface StoredOutboxRow<M> {
+  id: number;
+  notifier: string;
+  message: M;
+  createdAt: number;
+  attempts: number;
+  nextAttemptAt: number;
+}
+
+interface OutboxDbRow {
+  id: number;
+  notifier: string;
+  created_at: number;
+  message: string;
+  attempts: number;
+  next_attempt_at: number;
+}
+
+/** The default shape check of a stored message: an object with a `kind`. */
+export const looksLikeMessage = (v: unknown): boolean => isObject(v) && typeof v.kind === 'string';
+
+/** Prepares the outbox statements (shared with the group queue, which inserts messages). */
+export function outboxStatements(db: Database.Database) {
+  return {
+    insert: db.prepare('INSERT INTO outbox (notifier, created_at, message, next_attempt_at) VALUES (?, ?, ?, ?)'),
+    claimable: db.prepare(
+      'SELECT id, notifier, created_at, message, attempts, next_attempt_at FROM outbox WHERE notifier = ? AND ' +
+        "((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?)) ORDER BY id LIMIT ?",
+    ),
+    take: db.prepare("UPDATE outbox SET status = 'sending', lease_until = ? WHERE id = ?"),
+    untake: db.prepare("UPDATE outbox SET status = 'pending', lease_until = NULL WHERE id = ? AND status = 'sending'"),
+    untakeAll: db.prepare("UPDATE outbox SET status = 'pending', lease_until = NULL WHERE status = 'sending'"),
+    nextDue: db.prepare(
+      "SELECT MIN(CASE status WHEN 'pending' THEN next_attempt_at ELSE lease_until END) FROM outbox WHERE notifier = ? AND status IN ('pending', 'sending')",
+    ).pluck(),
+    delivered: db.prepare("UPDATE outbox SET status = 'delivered', lease_until = NULL, done_at = ? WHERE id = ?"),
+    failed: db.prepare("UPDATE outbox SET status = 'pending', lease_until = NULL, attempts = attempts + 1, last_error = ?, next_attempt_at = ? WHERE id = ?"),
+    dead: db.prepare("UPDATE outbox SET status = 'dead', lease_until = NULL, attempts = attempts + 1, last_error = ?, done_at = ?, reported_at = ? WHERE id = ?"),
+    unreported: db.prepare(
+      "SELECT notifier, COUNT(*) AS dead, MIN(created_at) AS failing_since, MAX(id) AS up_to_id FROM outbox WHERE status = 'dead' AND reported_at IS NULL GROUP BY notifier ORDER BY notifier",
+    ),
+    lastError: db.prepare("SELECT last_error FROM outbox WHERE notifier = ? AND status = 'dead' AND reported_at IS NULL ORDER BY id DESC LIMIT 1").pluck(),
+    lastReported: db.prepare('SELECT MAX(reported_at) FROM outbox WHERE notifier = ?').pluck(),
+    markReported: db.prepare("UPDATE outbox SET reported_at = ? WHERE notifier = ? AND status = 'dead' AND reported_at IS NULL AND id <= ?"),
+    notifiersWaiting: db.prepare("SELECT DISTINCT notifier FROM outbox WHERE status IN ('pending', 'sending')").pluck(),
+    retire: db.prepare("UPDATE outbox SET status = 'dead', lease_until = NULL, last_error = ?, done_at = ?, reported_at = NULL WHERE notifier = ? AND status IN ('pending', 'sending')"),
+    stats: db.prepare(
+      "SELECT notifier, SUM(status IN ('pending', 'sending')) AS pending, SUM(status = 'dead') AS dead, SUM(status = 'delivered') AS delivered FROM outbox GROUP BY notifier",
+    ),
+    since: db.prepare('SELECT * FROM outbox WHERE created_at >= ? ORDER BY id DESC LIMIT ?'),
+    queuedCount: db.prepare('SELECT notifier, COUNT(*) AS n FROM notification_queue GROUP BY notifier'),
+  };
+}
+
+export class SqliteOutbox<M> {
+  private readonly s;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly damaged: DamagedRows,
+    private readonly looksRight: (value: unknown) => boolean = looksLikeMessage,
+  ) {
+    this.s = outboxStatements(db);
+  }
+
+  enqueue(notifier: string, message: M, now: number): void {
+    this.s.insert.run(notifier, now, JSON.stringify(message), now);
+  }
+
+  claim(notifier: string, now: number, limit: number, leaseMs: number): StoredOutboxRow<M>[] {
+    // Nothing due (the common case): answered by a read, without taking the write lock.
+    if (this.s.claimable.get(notifier, now, now, 1) === undefined) return [];
+    return this.db
+      .transaction(() => {
+        const rows: StoredOutboxRow<M>[] = [];
+        for (const r of this.s.claimable.all(notifier, now, now, limit) as OutboxDbRow[]) {
+          const message = this.damaged.read<M>('outbox', r.id, r.message, this.looksRight);
+          if (message === undefined) {
+            // A damaged row must not block its notifier for ever: set aside, visibly.
+            this.s.dead.run('unreadable outbox row (damaged JSON)', now, now, r.id);
+            continue;
+          }
+          this.s.take.run(now + leaseMs, r.id);
+          rows.push({ id: r.id, notifier: r.notifier, message, createdAt: r.created_at, attempts: r.attempts, nextAttemptAt: r.next_attempt_at });
+        }
+        return rows;
+      })
+      .immediate();
+  }
+
+  unclaim(ids: readonly number[]): void {
+    this.db.transaction(() => {
+      for (const id of ids) this.s.untake.run(id);
+    })();
+  }
+
+  /** Every claim becomes void (a daemon starts: no other process delivers; see SqliteStore.lockForDaemon). */
+  unclaimAll(): void {
+    this.s.untakeAll.run();
+  }
+
+  markDelivered(id: number, now: number): void {
+    this.s.delivered.run(now, id);
+  }
+
+  markFailed(id: number, _now: number, error: string, nextAttemptAt: number): void {
+    this.s.failed.run(error, nextAttemptAt, id);
+  }
+
+  markDead(id: number, now: number, error: string, options: { report?: boolean } = {}): void {
+    this.s.dead.run(error, now, options.report === false ? now : null, id);
+  }
+
+  nextDue(notifier: string): number | null {
+    return (this.s.nextDue.get(notifier) as number | null) ?? null;
+  }
+
+  unreportedFailures(): { notifier: string; dead: number; failingSince: number; lastError: string; upToId: number; lastReportedAt: number | null }[] {
+    const rows = this.s.unreported.all() as { notifier: string; dead: number; failing_since: number; up_to_id: number }[];
+    return rows.map((r) => ({
+      notifier: r.notifier,
+      dead: r.dead,
+      failingSince: r.failing_since,
+      lastError: (this.s.lastError.get(r.notifier) as string | null) ?? '',
+      upToId: r.up_to_id,
+      lastReportedAt: (this.s.lastReported.get(r.notifier) as number | null) ?? null,
+    }));
+  }
+
+  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number): void {
+    this.db
+      .transaction(() => {
+        for (const n of notices) this.s.insert.run(n.notifier, now, JSON.stringify(n.message), now);
+        for (const r of reported) this.s.markReported.run(now, r.notifier, r.upToId);
+      })
+      .immediate();
+  }
+
+  retire(keep: readonly string[], now: number, reason: (notifier: string) => string): number {
+    const kept = new Set(keep);
+    return this.db
+      .transaction(() => {
+        let marked = 0;
+        for (const notifier of this.s.notifiersWaiting.all() as string[]) {
+          if (!kept.has(notifier)) marked += this.s.retire.run(reason(notifier), now, notifier).changes;
+        }
+        return marked;
+      })
+      .immediate();
+  }
+
+  /** The newest messages created since `since` (at most `limit`), newest first, with their items (`items` of `M`). */
+  log<I>(since: number, limit: number, itemsOf: (message: M) => I[]): OutboxLogEntry<I>[] {
+    const rows = this.s.since.all(since, limit) as (OutboxDbRow & { status: OutboxLogEntry<I>['status']; last_error: string | null; done_at: number | null })[];
+    return rows.map((r) => {
+      const message = this.damaged.read<M>('outbox', r.id, r.message, this.looksRight);
+      return {
+        id: r.id,
+        notifier: r.notifier,
+        createdAt: r.created_at,
+        status: r.status,
+        attempts: r.attempts,
+        nextAttemptAt: r.next_attempt_at,
+        lastError: r.last_error,
+        doneAt: r.done_at,
+        items: message === undefined ? [] : itemsOf(message),
+      };
+    });
+  }
+
+  /** Per notifier: messages waiting (pending or being sent, plus items still grouping), dead and delivered. */
+  stats(): { notifier: string; pending: number; dead: number; delivered: number }[] {
+    const stats = new Map<string, { notifier: string; pending: number; dead: number; delivered: number }>();
+    for (const r of this.s.stats.all() as { notifier: string; pending: number; dead: number; delivered: number }[]) stats.set(r.notifier, { ...r });
+    for (const r of this.s.queuedCount.all() as { notifier: string; n: number }[]) {
+      const s = stats.get(r.notifier) ?? { notifier: r.notifier, pending: 0, dead: 0, delivered: 0 };
+      s.pending += r.n;
+      stats.set(r.notifier, s);
+    }
+    return [...stats.values()].sort((a, b) => a.notifier.localeCompare(b.notifier));
+  }
+}

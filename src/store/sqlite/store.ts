@@ -1,0 +1,313 @@
+/**
+ * The SQLite store: one better-sqlite3 connection (private) behind the history API (writer.ts,
+ * reader.ts, retention.ts) and the alert repositories (alert-states.ts, transitions.ts,
+ * silences.ts, group-queue.ts, outbox.ts). Nothing outside src/store/sqlite/ sees the connection
+ * or a SQLite type: consumers hold the interfaces they own (src/alerts/repositories.ts,
+ * src/notify/outbox.ts, src/store/types.ts).
+ *
+ * Every write that reads first runs in an IMMEDIATE transaction (the write lock is taken at BEGIN,
+ * so a CLI writer next to the daemon makes it wait for busy_timeout, never fail with
+ * SQLITE_BUSY_SNAPSHOT). A cycle (its history rows, alert states, transitions and queued
+ * notifications) is one such transaction: `commitCycle`.
+ */
+import type Database from 'better-sqlite3';
+import { hostname } from 'node:os';
+import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
+import { systemClock, type Clock } from '../../clock.js';
+import type { Logger } from '../../log.js';
+import { DamagedRows } from '../damaged-rows.js';
+import { StoreError } from '../errors.js';
+import { damagedOr, openDatabase } from '../migrate.js';
+import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, Store, UptimeRow } from '../types.js';
+import { SqliteAlertStates } from './alert-states.js';
+import { SqliteCallsRepo } from './calls.js';
+import { SqliteGroupQueue } from './group-queue.js';
+import { SqliteOutbox } from './outbox.js';
+import { HistoryReader } from './reader.js';
+import { Retention, type PruneOptions, type RetentionMs } from './retention.js';
+import { prepareStatements, StringTable, type Statements } from './rows.js';
+import { SqliteSilences } from './silences.js';
+import { SqliteTransitions } from './transitions.js';
+import { CycleWriter } from './writer.js';
+
+const MINUTE = 60_000;
+/** Default longest pause between two polls that still counts as continuous observation. */
+export const DEFAULT_MAX_GAP_MS = 5 * MINUTE;
+
+export interface StoreOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Where the NNNN_name.sql files are; default: the package's migrations/ folder. */
+  migrationsDir?: string;
+  /** Open an existing database for queries only (the CLI); no migrations are applied. */
+  readonly?: boolean;
+  /**
+   * An observation holds until the next poll attempt, but at most this long; polls further apart
+   * leave a gap between them. Default 5 minutes; must exceed the poll interval.
+   */
+  maxGapMs?: number;
+}
+
+/** Who holds a database for a daemon (in `meta`, key `daemon`). */
+export interface DaemonHolder {
+  pid: number;
+  host: string;
+  /** When it took the database (ms). */
+  since: number;
+}
+
+const DAEMON_KEY = 'daemon';
+
+/** Opens (creating and migrating as needed) the store at `path`. */
+export function openStore(path: string, options: StoreOptions = {}): SqliteStore {
+  const clock = options.clock ?? systemClock;
+  const db = openDatabase(path, {
+    clock,
+    logger: options.logger,
+    migrationsDir: options.migrationsDir,
+    readonly: options.readonly,
+  });
+  try {
+    return new SqliteStore(db, path, options.maxGapMs ?? DEFAULT_MAX_GAP_MS, clock);
+  } catch (err) {
+    db.close();
+    throw damagedOr(err, path);
+  }
+}
+
+export class SqliteStore implements Store {
+  /** Damaged JSON rows met by any repository of this store (logged once, counted per table). */
+  readonly damagedRows = new DamagedRows();
+  readonly alertStates: SqliteAlertStates;
+  readonly transitions: SqliteTransitions;
+  readonly silences: SqliteSilences;
+  /** The alert reads of the CLI and the HTTP API, and the silence writes of `boxwatch silence`. */
+  readonly alerts: AlertQueries & SilenceWrites;
+  private readonly s: Statements;
+  private readonly writer: CycleWriter;
+  private readonly reader: HistoryReader;
+  private readonly retention: Retention;
+  private heldByUs: DaemonHolder | null = null;
+  private callsRepo: SqliteCallsRepo | undefined;
+
+  constructor(
+    private readonly db: Database.Database,
+    /** The database file (for messages). */
+    readonly path: string,
+    readonly maxGapMs: number,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.s = prepareStatements(db);
+    const strings = new StringTable(this.s);
+    this.writer = new CycleWriter(this.s, strings, maxGapMs);
+    this.reader = new HistoryReader(this.s, strings, maxGapMs);
+    this.retention = new Retention(this.s, db, () => this.writer.openHour());
+    this.alertStates = new SqliteAlertStates(db, this.damagedRows, () => clock.now());
+    this.transitions = new SqliteTransitions(db, this.damagedRows);
+    this.silences = new SqliteSilences(db, this.damagedRows);
+    const { alertStates, transitions, silences } = this;
+    const log = new SqliteOutbox<{ items: unknown }>(db, this.damagedRows);
+    this.alerts = {
+      states: () => alertStates.states(),
+      transitionsSince: (since, serial) => transitions.transitionsSince(since, serial),
+      // The items are the alert items the grouper stored (AlertItem); a damaged message has none.
+      outboxSince: (since, limit = 1000) => log.log(since, limit, (m) => (Array.isArray(m.items) ? m.items : [])) as OutboxEntry[],
+      silences: (now, options) => silences.silences(now, options),
+      silence: (id) => silences.silence(id),
+      addSilence: (input, now) => {
+        this.writable();
+        return silences.addSilence(input, now);
+      },
+      expireSilence: (id, now) => {
+        this.writable();
+        return silences.expireSilence(id, now);
+      },
+    };
+  }
+
+  /** The calls repository (built on first use: a read-only database from before calls has no such table). */
+  get calls(): SqliteCallsRepo {
+    this.callsRepo ??= new SqliteCallsRepo(this.db);
+    return this.callsRepo;
+  }
+
+  /** The outbox, its messages of type M (checked by `looksRight` when read back). */
+  outbox<M>(looksRight?: (value: unknown) => boolean): SqliteOutbox<M> {
+    return new SqliteOutbox<M>(this.db, this.damagedRows, looksRight);
+  }
+
+  /** The group_wait queue of items of type I, released as outbox messages of type M. */
+  groupQueue<I, M>(): SqliteGroupQueue<I, M> {
+    return new SqliteGroupQueue<I, M>(this.db, this.damagedRows);
+  }
+
+  // ---------------------------------------------------------------- writing
+
+  /**
+   * Records one poll cycle in one transaction. Cycle times only move forward: a cycle whose start
+   * is not after the previous one (the clock stepped back) is recorded 1 ms after it; the result
+   * says so.
+   */
+  recordCycle(write: CycleWrite): RecordedCycle {
+    return this.unitOfWork(() => this.writer.record(write));
+  }
+
+  /**
+   * The daemon's cycle as one unit of work: records the cycle, reads what the alert stage needs,
+   * runs the pure `decide` on it and writes what it returns, in one IMMEDIATE transaction.
+   */
+  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }): { recorded: RecordedCycle; result: T } {
+    const queue = this.groupQueue<I, unknown>();
+    return this.unitOfWork(() => {
+      const recorded = this.writer.record(write);
+      const view: CycleView = { boxes: this.reader.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now) };
+      const { alerts, result } = decide(view);
+      this.alertStates.save(view.states, alerts.states, alerts.dropped);
+      this.transitions.append(alerts.transitions);
+      queue.enqueueItems(alerts.queued);
+      return { recorded, result };
+    });
+  }
+
+  private unitOfWork<T>(fn: () => T): T {
+    this.writable();
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (err) {
+      this.writer.reset(); // the in-memory write state may hold what was rolled back
+      throw err;
+    }
+  }
+
+  private writable(): true {
+    if (this.db.readonly) throw new StoreError('store_read_only', 'the store was opened read-only');
+    return true;
+  }
+
+  // ---------------------------------------------------------------- the daemon's hold
+
+  /**
+   * Takes the database for this process's daemon, or refuses (StoreError `store_in_use`) naming the
+   * holder and the database when another live daemon holds it. A holder whose process is gone
+   * (same host, pid not running, or our own pid from an earlier life in a container) is taken
+   * over. Claims on outbox rows left by an earlier process are voided: only one daemon delivers.
+   */
+  lockForDaemon(): DaemonHolder {
+    const me: DaemonHolder = { pid: process.pid, host: hostname(), since: this.clock.now() };
+    this.unitOfWork(() => {
+      const text = this.s.getMeta.get(DAEMON_KEY) as string | undefined;
+      const holder = text === undefined ? null : parseHolder(text);
+      if (holder !== null && !isStale(holder, me)) {
+        throw new StoreError(
+          'store_in_use',
+          `${this.path} is in use by another boxwatch daemon (pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}); stop it first, or give this one another storage.path`,
+        );
+      }
+      this.s.setMeta.run(DAEMON_KEY, JSON.stringify(me));
+      this.outbox().unclaimAll();
+    });
+    this.heldByUs = me;
+    return me;
+  }
+
+  /** Gives the database up (when the daemon stops); only if this process still holds it. */
+  unlockForDaemon(): void {
+    const mine = this.heldByUs;
+    if (mine === null) return;
+    this.heldByUs = null;
+    this.unitOfWork(() => {
+      const text = this.s.getMeta.get(DAEMON_KEY) as string | undefined;
+      const holder = text === undefined ? null : parseHolder(text);
+      if (holder !== null && holder.pid === mine.pid && holder.host === mine.host && holder.since === mine.since) {
+        this.db.prepare('DELETE FROM meta WHERE key = ?').run(DAEMON_KEY);
+      }
+    });
+  }
+
+  // ---------------------------------------------------------------- reading
+
+  boxes(): BoxState[] {
+    return this.reader.boxes();
+  }
+
+  box(serial: string): BoxState | undefined {
+    return this.reader.box(serial);
+  }
+
+  lastCycle(): CycleRecord | undefined {
+    return this.reader.lastCycle();
+  }
+
+  valueAt(serial: string, metric: Metric, t: number): RawPoint | undefined {
+    return this.reader.valueAt(serial, metric, t);
+  }
+
+  history(serial: string, metric: Metric, from: number, to: number, options?: HistoryOptions): HistoryResult {
+    return this.reader.history(serial, metric, from, to, options);
+  }
+
+  uptime(from: number, to: number): UptimeRow[] {
+    return this.reader.uptime(from, to);
+  }
+
+  /** Start of the oldest stored sample hour (ms), or null when nothing was sampled yet. */
+  historyStart(): number | null {
+    return this.reader.historyStart();
+  }
+
+  /** Start times of the successful poll cycles in [from, to), ascending. */
+  okCycleStarts(from: number, to: number): number[] {
+    return this.reader.okCycleStarts(from, to);
+  }
+
+  /**
+   * How the database's times were taken: `simulated` for a demo database (the app ran on the
+   * simulator's clock, ahead of the wall clock), absent otherwise.
+   */
+  clockKind(): string | undefined {
+    return this.s.getMeta.get('clock') as string | undefined;
+  }
+
+  /** Marks the database's times as simulated (`boxwatch demo`). */
+  markSimulatedClock(): void {
+    this.writable();
+    this.s.setMeta.run('clock', 'simulated');
+  }
+
+  // ---------------------------------------------------------------- retention
+
+  /** See Retention.prune: history and finished alert history past retention, at most about `maxRows` rows. */
+  prune(now: number, retention: RetentionMs, options: PruneOptions = {}): number {
+    this.writable();
+    return this.retention.prune(now, retention, options);
+  }
+
+  close(): void {
+    try {
+      if (this.db.open && !this.db.readonly) this.unlockForDaemon();
+    } finally {
+      this.db.close();
+    }
+  }
+}
+
+function parseHolder(text: string): DaemonHolder | null {
+  try {
+    const v = JSON.parse(text) as Partial<DaemonHolder>;
+    return typeof v.pid === 'number' && typeof v.host === 'string' && typeof v.since === 'number' ? (v as DaemonHolder) : null;
+  } catch {
+    return null; // unreadable: nobody can be shown to hold it
+  }
+}
+
+/** The holder's process is gone: on this host, its pid does not run (or is ours: an earlier life). */
+function isStale(holder: DaemonHolder, me: DaemonHolder): boolean {
+  if (holder.host !== me.host) return false;
+  if (holder.pid === me.pid) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
