@@ -139,6 +139,49 @@ describe('recordCycle', () => {
   });
 });
 
+describe('boxes', () => {
+  /** What a fresh connection reads from the table: the answer boxes() must give. */
+  const stored = (): unknown => {
+    const reader = openStore(path, { readonly: true });
+    try {
+      return reader.boxes();
+    } finally {
+      reader.close();
+    }
+  };
+
+  it('answers what the database holds after every cycle: new boxes in any order, changes, missing and returning boxes, failed cycles', () => {
+    const cycles = [
+      okCycle(T0, [snap('BX-20'), snap('BX-03', { battery: 12 })]),
+      okCycle(T0 + 30_000, [snap('BX-20', { connected: false, battery: null }), snap('BX-03'), snap('BX-ü1'), snap('BX-10', { detailsAt: T0 + 30_000, signal: -99 })]),
+      okCycle(T0 + 60_000, [snap('BX-20'), snap('BX-ü1')], ['BX-03', 'BX-10']),
+      failedCycle(T0 + 90_000),
+      okCycle(T0 + 120_000, [snap('BX-03', { firmware: '3.5.0', name: 'Renamed "box"' }), snap('BX-20'), snap('BX-01')], ['BX-10', 'BX-ü1']),
+      okCycle(T0 + 150_000, [snap('BX-10'), snap('BX-01')], ['BX-03', 'BX-20', 'BX-ü1']),
+    ];
+    for (const write of cycles) {
+      store.recordCycle(write);
+      expect(store.boxes()).toEqual(stored());
+    }
+    expect(store.boxes().map((b) => b.serial)).toEqual(['BX-01', 'BX-03', 'BX-10', 'BX-20', 'BX-ü1']);
+    expect(store.boxes().find((b) => b.serial === 'BX-03')).toMatchObject({ missingSince: T0 + 150_000, name: 'Renamed "box"', firstSeen: T0 });
+  });
+
+  it('answers the database as it was when a cycle rolls back', () => {
+    store.recordCycle(okCycle(T0, [snap('BX-01'), snap('BX-02')]));
+    const before = store.boxes();
+    expect(() =>
+      store.commitCycle(okCycle(T0 + 30_000, [snap('BX-01', { battery: 5 }), snap('BX-03')], ['BX-02']), T0 + 30_000, () => {
+        throw new Error('the alert stage failed');
+      }),
+    ).toThrow('the alert stage failed');
+    expect(store.boxes()).toEqual(before);
+    expect(store.boxes()).toEqual(stored());
+    store.recordCycle(okCycle(T0 + 60_000, [snap('BX-01', { battery: 7 })], ['BX-02']));
+    expect(store.boxes()).toEqual(stored());
+  });
+});
+
 describe('history', () => {
   it('answers short ranges with raw points and long ones with hourly or coarser rollups, at most maxPoints', () => {
     // Two days of a battery that changes every poll: 5,760 raw points.

@@ -160,7 +160,7 @@ export class SqliteStore implements Store {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(() => {
       const recorded = this.writer.record(write);
-      const view: CycleView = { boxes: this.reader.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now) };
+      const view: CycleView = { boxes: this.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now) };
       const { alerts, result } = decide(view);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);
       this.transitions.append(alerts.transitions);
@@ -226,8 +226,9 @@ export class SqliteStore implements Store {
 
   // ---------------------------------------------------------------- reading
 
+  /** Every box, in serial order: as this store's writer wrote them once it recorded a cycle, else read. */
   boxes(): BoxState[] {
-    return this.reader.boxes();
+    return this.writer.fleet() ?? this.reader.boxes();
   }
 
   box(serial: string): BoxState | undefined {
