@@ -160,7 +160,8 @@ export class SqliteStore implements Store {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(() => {
       const recorded = this.writer.record(write);
-      const view: CycleView = { boxes: this.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now) };
+      // The boxes as the writer just wrote them (inside this transaction), not read back.
+      const view: CycleView = { boxes: this.writer.fleet() ?? this.reader.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now) };
       const { alerts, result } = decide(view);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);
       this.transitions.append(alerts.transitions);
@@ -226,9 +227,8 @@ export class SqliteStore implements Store {
 
   // ---------------------------------------------------------------- reading
 
-  /** Every box, in serial order: as this store's writer wrote them once it recorded a cycle, else read. */
   boxes(): BoxState[] {
-    return this.writer.fleet() ?? this.reader.boxes();
+    return this.reader.boxes();
   }
 
   box(serial: string): BoxState | undefined {

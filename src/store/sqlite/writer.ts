@@ -18,9 +18,8 @@
  *   told by how much the clock was behind (it logs and counts it). This holds across restarts:
  *   the previous cycle is read from the database.
  *
- * The writer also holds every box's row of `boxes` as it wrote it (`fleet()`), so that the daemon
- * does not read the whole fleet back from the database after each cycle: it is the only writer of
- * `boxes` (one daemon per database, store.ts).
+ * The writer also holds every box's row of `boxes` as it wrote it (`fleet()`), so that the cycle's
+ * alert stage does not read the whole fleet back from the database after the write.
  *
  * The caller runs `record` inside a transaction (store.ts); if that rolls back, `reset()` drops
  * the in-memory state and it is reloaded from the database at the next cycle.
