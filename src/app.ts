@@ -232,7 +232,6 @@ export function createApp(deps: AppDeps): App {
       result = await runCycle({
         client,
         store,
-        knownBoxes: () => snapshot.boxes(), // what the last cycle committed; read again if another process wrote
         clock,
         logger,
         concurrency: config.gateway.concurrency,

@@ -47,11 +47,6 @@ export interface CycleDeps {
    * not back fails the cycle with `deadline`. Default: none.
    */
   deadlineMs?: number;
-  /**
-   * The boxes as stored before this cycle (default: read from the store); the app passes its
-   * per-cycle snapshot, which holds what the previous cycle committed.
-   */
-  knownBoxes?: () => BoxState[];
   /** Remembers which invalid records were logged already (default: a new one per cycle). */
   quarantine?: RecordQuarantine;
 }
@@ -166,7 +161,7 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
     }
   }
 
-  const known = new Map<string, BoxState>((deps.knownBoxes?.() ?? store.boxes()).map((b) => [b.serial, b]));
+  const known = new Map<string, BoxState>(store.boxes().map((b) => [b.serial, b]));
   const due = selectForDetails(summaries, known, startedAt, deps.policy);
   let detailsFailed = 0;
   let detailsSkipped = 0;

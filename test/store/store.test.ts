@@ -7,7 +7,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { openStore, pruneGradually, StoreError, type SqliteStore } from '../../src/store/index.js';
-import type { BoxState, CycleWrite } from '../../src/store/types.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { HOUR, MAX_GAP, MINUTE, failedCycle, okCycle, snap, tempDir } from './model.js';
 
@@ -137,44 +136,6 @@ describe('recordCycle', () => {
     const h = store.history('BX-001', 'battery', T0 + 50 * MINUTE, last + 60_000);
     expect(h.kind === 'raw' && h.points.length).toBe(21);
     expect(store.valueAt('BX-001', 'battery', last + 29_999)?.value).toBe(71);
-  });
-});
-
-describe('commitCycle', () => {
-  /** Commits a cycle with no alert changes; returns the boxes its alert stage was given. */
-  const commit = (write: CycleWrite): BoxState[] => {
-    let boxes: BoxState[] = [];
-    store.commitCycle(write, write.cycle.startedAt, (view) => {
-      boxes = [...view.boxes];
-      return { alerts: { states: view.states, dropped: [], transitions: [], queued: [] }, result: undefined };
-    });
-    return boxes;
-  };
-
-  it('gives the alert stage the boxes as the table holds them after the write: new boxes in any order, changes, missing and returning boxes, failed cycles', () => {
-    const cycles = [
-      okCycle(T0, [snap('BX-20'), snap('BX-03', { battery: 12 })]),
-      okCycle(T0 + 30_000, [snap('BX-20', { connected: false, battery: null }), snap('BX-03'), snap('BX-ü1'), snap('BX-10', { detailsAt: T0 + 30_000, signal: -99 })]),
-      okCycle(T0 + 60_000, [snap('BX-20'), snap('BX-ü1')], ['BX-03', 'BX-10']),
-      failedCycle(T0 + 90_000),
-      okCycle(T0 + 120_000, [snap('BX-03', { firmware: '3.5.0', name: 'Renamed "box"' }), snap('BX-20'), snap('BX-01')], ['BX-10', 'BX-ü1']),
-      okCycle(T0 + 150_000, [snap('BX-10'), snap('BX-01')], ['BX-03', 'BX-20', 'BX-ü1']),
-    ];
-    for (const write of cycles) expect(commit(write)).toEqual(store.boxes());
-    expect(store.boxes().map((b) => b.serial)).toEqual(['BX-01', 'BX-03', 'BX-10', 'BX-20', 'BX-ü1']);
-    expect(store.boxes().find((b) => b.serial === 'BX-03')).toMatchObject({ missingSince: T0 + 150_000, name: 'Renamed "box"', firstSeen: T0 });
-  });
-
-  it('after a cycle that rolled back, gives the boxes as the table holds them', () => {
-    commit(okCycle(T0, [snap('BX-01'), snap('BX-02')]));
-    const before = store.boxes();
-    expect(() =>
-      store.commitCycle(okCycle(T0 + 30_000, [snap('BX-01', { battery: 5 }), snap('BX-03')], ['BX-02']), T0 + 30_000, () => {
-        throw new Error('the alert stage failed');
-      }),
-    ).toThrow('the alert stage failed');
-    expect(store.boxes()).toEqual(before);
-    expect(commit(okCycle(T0 + 60_000, [snap('BX-01', { battery: 7 })], ['BX-02']))).toEqual(store.boxes());
   });
 });
 

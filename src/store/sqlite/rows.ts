@@ -31,7 +31,6 @@ export function prepareStatements(db: Database.Database) {
     closeSegment: p('UPDATE boxes SET seg_start = NULL WHERE id = ?'),
     markMissing: p('UPDATE boxes SET missing_since = coalesce(missing_since, ?) WHERE serial = ?'),
     allBoxes: p('SELECT * FROM boxes ORDER BY serial'),
-    serials: p('SELECT serial FROM boxes ORDER BY serial').pluck(),
     box: p('SELECT * FROM boxes WHERE serial = ?'),
     boxRef: p('SELECT id, serial, name, seg_start, last_polled, first_seen FROM boxes WHERE serial = ?'),
     boxRefs: p('SELECT id, serial, name, seg_start, last_polled, first_seen FROM boxes ORDER BY serial'),

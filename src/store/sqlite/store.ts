@@ -160,8 +160,7 @@ export class SqliteStore implements Store {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(() => {
       const recorded = this.writer.record(write);
-      // The boxes as the writer just wrote them (inside this transaction), not read back.
-      const view: CycleView = { boxes: this.writer.fleet() ?? this.reader.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now) };
+      const view: CycleView = { boxes: this.reader.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now) };
       const { alerts, result } = decide(view);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);
       this.transitions.append(alerts.transitions);
