@@ -9,19 +9,11 @@
  * transaction, so it never meets SQLITE_BUSY_SNAPSHOT next to another writer.
  */
 import type Database from 'better-sqlite3';
+import type { OutboxEntry } from '../../alerts/repositories.js';
 import { isObject, type DamagedRows } from '../damaged-rows.js';
 
-export interface OutboxLogEntry<I> {
-  id: number;
-  notifier: string;
-  createdAt: number;
-  status: 'pending' | 'sending' | 'delivered' | 'dead';
-  attempts: number;
-  nextAttemptAt: number;
-  lastError: string | null;
-  doneAt: number | null;
-  items: I[];
-}
+/** One message of the notification log, its items of type `I` (see OutboxEntry). */
+export type OutboxLogEntry<I> = Omit<OutboxEntry, 'items'> & { items: I[] };
 
 export interface StoredOutboxRow<M> {
   id: number;
