@@ -5,12 +5,13 @@
  * speed 1), so its work is not counted. After the first successful cycle, the child's CPU time
  * (utime + stime of /proc/<pid>/stat, all threads) and resident memory (VmRSS of
  * /proc/<pid>/status, sampled every 10 s; VmHWM for the peak) are read over the window; "no poll
- * due" is the CPU of the quiet part of each 30 s period (from 8 s after a tick to 2 s before the next).
+ * due" is the CPU and the wakeups (context switches of the main thread and of all threads) of the
+ * quiet part of each 30 s period (from 8 s after a tick to 2 s before the next).
  *
  *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000]
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,6 +29,28 @@ function clockTicks(): number {
   } catch {
     return 100;
   }
+}
+
+/**
+ * Context switches (voluntary + involuntary) of the main thread and of all threads: a thread
+ * that sleeps in epoll until its next timer wakes about once per timer period, so wakeups per
+ * second with no poll due show the shortest timer (a 10 ms timer: 100 a second).
+ */
+function contextSwitches(pid: number): { main: number; all: number } {
+  const switches = (statusPath: string): number => {
+    const text = readFileSync(statusPath, 'utf8');
+    const get = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    return get('voluntary_ctxt_switches') + get('nonvoluntary_ctxt_switches');
+  };
+  let all = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      all += switches(`/proc/${pid}/task/${task}/status`);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return { main: switches(`/proc/${pid}/task/${pid}/status`), all };
 }
 
 /** utime + stime of the process, in seconds. */
@@ -71,6 +94,8 @@ try {
   // connections' keep-alive are over) to 2 s before the next one.
   let quietCpu = 0;
   let quietWall = 0;
+  let quietWakeMain = 0;
+  let quietWakeAll = 0;
   let nextSample = performance.now() + SAMPLE_MS;
   while (performance.now() < end) {
     const intoPeriod = Date.now() % (SCHEDULE_S * 1000);
@@ -79,10 +104,14 @@ try {
     if (intoPeriod < quietStart) await sleep(quietStart - intoPeriod);
     else if (intoPeriod < quietEnd && performance.now() + (quietEnd - intoPeriod) < end) {
       const c0 = cpuSeconds(pid, ticks);
+      const s0 = contextSwitches(pid);
       const w0 = performance.now();
       await sleep(quietEnd - intoPeriod);
       quietCpu += cpuSeconds(pid, ticks) - c0;
       quietWall += (performance.now() - w0) / 1000;
+      const s1 = contextSwitches(pid);
+      quietWakeMain += s1.main - s0.main;
+      quietWakeAll += s1.all - s0.all;
     } else await sleep(Math.max(1, SCHEDULE_S * 1000 - intoPeriod + 10));
     if (performance.now() >= nextSample) {
       rss.push(statusMiB(pid, 'VmRSS'));
@@ -98,7 +127,8 @@ try {
     `${boxes} boxes, ${SCHEDULE_S} s schedule, ${(wall / 60).toFixed(1)} min after the first cycle: ` +
       `CPU ${((cpu / wall) * 100).toFixed(2)}% of one core (${cpu.toFixed(1)} s, ~${((cpu / cycles) * 1000).toFixed(0)} ms per cycle)` +
       ` | RSS start ${mib(rssStart)}, end ${mib(rss.at(-1) ?? NaN)}, min ${mib(Math.min(...rss))}, max ${mib(Math.max(...rss))}, peak (VmHWM, startup included) ${mib(peak)}` +
-      ` | with no poll due: CPU ${((quietCpu / quietWall) * 100).toFixed(3)}% of one core (${quietCpu.toFixed(2)} s over ${quietWall.toFixed(0)} s)` +
+      ` | with no poll due: CPU ${((quietCpu / quietWall) * 100).toFixed(3)}% of one core (${quietCpu.toFixed(2)} s over ${quietWall.toFixed(0)} s),` +
+      ` wakeups ${(quietWakeMain / quietWall).toFixed(2)}/s on the main thread, ${(quietWakeAll / quietWall).toFixed(2)}/s over all threads` +
       ` | start until the first cycle (on the first 30 s tick) done: ${startupWall.toFixed(1)} s wall, ${startupCpu.toFixed(1)} s CPU`,
   );
   if (daemon.problems.length > 0) console.log(`  daemon warnings: ${[...new Set(daemon.problems)].join('; ')}`);

@@ -7,50 +7,23 @@
  *
  *   npm run build && node dist/bench/poll.bench.js [boxes...]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createApp } from '../src/app.js';
 import { defaultConfig } from '../src/config/index.js';
 import { silentLogger } from '../src/log.js';
+import { measure, median } from './measure.js';
+import { startSimProcess } from './sim-process.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const KEY = 'bench-key';
 const STEADY_CYCLES = 8;
 
-async function startSim(devices: number): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(here, '..', 'src', 'main.js'), 'sim', '--port', '0', '--devices', String(devices), '--key', KEY], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(buffered);
-      if (m?.[1]) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
-  });
-  return { url, child };
-}
-
-function measure<T>(fn: () => Promise<T>): Promise<{ result: T; wallMs: number; cpuMs: number }> {
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  return fn().then((result) => {
-    const wallMs = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    return { result, wallMs, cpuMs: (cpu.user + cpu.system) / 1000 };
-  });
-}
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const fmt = (ms: number): string => `${ms.toFixed(0)} ms`;
 
 async function bench(devices: number): Promise<void> {
-  const { url, child } = await startSim(devices);
+  const sim = await startSimProcess(devices, KEY);
+  const url = sim.url;
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-poll-'));
   try {
     const config = defaultConfig(KEY);
@@ -73,7 +46,7 @@ async function bench(devices: number): Promise<void> {
         ` details/cycle ${median(steady.map((s) => s.details))} | peak RSS ${rssMb.toFixed(0)} MB`,
     );
   } finally {
-    child.kill('SIGTERM');
+    sim.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

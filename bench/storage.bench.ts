@@ -1,13 +1,24 @@
 /**
  * Storage benchmark: (1) bytes on disk per box per day at a 30 s schedule, with the simulator's
  * fleet dynamics (src/sim/fleet.ts) over a simulated week, samples and rollups separately;
- * (2) recordCycle time for 1,000 and 10,000 boxes: first cycle, steady state, hour rollover.
+ * (2) recordCycle time for 1,000 and 10,000 boxes: first cycle, steady state, hour rollover;
+ * (3) the same samples in Prometheus's TSDB: the store of (1) exported as OpenMetrics (`boxwatch
+ * export --format openmetrics`: one sample per poll and series, as Prometheus would have scraped
+ * them) and backfilled with Debian's promtool (`promtool tsdb create-blocks-from openmetrics`,
+ * package `prometheus`); skipped, with a message, when promtool is not installed.
  *
- *   npm run build && node dist/bench/storage.bench.js [--boxes 250] [--days 7]
+ *   npm run build && node dist/bench/storage.bench.js [--boxes 100] [--days 3] [--no-cycles]
  */
 import Database from 'better-sqlite3';
-import { statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, existsSync, readdirSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { exportHistory } from '../src/export/export.js';
+import { storedSpan } from '../src/export/points.js';
+import { streamSink } from '../src/export/sink.js';
 import { openStore } from '../src/store/index.js';
+import { METRICS } from '../src/store/types.js';
 import { DAY, FleetFeed, HOUR, POLL_MS, median, ms, percentile, tableBytes, tempDb } from './storage-helpers.js';
 
 function arg(name: string, fallback: number): number {
@@ -17,7 +28,43 @@ function arg(name: string, fallback: number): number {
 
 const START = Date.parse('2026-03-02T00:00:00Z');
 
-function sizeBench(boxes: number, days: number): void {
+const PROMTOOL = '/usr/bin/promtool';
+
+/** Bytes of the files under a folder. */
+function folderBytes(path: string): number {
+  let total = 0;
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const p = join(path, entry.name);
+    total += entry.isDirectory() ? folderBytes(p) : statSync(p).size;
+  }
+  return total;
+}
+
+/**
+ * The samples of the store at `dbPath` exported as OpenMetrics and backfilled into a TSDB by
+ * promtool; returns the TSDB's bytes on disk and the samples exported, or null without promtool.
+ */
+async function prometheusBytes(dbPath: string): Promise<{ bytes: number; samples: number; exportBytes: number; seconds: number } | null> {
+  if (!existsSync(PROMTOOL)) {
+    console.log(`prometheus: skipped, ${PROMTOOL} not found (Debian package prometheus)`);
+    return null;
+  }
+  const began = performance.now();
+  const store = openStore(dbPath, { readonly: true });
+  const span = storedSpan(store);
+  if (span === null) throw new Error('nothing stored to export');
+  const file = join(dirname(dbPath), 'export.om');
+  const out = createWriteStream(file);
+  const summary = await exportHistory(store, { span, boxes: '*', metrics: METRICS, format: 'openmetrics' }, streamSink(out));
+  out.end();
+  await once(out, 'finish');
+  store.close();
+  const tsdb = join(dirname(dbPath), 'tsdb');
+  execFileSync(PROMTOOL, ['tsdb', 'create-blocks-from', 'openmetrics', '--quiet', file, tsdb], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return { bytes: folderBytes(tsdb), samples: summary.lines, exportBytes: statSync(file).size, seconds: (performance.now() - began) / 1000 };
+}
+
+async function sizeBench(boxes: number, days: number): Promise<void> {
   const db = tempDb('size.db');
   const store = openStore(db.path);
   const feed = new FleetFeed(boxes, START);
@@ -47,6 +94,14 @@ function sizeBench(boxes: number, days: number): void {
   console.log(`rollups : ${perBoxDay(rollups)} per box per day (${counts.rollups} rows)`);
   console.log(`cycles  : ${perBoxDay(cyclesB)} per box per day (shared by the fleet)`);
   console.log(`file    : ${perBoxDay(file)} per box per day in all (${(file / 2 ** 20).toFixed(1)} MiB after VACUUM, boxes table and indexes included)`);
+  const prom = await prometheusBytes(db.path);
+  if (prom !== null) {
+    console.log(
+      `prometheus: ${perBoxDay(prom.bytes)} per box per day (TSDB of 2 h blocks as promtool writes them, ${prom.samples.toLocaleString('en-US')} samples` +
+        ` from ${(prom.exportBytes / 2 ** 20).toFixed(0)} MiB of OpenMetrics; export and backfill ${prom.seconds.toFixed(0)} s)`,
+    );
+    console.log(`ratio   : Prometheus / boxwatch = ${(prom.bytes / file).toFixed(1)}x (whole file), ${(prom.bytes / samples).toFixed(1)}x (samples alone)`);
+  }
   db.cleanup();
 }
 
@@ -83,9 +138,11 @@ function cycleBench(boxes: number): void {
   db.cleanup();
 }
 
-const boxes = arg('boxes', 250);
-const days = arg('days', 7);
-console.log('\n### recordCycle (one transaction per cycle; fleet model time excluded)');
-cycleBench(1_000);
-cycleBench(10_000);
-sizeBench(boxes, days);
+const boxes = arg('boxes', 100);
+const days = arg('days', 3);
+if (!process.argv.includes('--no-cycles')) {
+  console.log('\n### recordCycle (one transaction per cycle; fleet model time excluded)');
+  cycleBench(1_000);
+  cycleBench(10_000);
+}
+await sizeBench(boxes, days);

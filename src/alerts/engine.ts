@@ -129,10 +129,10 @@ export function ruleRef(rule: { name: string; kind: string; severity: Severity; 
 }
 
 /**
- * True when the alert of `rule` for `serial` is pending or firing: threshold rules then judge by
- * their clear level (hysteresis), e.g. a low battery stays active until above `clear_above`.
+ * True when the alert (its previous state; undefined: at rest) is pending or firing: threshold
+ * rules then judge by their clear level (hysteresis), e.g. a low battery stays active until above
+ * `clear_above`.
  */
-export function wasActive(states: ReadonlyMap<string, AlertState>, rule: string, serial: string): boolean {
-  const status = states.get(alertKey(rule, serial))?.status;
-  return status === 'pending' || status === 'firing';
+export function isActive(state: AlertState | undefined): boolean {
+  return state?.status === 'pending' || state?.status === 'firing';
 }

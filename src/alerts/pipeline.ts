@@ -11,7 +11,7 @@ import { boxesToForget, evaluateFleetRule, evaluateRule, fleetContext, isFleetRu
 import type { AlertItem } from '../notify/types.js';
 import type { BoxState, CycleRecord } from '../store/types.js';
 import type { Ack } from './acks.js';
-import { evaluateCycle, ruleRef, wasActive, type CycleResult as EngineResult } from './engine.js';
+import { evaluateCycle, isActive, ruleRef, type CycleResult as EngineResult } from './engine.js';
 import { GATEWAY_RULE_NAMES, gatewayEvaluations, isGatewayDown } from './gateway.js';
 import { fanOut } from './group.js';
 import { toAlertItem } from './message.js';
@@ -34,6 +34,9 @@ export interface CycleAlerts extends EngineResult {
 /**
  * The rule evaluations of one cycle: the built-in gateway rules, and (when the cycle succeeded)
  * every configured rule for every known box (fleet rules once, serial ''). Pure; `rules test` runs the same function.
+ *
+ * An alert at rest (no previous state) whose condition is not active this cycle stays at rest,
+ * and the engine skips it: such evaluations, most of the fleet's on most cycles, are left out.
  */
 export function cycleEvaluations(
   config: Pick<Config, 'rules' | 'alerting'>,
@@ -47,19 +50,34 @@ export function cycleEvaluations(
   const evaluations = gatewayEvaluations(cycle, config.alerting.gateway);
   if (isGatewayDown(cycle)) return evaluations;
   const ctx = fleetContext(boxes.filter((b) => b.missingSince === null), now, gatewayNow, calls);
+  const prevByRule = statesByRule(prev);
   for (const rule of config.rules) {
     const ref = ruleRef(rule);
+    const prevOfRule = prevByRule.get(rule.name);
     if (isFleetRule(rule)) {
-      const r = evaluateFleetRule(rule, ctx, wasActive(prev, rule.name, ''));
+      const r = evaluateFleetRule(rule, ctx, isActive(prevOfRule?.get('')));
       evaluations.push({ rule: ref, serial: '', condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
       continue;
     }
     for (const box of boxes) {
-      const r = evaluateRule(rule, box, ctx, wasActive(prev, rule.name, box.serial));
+      const before = prevOfRule?.get(box.serial);
+      const r = evaluateRule(rule, box, ctx, isActive(before));
+      if (before === undefined && r.condition !== 'active') continue;
       evaluations.push({ rule: ref, serial: box.serial, condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
     }
   }
   return evaluations;
+}
+
+/** The alerts not at rest, by rule and then serial (looked up per box without building keys). */
+function statesByRule(states: ReadonlyMap<string, AlertState>): Map<string, Map<string, AlertState>> {
+  const byRule = new Map<string, Map<string, AlertState>>();
+  for (const state of states.values()) {
+    let ofRule = byRule.get(state.rule);
+    if (ofRule === undefined) byRule.set(state.rule, (ofRule = new Map()));
+    ofRule.set(state.serial, state);
+  }
+  return byRule;
 }
 
 export class AlertPipeline {

@@ -91,6 +91,17 @@ export const DEFAULT_MAX_BODY: Readonly<Record<Endpoint, number>> = {
   make_call: 64 * 1024,
 };
 
+/**
+ * The success envelopes, built once: zod compiles a schema on its first parse, so an envelope
+ * built per request would be compiled again for every request.
+ */
+const ENVELOPES = {
+  deviceList: successEnvelope(z.array(z.unknown())),
+  device: successEnvelope(deviceSchema),
+  call: successEnvelope(callSchema),
+  makeCall: successEnvelope(makeCallResultSchema),
+};
+
 /** Errors of the connect phase: the request was certainly not written, so even make-call may retry. */
 const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 
@@ -247,7 +258,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 
   return {
     async listDevices(opts?: RequestOptions): Promise<DeviceListResult> {
-      const { body, headers } = await send(get('device_list', '/box/device-list'), successEnvelope(z.array(z.unknown())), opts?.signal);
+      const { body, headers } = await send(get('device_list', '/box/device-list'), ENVELOPES.deviceList, opts?.signal);
       return { ...parseDeviceRecords(body.data), serverTime: parseHttpDate(headers.date) };
     },
 
@@ -256,7 +267,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         throw invalidArgument('device_details', 'device serial must be a non-empty string');
       }
       const call = get('device_details', `/box/device/${encodeURIComponent(serial)}`);
-      return (await send(call, successEnvelope(deviceSchema), opts?.signal)).body.data;
+      return (await send(call, ENVELOPES.device, opts?.signal)).body.data;
     },
 
     async listCalls(params: { perPage?: number; page?: number } = {}, opts?: RequestOptions): Promise<CallListResult> {
@@ -277,7 +288,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     async getCall(id: string | number, opts?: RequestOptions): Promise<Call> {
       const text = String(id);
       if (!/^\d+$/.test(text)) throw invalidArgument('call_details', `call id must be an integer, got "${text}"`);
-      return (await send(get('call_details', `/call/${text}`), successEnvelope(callSchema), opts?.signal)).body.data;
+      return (await send(get('call_details', `/call/${text}`), ENVELOPES.call, opts?.signal)).body.data;
     },
 
     async makeCall(input: MakeCallInput, opts?: RequestOptions): Promise<MakeCallResult> {
@@ -295,7 +306,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
           return form;
         },
       };
-      return (await send(call, successEnvelope(makeCallResultSchema), opts?.signal)).body.data;
+      return (await send(call, ENVELOPES.makeCall, opts?.signal)).body.data;
     },
 
     close: () => pool.close(),

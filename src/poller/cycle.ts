@@ -11,6 +11,7 @@
  * previous details) and the list-based rules still run; a gateway Date header further than
  * MAX_CLOCK_SKEW_MS from our clock is ignored and reported (gateway_clock).
  */
+import { setMaxListeners } from 'node:events';
 import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
 import { BoxwatchError, errorMessage } from '../errors.js';
@@ -84,8 +85,10 @@ function cycleSignal(deps: CycleDeps): { signal: AbortSignal | undefined; deadli
     () => deadline.abort(new CycleDeadline(ms)),
     () => undefined, // the cycle ended first
   );
+  const signal = deps.signal === undefined ? deadline.signal : AbortSignal.any([deps.signal, deadline.signal]);
+  setMaxListeners(0, signal); // one listener per request in flight (gateway.concurrency may exceed 10)
   return {
-    signal: deps.signal === undefined ? deadline.signal : AbortSignal.any([deps.signal, deadline.signal]),
+    signal,
     deadlinePassed: () => deadline.signal.aborted,
     end: () => ended.abort(),
   };

@@ -19,6 +19,7 @@ function parse(text: string): Parsed | null {
 
 /** Negative when a < b, 0 when equal, positive when a > b. */
 export function compareVersions(a: string, b: string): number {
+  if (a === b) return 0; // the common case: a box on the expected version
   const pa = parse(a);
   const pb = parse(b);
   if (pa === null || pb === null) {

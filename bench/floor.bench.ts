@@ -1,0 +1,368 @@
+/**
+ * boxwatch's poll cycle against the floor: a naive poller doing the same gateway work (the device
+ * list, the same details requests at the same concurrency over the same kind of keep-alive pool,
+ * `JSON.parse`, one SQLite transaction inserting a row per box) and nothing else: no validation,
+ * no history encoding, no alert rules. Both run in one process, cycle after cycle, against the
+ * simulator over real HTTP (a child process, so that its CPU is not counted); every figure is a
+ * ratio measured side by side, which holds on a shared machine where absolute times do not.
+ *
+ * Settings of issue 14: schedule every 5 s, details_every 50 s (a tenth of the details per tick;
+ * 60 s and 10 m at 100,000 boxes), concurrency 16, no notifiers, HTTP off. Each fleet size runs in its own child process (its own
+ * peak RSS): the first cycle (details of every box) of each, then STEADY cycles in pairs (boxwatch,
+ * then the floor fetching the details of the very serials boxwatch fetched). A last child runs
+ * the daemon (`app.start()`: schedule, HTTP, /metrics scraped) at 10,000 boxes for a while and
+ * samples its memory.
+ *
+ *   npm run build && node --expose-gc dist/bench/floor.bench.js [--sizes 1000,10000,100000]
+ *     [--cycles 8] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
+ *   (--sizes '' --memory-minutes 30: the memory run alone)
+ *   (npm run bench -- floor: the defaults)
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { Pool } from 'undici';
+import { createApp, type App } from '../src/app.js';
+import { validateConfig, type Config } from '../src/config/index.js';
+import { createGatewayClient } from '../src/gateway/client.js';
+import { API_PREFIX } from '../src/gateway/messages.js';
+import type { GatewayClient } from '../src/gateway/types.js';
+import { silentLogger } from '../src/log.js';
+import { mapWithConcurrency } from '../src/poller/pool.js';
+import { measure, median } from './measure.js';
+import { startSimProcess } from './sim-process.js';
+
+const KEY = 'bench-floor-key';
+const CONCURRENCY = 16;
+/**
+ * Issue 14's schedule: every 5 s, details_every 50 s (a tenth of the details per tick). At 100,000
+ * boxes a cycle takes longer than 5 s on this machine, so that size polls every 60 s with
+ * details_every 10 m: the same tenth per tick, and a cycle deadline (90 % of the interval) that
+ * does not cut the details short.
+ */
+function scheduleFor(boxes: number): { schedule: string; detailsEvery: string } {
+  return boxes > 10_000 ? { schedule: '0 * * * * *', detailsEvery: '10m' } : { schedule: '*/5 * * * * *', detailsEvery: '50s' };
+}
+const here = fileURLToPath(import.meta.url);
+
+/** What one fleet size measured (one child process). */
+export interface SizeResult {
+  boxes: number;
+  settings: { schedule: string; detailsEvery: string };
+  first: { boxwatch: CycleFigures; floor: CycleFigures };
+  steady: { cycles: number; boxwatch: CycleFigures; floor: CycleFigures; ratio: number; cpuRatios: number[] };
+  /** Peak RSS of the child process (boxwatch, the floor and the device lists), MiB. */
+  peakRssMiB: number;
+}
+
+export interface CycleFigures {
+  /** Medians for the steady state. */
+  wallMs: number;
+  cpuMs: number;
+  details: number;
+}
+
+export interface MemoryResult {
+  boxes: number;
+  minutes: number;
+  cycles: number;
+  /** After each sample's forced GC: resident set and live JS heap, MiB, with seconds since start. */
+  samples: { s: number; rssMiB: number; heapMiB: number }[];
+  /** Least-squares slope over the second half of the run (after warm-up), MiB per hour. */
+  rssSlopeMiBPerHour: number;
+  heapSlopeMiBPerHour: number;
+  peakRssMiB: number;
+}
+
+export interface FloorReport {
+  date: string;
+  machine: string;
+  loadAverage: number[];
+  settings: { concurrency: number };
+  sizes: SizeResult[];
+  memory: MemoryResult | null;
+}
+
+/** The configuration of issue 14's measurements, pointed at the simulator and a database file. */
+function benchConfig(url: string, dbPath: string, boxes: number, http: boolean): Config {
+  const { schedule, detailsEvery } = scheduleFor(boxes);
+  return validateConfig(
+    {
+      gateway: { base_url: url, secret_key: KEY, concurrency: CONCURRENCY },
+      poll: { schedule, details_every: detailsEvery },
+      storage: { path: dbPath },
+      notifiers: [],
+      http: http ? { listen: '127.0.0.1:0' } : false,
+    },
+    {},
+    'floor bench configuration',
+  );
+}
+
+/**
+ * The floor: the same requests, JSON.parse, one transaction inserting one row per box. It keeps
+ * nothing between cycles and checks nothing: no poller can do less for the same data.
+ */
+class NaivePoller {
+  private readonly pool: Pool;
+  private readonly db: Database.Database;
+  private readonly insert: Database.Statement;
+
+  constructor(
+    private readonly url: URL,
+    dbPath: string,
+  ) {
+    this.pool = new Pool(url.origin, { connections: CONCURRENCY, pipelining: 1 });
+    this.db = new Database(dbPath);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec('CREATE TABLE samples (t INTEGER, serial TEXT, connected INTEGER, battery INTEGER, signal INTEGER, last_seen TEXT)');
+    this.insert = this.db.prepare('INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?)');
+  }
+
+  private async getJson(path: string): Promise<{ data: never }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await this.pool.request({ path: API_PREFIX + path, method: 'GET', headers: { 'account-secret-key': KEY } });
+        return JSON.parse(await res.body.text()) as { data: never };
+      } catch (err) {
+        // A keep-alive connection the simulator closed as it was reused: sent again, as any poller would.
+        if (attempt === 3) throw err;
+      }
+    }
+  }
+
+  /** One cycle: the list, the details of `serials`, one transaction. Returns the details fetched. */
+  async cycle(serials: readonly string[]): Promise<number> {
+    const list: { serial_no: string; connected: boolean; battery_level: number | null; last_seen: string }[] = (await this.getJson('/box/device-list')).data;
+    const details = new Map<string, { signal_strength: number }>();
+    await mapWithConcurrency(serials, CONCURRENCY, async (serial) => {
+      details.set(serial, (await this.getJson(`/box/device/${encodeURIComponent(serial)}`)).data);
+    });
+    const t = Date.now();
+    this.db.transaction(() => {
+      for (const box of list) {
+        this.insert.run(t, box.serial_no, box.connected ? 1 : 0, box.battery_level, details.get(box.serial_no)?.signal_strength ?? null, box.last_seen);
+      }
+    })();
+    return details.size;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+    this.db.close();
+  }
+}
+
+/** The gateway client of the app, noting the serials whose details each cycle asked for. */
+function recordingClient(config: Config): { client: GatewayClient; takeSerials: () => string[] } {
+  const inner = createGatewayClient({ baseUrl: config.gateway.baseUrl, secretKey: KEY, connections: CONCURRENCY });
+  let serials: string[] = [];
+  const client: GatewayClient = {
+    ...inner,
+    getDevice: (serial, options) => {
+      serials.push(serial);
+      return inner.getDevice(serial, options);
+    },
+  };
+  return {
+    client,
+    takeSerials: () => {
+      const taken = serials;
+      serials = [];
+      return taken;
+    },
+  };
+}
+
+const figures = (runs: { wallMs: number; cpuMs: number; details: number }[]): CycleFigures => ({
+  wallMs: median(runs.map((r) => r.wallMs)),
+  cpuMs: median(runs.map((r) => r.cpuMs)),
+  details: median(runs.map((r) => r.details)),
+});
+
+async function runCycle(app: App): Promise<number> {
+  const result = await app.runOnce();
+  if (result?.cycle.outcome !== 'ok') throw new Error(`boxwatch cycle failed: ${result?.cycle.error ?? 'skipped'}`);
+  return result.cycle.detailsFetched;
+}
+
+/**
+ * Warms the simulator up (its JIT, its fleet model) with Node's built-in fetch, whose HTTP code is
+ * not the undici package that boxwatch and the floor use: their first cycles stay cold, as a
+ * daemon's first cycle is, while the simulator answers as a gateway in service would.
+ */
+async function warmUp(url: string, boxes: number): Promise<void> {
+  const get = async (path: string): Promise<unknown> => (await fetch(`${url}${API_PREFIX}${path}`, { headers: { 'account-secret-key': KEY } })).json();
+  const list = (await get('/box/device-list')) as { data: { serial_no: string }[] };
+  const serials = list.data.slice(0, Math.min(boxes, 2_000)).map((b) => b.serial_no);
+  await mapWithConcurrency(serials, CONCURRENCY, (serial) => get(`/box/device/${encodeURIComponent(serial)}`));
+}
+
+/** One fleet size, in this (child) process. */
+async function measureSize(boxes: number, cycles: number): Promise<SizeResult> {
+  const sim = await startSimProcess(boxes, KEY);
+  const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-floor-'));
+  try {
+    const config = benchConfig(sim.url, join(dir, 'boxwatch.db'), boxes, false);
+    const { client, takeSerials } = recordingClient(config);
+    const app = createApp({ config, logger: silentLogger, client, notifiers: [] });
+    const floor = new NaivePoller(new URL(sim.url), join(dir, 'floor.db'));
+    await warmUp(sim.url, boxes);
+    // First cycles: boxwatch first, cold, as a daemon starts; then the floor with the same serials.
+    const bwFirst = await measure(() => runCycle(app));
+    const fFirst = await measure(() => floor.cycle(takeSerials()));
+    const bw: { wallMs: number; cpuMs: number; details: number }[] = [];
+    const fl: { wallMs: number; cpuMs: number; details: number }[] = [];
+    for (let i = 0; i < cycles; i++) {
+      const b = await measure(() => runCycle(app));
+      bw.push({ wallMs: b.wallMs, cpuMs: b.cpuMs, details: b.result });
+      const f = await measure(() => floor.cycle(takeSerials()));
+      fl.push({ wallMs: f.wallMs, cpuMs: f.cpuMs, details: f.result });
+    }
+    await app.stop();
+    await floor.close();
+    const steadyBw = figures(bw);
+    const steadyFloor = figures(fl);
+    return {
+      boxes,
+      settings: scheduleFor(boxes),
+      first: {
+        boxwatch: { wallMs: bwFirst.wallMs, cpuMs: bwFirst.cpuMs, details: bwFirst.result },
+        floor: { wallMs: fFirst.wallMs, cpuMs: fFirst.cpuMs, details: fFirst.result },
+      },
+      steady: { cycles, boxwatch: steadyBw, floor: steadyFloor, ratio: steadyBw.cpuMs / steadyFloor.cpuMs, cpuRatios: bw.map((b, i) => b.cpuMs / (fl[i]?.cpuMs ?? NaN)) },
+      peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    };
+  } finally {
+    sim.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Least-squares slope of y over x. */
+function slope(points: { x: number; y: number }[]): number {
+  const n = points.length;
+  if (n < 2) return NaN;
+  const mx = points.reduce((s, p) => s + p.x, 0) / n;
+  const my = points.reduce((s, p) => s + p.y, 0) / n;
+  const num = points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0);
+  const den = points.reduce((s, p) => s + (p.x - mx) ** 2, 0);
+  return num / den;
+}
+
+/** The daemon (schedule, HTTP, /metrics scraped every sample) for `minutes`; memory sampled. */
+async function measureMemory(boxes: number, minutes: number): Promise<MemoryResult> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with node --expose-gc (npm run bench does)');
+  const sim = await startSimProcess(boxes, KEY);
+  const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-memory-'));
+  let cycles = 0;
+  try {
+    const config = benchConfig(sim.url, join(dir, 'boxwatch.db'), boxes, true);
+    const app = createApp({ config, logger: silentLogger, notifiers: [], onCycle: () => (cycles += 1) });
+    await app.start();
+    const t0 = performance.now();
+    const samples: MemoryResult['samples'] = [];
+    while (performance.now() - t0 < minutes * 60_000) {
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      await (await fetch(`${app.httpUrl}/metrics`)).text();
+      gc();
+      const m = process.memoryUsage();
+      samples.push({ s: (performance.now() - t0) / 1000, rssMiB: m.rss / 2 ** 20, heapMiB: m.heapUsed / 2 ** 20 });
+    }
+    await app.stop();
+    const later = samples.slice(Math.floor(samples.length / 2));
+    const perHour = (key: 'rssMiB' | 'heapMiB'): number => slope(later.map((p) => ({ x: p.s / 3600, y: p[key] })));
+    return { boxes, minutes, cycles, samples, rssSlopeMiBPerHour: perHour('rssMiB'), heapSlopeMiBPerHour: perHour('heapMiB'), peakRssMiB: process.resourceUsage().maxRSS / 1024 };
+  } finally {
+    sim.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs this file again as a child for one part, with --expose-gc; resolves with its JSON answer. */
+function child(args: string[]): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ['--expose-gc', here, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    proc.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`bench child ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+const f0 = (x: number): string => x.toLocaleString('en-US', { maximumFractionDigits: 0 });
+
+function printSize(r: SizeResult): void {
+  const { first, steady } = r;
+  console.log(
+    `${f0(r.boxes)} boxes (schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (median of ${steady.cycles}, ${f0(steady.boxwatch.details)} details): boxwatch ${f0(steady.boxwatch.cpuMs)} ms CPU (${f0(steady.boxwatch.wallMs)} ms wall),` +
+      ` floor ${f0(steady.floor.cpuMs)} ms CPU (${f0(steady.floor.wallMs)} ms wall), ratio ${steady.ratio.toFixed(2)}x` +
+      ` (pairs ${steady.cpuRatios.map((x) => x.toFixed(1)).join(' ')})` +
+      ` | first cycle (${f0(first.boxwatch.details)} details): boxwatch ${f0(first.boxwatch.wallMs)} ms wall / ${f0(first.boxwatch.cpuMs)} ms CPU, floor ${f0(first.floor.wallMs)} ms wall / ${f0(first.floor.cpuMs)} ms CPU` +
+      ` | peak RSS ${f0(r.peakRssMiB)} MiB`,
+  );
+}
+
+function printMemory(m: MemoryResult): void {
+  const first = m.samples[0];
+  const last = m.samples.at(-1);
+  console.log(
+    `memory, ${f0(m.boxes)} boxes, daemon for ${m.minutes} min (${m.cycles} cycles, /metrics scraped every 5 s; after GC):` +
+      ` RSS ${f0(first?.rssMiB ?? NaN)} -> ${f0(last?.rssMiB ?? NaN)} MiB (max ${f0(Math.max(...m.samples.map((s) => s.rssMiB)))}),` +
+      ` heap ${f0(first?.heapMiB ?? NaN)} -> ${f0(last?.heapMiB ?? NaN)} MiB; slope over the second half: RSS ${m.rssSlopeMiBPerHour.toFixed(1)} MiB/h,` +
+      ` heap ${m.heapSlopeMiBPerHour.toFixed(1)} MiB/h | peak RSS ${f0(m.peakRssMiB)} MiB`,
+  );
+}
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '1000,10000,100000' },
+    cycles: { type: 'string', default: '8' },
+    'memory-minutes': { type: 'string', default: '2' },
+    'memory-boxes': { type: 'string', default: '10000' },
+    json: { type: 'string', default: 'bench/results/floor.json' },
+    // Internal: one part, in a child process.
+    'child-size': { type: 'string' },
+    'child-memory': { type: 'string' },
+  },
+});
+const cycles = Number(values.cycles);
+if (values['child-size'] !== undefined) {
+  process.stdout.write(JSON.stringify(await measureSize(Number(values['child-size']), cycles)));
+} else if (values['child-memory'] !== undefined) {
+  process.stdout.write(JSON.stringify(await measureMemory(Number(values['memory-boxes']), Number(values['child-memory']))));
+} else {
+  const sizes = values.sizes === '' ? [] : values.sizes.split(',').map(Number);
+  const minutes = Number(values['memory-minutes']);
+  if (sizes.some((n) => !(n > 0)) || !(cycles > 0) || !(minutes >= 0)) throw new Error('--sizes, --cycles and --memory-minutes must be positive numbers');
+  const report: FloorReport = {
+    date: new Date().toISOString(),
+    machine: `${os.cpus()[0]?.model ?? 'unknown cpu'} x${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+    loadAverage: os.loadavg(),
+    settings: { concurrency: CONCURRENCY },
+    sizes: [],
+    memory: null,
+  };
+  // Written after each part, so that a long run that fails late keeps what it measured.
+  const save = (): void => {
+    mkdirSync(dirname(values.json), { recursive: true });
+    writeFileSync(values.json, `${JSON.stringify(report, null, 1)}\n`);
+  };
+  for (const n of sizes) {
+    const r = (await child(['--child-size', String(n), '--cycles', String(cycles)])) as SizeResult;
+    printSize(r);
+    report.sizes.push(r);
+    save();
+  }
+  if (minutes > 0) {
+    report.memory = (await child(['--child-memory', String(minutes), '--memory-boxes', values['memory-boxes']])) as MemoryResult;
+    printMemory(report.memory);
+    save();
+  }
+  console.log(`figures written to ${values.json} (plot: npm run bench:plot)`);
+}
