@@ -9,6 +9,7 @@
  * - `store_corrupt`: stored data could not be read;
  * - `store_read_only`: a write on a store opened read-only;
  * - `store_in_use`: another running daemon holds the database;
+ * - `store_unavailable`: the PostgreSQL database cannot be reached or refused the connection;
  * - `unknown_box`: a query named a serial the store has never seen;
  * - `bad_range`: a query range is empty or inverted.
  */
@@ -23,6 +24,7 @@ export type StoreErrorCode =
   | 'store_migration_failed'
   | 'store_corrupt'
   | 'store_in_use'
+  | 'store_unavailable'
   | 'store_read_only'
   | 'unknown_box'
   | 'bad_range';

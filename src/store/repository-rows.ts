@@ -161,7 +161,7 @@ export interface TransitionDbRow {
   held_by: string | null;
 }
 
-/** The column list of an inserted transition, in the order of `transitionValues`. */
+/** The column list of an inserted transition, in the order of `transitionValues` (key first: PostgreSQL derives it and leaves it out). */
 export const TRANSITION_COLUMNS = 'key, rule, serial, severity, from_status, to_status, at, value, threshold, summary, held_back, held_by';
 
 export function transitionValues(t: Transition): (string | number | null)[] {
