@@ -18,7 +18,7 @@ import { AlertPipeline, type CycleAlerts } from './alerts/pipeline.js';
 import type { AlertQueries } from './alerts/repositories.js';
 import type { Clock } from './clock.js';
 import { systemClock, timerDelay } from './clock.js';
-import { redactUrl, type Config } from './config/index.js';
+import { redactUrl, sqlitePath, type Config } from './config/index.js';
 import { errorMessage } from './errors.js';
 import { createGatewayClient } from './gateway/client.js';
 import type { Endpoint, GatewayClient } from './gateway/types.js';
@@ -129,7 +129,7 @@ export function createApp(deps: AppDeps): App {
   const quarantine = new RecordQuarantine(logger);
   // Polls further apart than this leave a gap in the history (no data) rather than "unchanged".
   const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
-  const store = deps.store ?? openFileStore(config.storage.path, clock, logger, maxGapMs);
+  const store = deps.store ?? openFileStore(sqlitePath(config.storage), clock, logger, maxGapMs);
   const alerts = store.alerts;
   const outbox = store.outbox<NotificationMessage>(looksLikeNotificationMessage);
   const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
