@@ -9,7 +9,7 @@
  * flight finishes, the delivery in flight is recorded, the database is closed). Tests drive
  * `runOnce()` and `deliverNow()` instead of the timers.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { releaseReadyGroups } from './alerts/grouper.js';
@@ -35,6 +35,7 @@ import { createHeartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
+import { walMissingAdvice } from './store/errors.js';
 import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import type { BoxState } from './store/types.js';
@@ -180,6 +181,22 @@ export function createApp(deps: AppDeps): App {
   let groupTimer: NodeJS.Timeout | undefined;
   let running = false;
   let stopping: Promise<void> | null = null;
+  // The -wal file deleted under the running daemon: every other process then fails to read the
+  // database with "disk I/O error" (and may re-create an empty -wal, so the file's identity is
+  // what is checked). Said once, with what to do (docs/reliability.md).
+  const dbPath = config.storage.path;
+  const walPath = `${dbPath}-wal`;
+  const walIdentity = (): number | null => (dbPath === ':memory:' || !existsSync(walPath) ? null : statSync(walPath).ino);
+  let walIno: number | null = null;
+  let walMissing = false;
+  const checkWal = (): void => {
+    if (dbPath === ':memory:' || !existsSync(dbPath)) return;
+    const ino = walIdentity();
+    walIno ??= ino;
+    const missing = ino === null || ino !== walIno;
+    if (missing && !walMissing) logger.error({ db: dbPath }, walMissingAdvice(dbPath));
+    walMissing = missing;
+  };
   const heartbeat = createHeartbeat(logger);
 
   /** Moves groups whose group_wait has passed into the outbox and wakes the dispatcher. */
@@ -253,6 +270,7 @@ export function createApp(deps: AppDeps): App {
     }
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
+    checkWal();
     heartbeat.afterCycle(result.cycle, firingCounts(alerts).reduce((n, c) => n + c.count, 0));
     const fleet = committed as { startedAt: number; boxes: BoxState[] } | null;
     if (fleet !== null) snapshot.publish(fleet.startedAt, fleet.boxes);

@@ -146,7 +146,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       return async () => ({ status: 200, body: await metrics.text(), type: metrics.registry.contentType });
     }
     if (a !== 'api') return undefined;
-    if (segments.length === 2 && b === 'alerts') return (q) => alertsJson(options.alerts, q, clock.now()).then((v) => json(200, v));
+    // Alert states change only with a cycle (when silences are applied too): concurrent and repeated
+    // reads of one query within a cycle share one rendering.
+    if (segments.length === 2 && b === 'alerts') return (q) => snapshot.memo(`/api/alerts?${q.toString()}`, () => alertsJson(options.alerts, q, clock.now())).then((v) => json(200, v));
     if (b !== 'boxes') return undefined;
     if (segments.length === 2) return () => json(200, boxesJson(snapshot.boxes(), options.alerts, clock.now()));
     if (serial === undefined || serial === '') return undefined;

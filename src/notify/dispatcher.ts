@@ -8,6 +8,9 @@
  * pauses until the failed message's next attempt, so a later message does not overtake it.
  * A pass claims its rows first, and passes of one notifier in this process run one after the
  * other, so a message is sent once however many passes are asked for (the loop and `deliverNow`).
+ * A send that worked but could not be recorded (the database locked or full) is remembered in
+ * memory: the notifier sends nothing more until that record is written, then carries on, so a
+ * database that refuses writes never turns one message into a storm of copies.
  * Dead messages (permanent error, older than maxAge when an attempt fails, or their notifier was
  * removed from the configuration: `retireRemoved`) are reported on the other notifiers as one
  * `delivery_failure` message, at most once per `failureNoticeIntervalMs`. Both the dead rows and
@@ -69,6 +72,8 @@ export class Dispatcher {
   private readonly policy: RetryPolicy;
   private readonly log: Logger;
   private readonly pausedUntil = new Map<string, number>();
+  /** Per notifier: rows sent but not yet recorded as delivered (row id -> when it was sent). */
+  private readonly unrecorded = new Map<string, Map<number, number>>();
   /** The pass in flight per notifier: a second pass waits for it. */
   private readonly passes = new Map<string, Promise<PassResult>>();
   private flushing: Promise<void> | null = null;
@@ -114,6 +119,7 @@ export class Dispatcher {
     const paused = this.pausedUntil.get(name);
     if (paused !== undefined && this.options.clock.now() < paused) return result;
     this.pausedUntil.delete(name);
+    await this.recordUnrecorded(name); // throws while the database still refuses: nothing is sent
 
     const limit = this.options.batchSize ?? 20;
     const leaseMs = this.sendTimeoutMs() * limit + 60_000;
@@ -125,7 +131,13 @@ export class Dispatcher {
         const error = await this.attempt(notifier, row);
         const now = this.options.clock.now();
         if (error === undefined) {
-          await this.options.queue.markDelivered(row.id, now);
+          try {
+            await this.options.queue.markDelivered(row.id, now);
+          } catch (err) {
+            this.remember(name, row.id, now);
+            i++;
+            throw err;
+          }
           result.delivered++;
           this.outcome({ notifier: name, id: row.id, result: 'delivered', attempts: row.attempts + 1 });
           continue;
@@ -152,6 +164,25 @@ export class Dispatcher {
     result.more = rows.length === limit && result.retried === 0 && !this.stopping;
     await this.flushNotices();
     return result;
+  }
+
+  private remember(name: string, id: number, at: number): void {
+    const rows = this.unrecorded.get(name) ?? new Map<number, number>();
+    rows.set(id, at);
+    this.unrecorded.set(name, rows);
+    this.log.error({ notifier: name, id }, 'notification sent but not recorded (database refuses writes); nothing more is sent until it is');
+  }
+
+  /** Records the remembered deliveries of a notifier; throws (leaving the rest) while the database refuses. */
+  private async recordUnrecorded(name: string): Promise<void> {
+    const rows = this.unrecorded.get(name);
+    if (rows === undefined) return;
+    for (const [id, at] of rows) {
+      await this.options.queue.markDelivered(id, at);
+      rows.delete(id);
+      this.log.info({ notifier: name, id }, 'notification sent earlier recorded as delivered');
+    }
+    this.unrecorded.delete(name);
   }
 
   /**

@@ -9,6 +9,7 @@
  * - `store_corrupt`: stored data could not be read;
  * - `store_read_only`: a write on a store opened read-only;
  * - `store_in_use`: another running daemon holds the database;
+ * - `store_wal_missing`: the database's `-wal` file was deleted while a daemon has it open;
  * - `store_unavailable`: the PostgreSQL database cannot be reached or refused the connection;
  * - `unknown_box`: a query named a serial the store has never seen;
  * - `bad_range`: a query range is empty or inverted.
@@ -24,6 +25,7 @@ export type StoreErrorCode =
   | 'store_migration_failed'
   | 'store_corrupt'
   | 'store_in_use'
+  | 'store_wal_missing'
   | 'store_unavailable'
   | 'store_read_only'
   | 'unknown_box'
@@ -35,6 +37,15 @@ export class StoreError extends BoxwatchError {
   constructor(code: StoreErrorCode, message: string, options: { cause?: unknown } = {}) {
     super(code, message, options);
   }
+}
+
+/**
+ * What to do when the `-wal` file was deleted under a running daemon: other processes then fail
+ * with "disk I/O error", while the daemon still writes to the deleted file; a clean stop writes
+ * everything back into the database.
+ */
+export function walMissingAdvice(path: string): string {
+  return `${path}-wal was deleted while a boxwatch daemon has ${path} open, so no other process can read the database: restart the daemon cleanly (SIGTERM, e.g. \`systemctl restart boxwatch\`), which writes its changes back into the database; do not kill -9 it, or the changes since its last checkpoint are lost`;
 }
 
 /** The one message for a database file that does not exist, saying what to do next. */

@@ -7,12 +7,12 @@
  * holds applied migrations (an upgrade), a backup copy is written beside it.
  */
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { packageFile } from '../package-files.js';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import { StoreError, storeNotFound } from './errors.js';
+import { StoreError, storeNotFound, walMissingAdvice } from './errors.js';
 
 /** 'bxwt' in the SQLite header: marks a database as boxwatch's. */
 export const APPLICATION_ID = 0x62787774;
@@ -90,6 +90,12 @@ function checkIdentity(db: Database.Database, path: string): void {
     const code = (err as { code?: string }).code;
     if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
       throw new StoreError('store_not_sqlite', `${path} is not a boxwatch database (not a SQLite file, or damaged)`, { cause: err });
+    }
+    // A reader finding the -wal file gone (or re-created empty by an earlier reader) while the
+    // shared-memory index still describes it: the file was deleted under a running daemon.
+    const wal = `${path}-wal`;
+    if (code?.startsWith('SQLITE_IOERR') && (!existsSync(wal) || statSync(wal).size === 0) && existsSync(`${path}-shm`)) {
+      throw new StoreError('store_wal_missing', walMissingAdvice(path), { cause: err });
     }
     throw err;
   }

@@ -483,6 +483,28 @@ describe('/api/alerts', () => {
   });
 });
 
+describe('/api/alerts under concurrent reads', () => {
+  it('renders one query once per cycle, however many clients ask at once; the next cycle renders afresh', async () => {
+    let renders = 0;
+    alertsReader = {
+      list: () => {
+        renders += 1;
+        return [{ rule: 'battery_low', box: 'SN-0001', state: 'firing' }];
+      },
+    };
+    await start();
+    record(okCycle(T0, [snap('SN-0001')]));
+    const answers = await Promise.all(Array.from({ length: 50 }, () => get('/api/alerts?active=true')));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(renders).toBe(1);
+    await get('/api/alerts'); // another query: its own rendering
+    expect(renders).toBe(2);
+    record(okCycle(T0 + 30_000, [snap('SN-0001')]));
+    await get('/api/alerts?active=true');
+    expect(renders).toBe(3);
+  });
+});
+
 describe('read-only contract', () => {
   it('refuses other methods with 405 and Allow, on every endpoint', async () => {
     await start();

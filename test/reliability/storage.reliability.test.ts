@@ -146,7 +146,7 @@ describe('database locked while alerts move to the outbox', () => {
 });
 
 describe('database locked while a delivery is recorded', () => {
-  it('the dispatcher waits instead of re-sending in a loop; the claim expires, and the message is sent again and recorded', async () => {
+  it('the dispatcher remembers the send, sends nothing more while the database refuses, and records it once writes work again: one copy', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'boxwatch-rel-outbox-'));
     const slack = await startSlackReceiver();
     const clock = new FakeClock('2026-03-01T12:00:00Z');
@@ -181,15 +181,18 @@ describe('database locked while a delivery is recorded', () => {
     expect(slack.requests).toHaveLength(1);
     expect(alerts.stats()).toEqual([expect.objectContaining({ notifier: 'ops-slack', pending: 1 })]);
 
-    other.exec('COMMIT');
-    clock.advance(5_000); // a poll interval later: the row is still claimed by the pass whose record failed
-    await new Promise((r) => setTimeout(r, 100));
+    // Still refused a poll interval later: nothing is sent, the send stays remembered.
+    clock.advance(5_000);
+    await new Promise((r) => setTimeout(r, 200));
     expect(slack.requests).toHaveLength(1);
-    clock.advance(5 * 10_000 + 60_000); // the claim's lease (batch x send timeout + 1 min) ends: sent again (at least once), recorded
-    await slack.waitFor(2);
+
+    other.exec('COMMIT');
+    clock.advance(5_000); // the next pass records the remembered delivery before anything else
+    await expect.poll(() => alerts.stats()).toEqual([expect.objectContaining({ notifier: 'ops-slack', pending: 0, delivered: 1 })]);
+    clock.advance(5 * 10_000 + 60_000); // long after the claim's lease: still one copy
+    await new Promise((r) => setTimeout(r, 100));
     await dispatcher.stop();
-    expect(alerts.stats()).toEqual([expect.objectContaining({ notifier: 'ops-slack', pending: 0, delivered: 1 })]);
-    expect(slack.requests).toHaveLength(2);
+    expect(slack.requests).toHaveLength(1);
   });
 });
 
@@ -226,6 +229,27 @@ describe('disk full', () => {
     expect(rig.transitions()).toEqual([`box-offline:${box.serial}:firing`]);
     expect(subjects(rig)).toEqual([expect.stringContaining(box.serial)]);
     expect(rig.slack.received).toHaveLength(1);
+  });
+});
+
+describe('the -wal file deleted under the running daemon', () => {
+  it('the daemon says once what to do and keeps polling; a read command names the cause and the fix instead of "disk I/O error"', async () => {
+    rig = await startRig();
+    await rig.cycle(0);
+    rmSync(`${rig.dbPath}-wal`);
+    await rig.cycle();
+    await rig.cycle();
+    const advice = rig.logs.filter((l) => typeof l.msg === 'string' && l.msg.includes('-wal was deleted while a boxwatch daemon has'));
+    expect(advice).toHaveLength(1);
+    expect(advice[0]?.msg).toContain('restart the daemon cleanly (SIGTERM');
+    expect(rig.cycles().slice(-2)).toEqual(['ok', 'ok']);
+
+    let err = '';
+    const code = await runCli(['status', '--db', rig.dbPath], { out: () => undefined, err: (t) => (err += t), env: {}, signal: new AbortController().signal, isTTY: false }, allCommands);
+    expect(code).toBe(1);
+    expect(err).toContain('store_wal_missing');
+    expect(err).toContain('restart the daemon cleanly');
+    expect(err).not.toContain('disk I/O error');
   });
 });
 
