@@ -184,7 +184,7 @@ export function createApp(deps: AppDeps): App {
   // The -wal file deleted under the running daemon: every other process then fails to read the
   // database with "disk I/O error" (and may re-create an empty -wal, so the file's identity is
   // what is checked). Said once, with what to do (docs/reliability.md).
-  const dbPath = config.storage.path;
+  const dbPath = sqlitePath(config.storage);
   const walPath = `${dbPath}-wal`;
   const walIdentity = (): number | null => (dbPath === ':memory:' || !existsSync(walPath) ? null : statSync(walPath).ino);
   let walIno: number | null = null;
