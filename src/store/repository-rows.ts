@@ -10,7 +10,7 @@
  * - the group queue and the outbox: an item or message as JSON of the caller's type.
  */
 import { randomUUID } from 'node:crypto';
-import type { TransitionRow } from '../alerts/repositories.js';
+import type { OutboxEntry, TransitionRow } from '../alerts/repositories.js';
 import type { Silence } from '../alerts/silences.js';
 import { initialState } from '../alerts/state.js';
 import type { AlertState, AlertStatus, Severity, Transition } from '../alerts/types.js';
@@ -237,17 +237,8 @@ export interface StoredOutboxRow<M> {
   nextAttemptAt: number;
 }
 
-export interface OutboxLogEntry<I> {
-  id: number;
-  notifier: string;
-  createdAt: number;
-  status: 'pending' | 'sending' | 'delivered' | 'dead';
-  attempts: number;
-  nextAttemptAt: number;
-  lastError: string | null;
-  doneAt: number | null;
-  items: I[];
-}
+/** One entry of the notification log, its items of the caller's type (OutboxEntry, with AlertItem). */
+export type OutboxLogEntry<I> = Omit<OutboxEntry, 'items'> & { items: I[] };
 
 /** Per notifier: rows waiting (pending or being sent, plus items still grouping), given up, and delivered. */
 export interface OutboxCounts {
