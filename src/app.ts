@@ -63,6 +63,11 @@ export interface AppDeps {
    * requests (default 5 s, so that SIGTERM ends `boxwatch run` well within 10 s).
    */
   stopGraceMs?: number;
+  /**
+   * Milliseconds of `clock` per real millisecond: 1, or the demo's speed on the simulator's clock.
+   * The schedule ticks in real time, so limits compared with `clock` (the health limit) scale by it.
+   */
+  clockRate?: number;
 }
 
 export interface AppCycle extends CycleResult {
@@ -345,7 +350,7 @@ export function createApp(deps: AppDeps): App {
           dashboard: { alerts, config, events, skewMs: () => skewMs },
           limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
-          health: { maxCycleAgeMs: 3 * tickIntervalMs + config.gateway.timeout },
+          health: { maxCycleAgeMs: (3 * tickIntervalMs + config.gateway.timeout) * (deps.clockRate ?? 1) },
         });
         logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'http endpoints listening');
       }

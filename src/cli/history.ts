@@ -62,7 +62,7 @@ export const registerHistory: RegisterCommand = (program: Command, ctx: CliConte
         printRows(ctx, opts.format, { headers, rows, json: { serial, name: box.name, ...h }, empty: `no ${h.metric} data for ${serial} in that range` });
         if (opts.format === 'table' && rows.length > 0) {
           const granularity = h.kind === 'raw' ? 'raw samples' : `${Math.round(h.bucketMs / 3_600_000)}h rollups`;
-          ctx.out(`\n${sparkline(numbers)}  ${serial} ${h.metric}, ${iso(from)} .. ${iso(to)}, ${rows.length} points (${granularity})\n`);
+          ctx.out(`\n${sparkline(numbers)}  ${serial} ${h.metric}, ${iso(from)} .. ${iso(to)}, ${rows.length} ${rows.length === 1 ? 'point' : 'points'} (${granularity})\n`);
         }
       }),
     );

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { BoxwatchError, ConfigError, UsageError, errorMessage } from '../errors.js';
+import { GatewayError } from '../gateway/errors.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { VERSION } from '../version.js';
 
@@ -64,10 +65,17 @@ export async function runCli(argv: string[], ctx: CliContext, register?: Registe
       return EXIT_USAGE;
     }
     const code = err instanceof BoxwatchError ? ` [${err.code}]` : '';
-    ctx.err(`error${code}: ${errorMessage(err)}\n`);
+    const hint = err instanceof GatewayError ? GATEWAY_HINTS[err.code] : undefined;
+    ctx.err(`error${code}: ${errorMessage(err)}\n${hint === undefined ? '' : `${hint}\n`}`);
     return EXIT_FAILURE;
   }
 }
+
+/** What to do next when a command's gateway request failed, by error code. */
+const GATEWAY_HINTS: Partial<Record<string, string>> = {
+  unauthorized: 'the gateway refused the account key: check gateway.secret_key in the configuration, usually taken from the BOXWATCH_SECRET_KEY environment variable',
+  unavailable: 'the gateway did not answer: check gateway.base_url in the configuration (or --gateway, BOXWATCH_GATEWAY_URL) and that it is reachable from here',
+};
 
 export function registerCommands(...adds: RegisterCommand[]): void {
   commands.push(...adds);

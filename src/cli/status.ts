@@ -53,7 +53,7 @@ export function printStatus(ctx: CliContext, store: Store, now: number, format: 
       relativeTime(b.lastSeen, now),
       terminalSafe(b.firmware),
       alertsCell(open),
-      b.missingSince !== null ? `missing since ${relativeTime(b.missingSince, now)}` : '',
+      b.missingSince !== null ? `missing since ${relativeTime(b.missingSince, now)}` : state,
     ]),
     json: views.map(boxViewJson),
     empty: 'no boxes yet: run `boxwatch run` (or `boxwatch demo`) to poll the gateway',

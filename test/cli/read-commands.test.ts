@@ -64,6 +64,9 @@ describe('boxwatch status', () => {
     expect(top).toContain(offlineSerial);
     expect(top).toContain(lowSerial);
     expect(top).toContain('12%');
+    // the STATE column says what the box is, as the JSON's state does
+    expect(lines.find((l) => l.startsWith(offlineSerial))).toMatch(/\soffline$/);
+    expect(lines.find((l) => l.startsWith(lowSerial))).toMatch(/\sonline$/);
   });
 
   it('prints JSON, and reads the database the configuration names', async () => {

@@ -3,12 +3,15 @@
  * the database it leaves), the read commands measure that database on its own clock and say so,
  * and a second demo keeps the first one's database (or replaces it with --fresh) and says where.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/duration.js';
-import { ensureBuilt } from '../e2e/build.js';
+import { ensureBuilt, MAIN } from '../e2e/build.js';
 import { runBuilt } from '../helpers/cli-process.js';
 
 let dir: string;
@@ -72,4 +75,30 @@ describe('boxwatch demo', () => {
     expect(fresh.out).toContain('Database: ./data/demo.db. Stopping after 2s.');
     expect(readdirSync(join(dir, 'data')).filter((f) => /^demo-.*\.db$/.test(f))).toEqual([(kept as string).slice('data/'.length)]);
   });
+});
+
+describe('boxwatch demo, while it runs', () => {
+  it('its /healthz is healthy on the simulated clock (a cycle 2 real seconds ago is 2 simulated minutes old)', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'boxwatch-demo-health-'));
+    const child = spawn(process.execPath, [MAIN, 'demo', '--duration', '30s'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout }).on('line', (line) => {
+          const m = /^Dashboard: (http:\/\/\S+?)\/? /.exec(line);
+          if (m) resolve(m[1] as string);
+        });
+        child.once('exit', (code) => reject(new Error(`demo exited early (${code})`)));
+      });
+      const health = async (): Promise<number> => (await fetch(`${url}/healthz`).catch(() => null))?.status ?? 0;
+      await expect.poll(health, { timeout: 15_000 }).toBe(200); // the first cycle is done
+      for (let i = 0; i < 3; i++) {
+        await new Promise((r) => setTimeout(r, 1_500));
+        expect(await health()).toBe(200);
+      }
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 40_000);
 });

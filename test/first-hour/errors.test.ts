@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/index.js';
 import { ensureBuilt } from '../e2e/build.js';
 import { runBuilt } from '../helpers/cli-process.js';
@@ -121,5 +122,19 @@ describe('a configuration too large to be real is refused at once, exit 2 (bound
     expect(listed.code).toBe(2);
     expect(listed.err.split('\n').filter((l) => l.includes('is required'))).toHaveLength(20);
     expect(listed.err).toContain('  ... and 30 more problems');
+  });
+});
+
+describe('a gateway error says what to check', () => {
+  it('a refused key names gateway.secret_key and BOXWATCH_SECRET_KEY (exit 1)', async () => {
+    const sim = await startSimulator({ port: 0, key: 'the-right-key-000', devices: 2 });
+    try {
+      const r = await runBuilt(['calls', 'list', '--gateway', sim.url], { env: { BOXWATCH_SECRET_KEY: 'a-wrong-key-0000' } });
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/^error \[unauthorized\]: .*\nthe gateway refused the account key: check gateway.secret_key in the configuration, usually taken from the BOXWATCH_SECRET_KEY environment variable\n$/);
+      expect(r.err).not.toContain('a-wrong-key-0000');
+    } finally {
+      await sim.close();
+    }
   });
 });

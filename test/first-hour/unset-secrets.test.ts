@@ -20,9 +20,9 @@ beforeAll(async () => {
   serial = rig.sim.sim.fleet.boxes[0]!.serial;
   rig.sim.sim.fleet.apply([rig.box(serial)], { kind: 'disconnect' });
   await rig.cycle();
-});
+}, 90_000);
 
-afterAll(() => rig.close());
+afterAll(() => rig?.close());
 
 /** No BOXWATCH_SECRET_KEY, SMTP_URL or SLACK_WEBHOOK_URL in this shell. */
 const bare = (): { cwd: string } => ({ cwd: rig.dir });

@@ -245,6 +245,15 @@ timeline:
     await updated(page, () => rig.cycle(2 * MIN));
     await expect.poll(() => page.getAttribute('#gateway', 'data-state')).toBe('ok');
     expect(await page.textContent('#gateway')).toBe('Gateway OK: last cycle just now');
+    // The outage split every box's history in two runs of the same firmware: no "change" is marked.
+    const fw = await api<{ points: { value: string | null }[] }>('/api/boxes/BX-00003/history?metric=firmware&since=24h');
+    expect(new Set(fw.points.map((p) => p.value)).size).toBe(1);
+    expect(fw.points.length).toBeGreaterThan(1);
+    const box = await browser.page();
+    await box.goto(`${url}/boxes/BX-00003?since=24h`);
+    await box.waitForSelector('body[data-updated]');
+    expect(await box.locator('#legend li', { hasText: 'Firmware changed' }).count()).toBe(0);
+    await box.close();
     // The uptime page drew its chart and one row of daily bars per box.
     expect(await page.locator('#fleet-chart canvas').count()).toBe(1);
     expect(await page.locator('#bars li').count()).toBe(12);

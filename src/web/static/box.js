@@ -209,7 +209,15 @@ async function load() {
   ]);
   renderDetails(box);
   const toSec = Date.parse(hist[0].to) / 1000;
-  const firmware = fw.points.slice(1).map((p) => ({ t: Date.parse(p.t) / 1000, version: String(p.value ?? '?') }));
+  // A change is a point whose version differs from the one before: the history starts a new run
+  // after every gap (a gateway outage), often with the same version.
+  const firmware = [];
+  let version = null;
+  for (const p of fw.points) {
+    if (p.value === null || p.value === undefined) continue;
+    if (version !== null && p.value !== version) firmware.push({ t: Date.parse(p.t) / 1000, version: String(p.value) });
+    version = p.value;
+  }
   const marks = { periods: alertPeriods(alerts.transitions, toSec), firmware };
   const kind = hist[0].kind;
   document.getElementById('range-note').textContent =
