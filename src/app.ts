@@ -128,7 +128,7 @@ export function createApp(deps: AppDeps): App {
         metrics.observeRequest(e);
       },
     });
-  const tickIntervalMs = scheduleIntervalMs(config.poll.schedule);
+  const tickIntervalMs = scheduleIntervalMs(config.poll.schedule, config.poll.timezone);
   // A cycle ends before the next tick is due (what is not back by then waits for the next cycle),
   // but never before one request could have run to its timeout.
   const cycleDeadlineMs = Math.max(Math.floor(tickIntervalMs * 0.9), config.gateway.timeout);
@@ -249,6 +249,7 @@ export function createApp(deps: AppDeps): App {
             return pipeline.decide(write.cycle, view, now, null);
           });
           cycleAlerts = result;
+          if (result.forgotten.length > 0) logger.warn({ serials: result.forgotten }, 'boxes missing longer than forget_after were forgotten (their history is kept)');
           committed = { startedAt: recorded.startedAt, boxes };
           if (recorded.clockBehindMs > 0) {
             logger.warn(
@@ -355,12 +356,12 @@ export function createApp(deps: AppDeps): App {
         logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'http endpoints listening');
       }
       void scheduler.stop();
-      scheduler = startScheduler({ schedule: config.poll.schedule, task: cycle, logger, onSkip, onCrash });
+      scheduler = startScheduler({ schedule: config.poll.schedule, timezone: config.poll.timezone, task: cycle, logger, onSkip, onCrash });
       await group(); // anything left queued by a previous run (and items of removed notifiers)
       await dispatcher.retireRemoved();
       if (config.calls) {
         void callsScheduler.stop();
-        callsScheduler = startScheduler({ schedule: config.calls.schedule, task: callsCycle, logger });
+        callsScheduler = startScheduler({ schedule: config.calls.schedule, timezone: config.poll.timezone, task: callsCycle, logger });
       }
       dispatcher.start();
       resender.start();

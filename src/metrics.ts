@@ -77,7 +77,7 @@ export const BOX_GAUGES = {
 /** Period of the event-loop delay sampling timer: no timer of the daemon fires more often than once a second. */
 export const EVENT_LOOP_SAMPLE_MS = 1000;
 
-const BOX_AGE = { name: 'boxwatch_box_last_seen_age_seconds', help: "Seconds since the box's last activity (last_seen on the gateway's clock)." };
+const BOX_AGE = { name: 'boxwatch_box_last_seen_age_seconds', help: "Seconds since the box's last activity (last_seen, corrected for the gateway's clock skew)." };
 
 /** A label value in the Prometheus and OpenMetrics text formats: backslash, double quote and line feed escaped. */
 export function promLabelValue(s: string): string {

@@ -13,7 +13,7 @@ export interface BoxSnapshot {
   /** dBm; null until details were fetched. */
   signal: number | null;
   firmware: string;
-  /** The box's last activity, on the gateway's clock. */
+  /** The box's last activity, on boxwatch's clock (the poller corrects the gateway's clock skew). */
   lastSeen: number;
   registeredAt: number | null;
   location: string | null;

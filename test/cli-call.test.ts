@@ -85,8 +85,10 @@ describe('boxwatch call', () => {
     const s = await sim({ key: 'another-key' });
     const r = await run(['calls', 'show', '100001'], envFor(s));
     expect(r.code).toBe(1);
-    expect(r.err).toBe(`error [unauthorized]: ${MESSAGES.unauthorized}\nthe gateway refused the account key: check gateway.secret_key in the configuration, usually taken from the BOXWATCH_SECRET_KEY environment variable\n`);
-    expect(r.err).not.toContain('another-key');
+    expect(r.err).toBe(
+      `error [unauthorized]: ${MESSAGES.unauthorized}\n` +
+        'the gateway refused the account key: check gateway.secret_key in the configuration, usually taken from the BOXWATCH_SECRET_KEY environment variable\n',
+    );
   });
 
   it('uses the development key for a local simulator when no key is set', async () => {

@@ -29,6 +29,11 @@ export interface CycleContext extends HoldBackContext {
    * When omitted, alerts without an evaluation are simply left unchanged (unknown).
    */
   ruleNames?: Iterable<string>;
+  /**
+   * Serials of the fleet (forgotten boxes excluded). When given, alerts of any other box are
+   * retired like those of a removed rule: the box was forgotten (boxwatch box forget, forget_after).
+   */
+  serials?: Iterable<string>;
 }
 
 export interface CycleResult {
@@ -54,6 +59,7 @@ export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: re
     byKey.set(key, ev);
   }
   const configured = ctx.ruleNames === undefined ? undefined : new Set(ctx.ruleNames);
+  const fleet = ctx.serials === undefined ? undefined : new Set(ctx.serials);
   // An alert without a previous state that is not active this cycle stays at rest: skip it (the
   // common case by far: most boxes are fine most of the time).
   const work: string[] = [...prev.keys()];
@@ -76,7 +82,7 @@ export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: re
       timing = timingOf(ev.rule);
     } else {
       state = before as AlertState;
-      const retired = configured !== undefined && !configured.has(state.rule);
+      const retired = (configured !== undefined && !configured.has(state.rule)) || (fleet !== undefined && state.serial !== '' && !fleet.has(state.serial));
       condition = retired ? 'inactive' : 'unknown';
       timing = RETIRE;
     }

@@ -6,7 +6,7 @@
  * (the store's `commitCycle`, see src/alerts/repositories.ts).
  */
 import type { Config } from '../config/index.js';
-import { evaluateRule, fleetContext } from '../rules/index.js';
+import { boxesToForget, evaluateRule, fleetContext } from '../rules/index.js';
 import type { AlertItem } from '../notify/types.js';
 import type { BoxState, CycleRecord } from '../store/types.js';
 import { evaluateCycle, ruleRef, wasActive, type CycleResult as EngineResult } from './engine.js';
@@ -23,6 +23,8 @@ export interface AlertPipelineDeps {
 export interface CycleAlerts extends EngineResult {
   /** Items queued for the notifiers (after routing). */
   queued: number;
+  /** Serials of the boxes forgotten by this cycle (the missing rule's forget_after). */
+  forgotten: string[];
 }
 
 /**
@@ -61,7 +63,10 @@ export class AlertPipeline {
     const { config } = this.deps;
     const prev = view.states;
     const down = isGatewayDown(cycle);
-    const evaluations = cycleEvaluations(config, cycle, view.boxes, prev, now, gatewayNow);
+    // Boxes missing past a missing rule's forget_after leave the fleet now (never on a failed cycle).
+    const forget = down ? [] : boxesToForget(config.rules, view.boxes, now);
+    const fleet = forget.length === 0 ? view.boxes : view.boxes.filter((b) => !forget.includes(b.serial));
+    const evaluations = cycleEvaluations(config, cycle, fleet, prev, now, gatewayNow);
     const result = evaluateCycle(prev, evaluations, {
       now,
       gatewayDown: down,
@@ -69,6 +74,7 @@ export class AlertPipeline {
       inhibit: config.alerting.inhibit,
       repeatIntervalMs: config.alerting.repeatInterval,
       ruleNames: [...config.rules.map((r) => r.name), ...GATEWAY_RULE_NAMES],
+      serials: fleet.map((b) => b.serial),
     });
     const bySerial = new Map(view.boxes.map((b) => [b.serial, b]));
     const routed = fanOut(result.notifications, config.notifiers);
@@ -77,8 +83,8 @@ export class AlertPipeline {
       return { notifier: r.notifier, createdAt: r.createdAt, item: toAlertItem(r.intent, { name: box?.name ?? null, location: box?.location ?? null }) };
     });
     return {
-      alerts: { states: result.states, dropped: result.dropped, transitions: result.transitions, queued },
-      result: { ...result, queued: routed.length },
+      alerts: { states: result.states, dropped: result.dropped, transitions: result.transitions, queued, forget },
+      result: { ...result, queued: routed.length, forgotten: forget },
     };
   }
 }

@@ -22,7 +22,10 @@ import type { BoxState, CycleWrite, RecordedCycle } from '../store/types.js';
 import type { Silence } from './silences.js';
 import type { AlertState, Transition } from './types.js';
 
-/** A stored transition, with its row id (stable order). */
+/**
+ * A stored transition, with its row id (stable order). The rule's `kind` is not part of the stored
+ * history: it reads back as '' (readers take it from the rules; src/views/alerts.ts).
+ */
 export interface TransitionRow extends Transition {
   id: number;
 }
@@ -58,6 +61,8 @@ export interface AlertWrite<I> {
   transitions: readonly Transition[];
   /** Routed notifications for the group_wait queue. */
   queued: readonly QueuedItem<I>[];
+  /** Serials of boxes to forget at the cycle's `now` (the missing rule's forget_after; see Store.forgetBoxes). */
+  forget?: readonly string[];
 }
 
 /** The daemon's cycle write: the cycle, its samples and its alert stage, all or nothing. */
@@ -110,6 +115,10 @@ export interface AlertQueries {
 /** Silences as `boxwatch silence` writes them. */
 export interface SilenceWrites {
   addSilence(input: Omit<Silence, 'id'>, now: number): Silence;
-  /** Ends a silence now; false if there is none with that id or it had already ended. */
+  /**
+   * Ends a silence now; one that has not started yet ends too (it then starts and ends now, as in
+   * Alertmanager: expired, never pending again). False if there is none with that id or it had
+   * already ended.
+   */
   expireSilence(id: string, now: number): boolean;
 }

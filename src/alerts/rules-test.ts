@@ -11,7 +11,7 @@
 import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { validateConfig, type Config, type Env } from '../config/index.js';
-import { readYaml } from '../config/load.js';
+import { readYaml } from '../yaml.js';
 import { formatIssues } from '../config/issues.js';
 import { readDuration } from '../duration.js';
 import { ConfigError, errorMessage, type ConfigIssue } from '../errors.js';

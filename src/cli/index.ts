@@ -11,6 +11,7 @@ import { registerHistory } from './history.js';
 import { registerUptime } from './uptime.js';
 import { registerAlerts } from './alerts.js';
 import { registerSilence } from './silence.js';
+import { registerBox } from './box.js';
 import { registerRulesTest } from './rules-test.js';
 import { registerNotifyTest } from './notify-test.js';
 import { registerBackup } from './backup.js';
@@ -18,4 +19,4 @@ import { registerInit } from './init.js';
 import { registerSql } from './sql.js';
 import { registerExport } from './export.js';
 
-export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerSilence, registerRulesTest, registerNotifyTest, registerBackup, registerSql, registerExport];
+export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerSilence, registerBox, registerRulesTest, registerNotifyTest, registerBackup, registerSql, registerExport];

@@ -5,15 +5,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseDocument } from 'yaml';
 import { ConfigError, errorMessage, type ConfigIssue } from '../errors.js';
 import { camelizeKeys } from './case.js';
 import { interpolate, type Deferral, type Env, type UnsetVariable } from './interpolate.js';
 import { formatIssues } from './issues.js';
 import { formatPath, valueAt } from './paths.js';
 import { isGlob, matchesGlob } from '../glob.js';
+import { readYaml } from '../yaml.js';
 import { GATEWAY_RULES } from '../vocabulary.js';
 import { DEFAULT_RULES, configSchema, type Config, type RawConfig } from './schema.js';
+
+export { readYaml, MAX_YAML_ALIASES } from '../yaml.js';
 
 export const DEFAULT_CONFIG_PATH = './boxwatch.yaml';
 
@@ -88,32 +90,6 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   }
   return { ...parseConfigText(text, options.env, source, { uses: options.uses }), source };
 }
-
-/**
- * Parses YAML text to plain data; syntax errors (the first three: later ones are mostly
- * consequences) become one ConfigError naming line and column. Duplicate keys are errors.
- */
-export function readYaml(text: string, source: string): unknown {
-  const doc = parseDocument(text, { merge: true, uniqueKeys: true, prettyErrors: true });
-  if (doc.errors.length > 0) {
-    throw new ConfigError(
-      doc.errors.slice(0, 3).map((e) => ({
-        path: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : 'yaml',
-        message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, ''),
-      })),
-      source,
-    );
-  }
-  try {
-    return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }) ?? {};
-  } catch (err) {
-    // A document whose aliases expand without bound (a "billion laughs" YAML bomb).
-    throw new ConfigError([{ path: 'yaml', message: `refused: its aliases expand to more than ${MAX_YAML_ALIASES} nodes (${errorMessage(err)})` }], source);
-  }
-}
-
-/** Alias expansions a YAML document may make (the `yaml` library's guard against YAML bombs). */
-export const MAX_YAML_ALIASES = 1_000;
 
 /** Documented size limits, checked before anything else so that a huge list is refused at once. */
 export const CONFIG_LIMITS = { rules: 1_000, notifiers: 100 } as const;

@@ -94,7 +94,22 @@ const pollSchema = z.strictObject({
     .refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "*/30 * * * * *")' })
     .default('*/30 * * * * *'),
   details_every: duration('5m', { positive: true, max: '30d' }),
+  /** The time zone the cron schedules (poll and calls) are read in; never the host's. */
+  timezone: z
+    .string()
+    .refine(isTimeZone, { error: 'unknown time zone (an IANA name such as "Europe/Paris", or "UTC")' })
+    .default('UTC'),
 });
+
+/** True for a time zone name the runtime knows (IANA names, `UTC`). */
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** `calls:` (docs/calls.md): call ingestion. Absent: boxwatch does not read calls at all. */
 const callsSchema = z.strictObject({
@@ -200,7 +215,13 @@ const firmwareDriftRule = z
   })
   .transform((r) => ({ ...r, expected: r.expected ?? (r.min_version === undefined ? 'majority' : 'none') }));
 
-const missingRule = z.strictObject({ name, kind: z.literal('missing'), ...ruleCommon });
+const missingRule = z.strictObject({
+  name,
+  kind: z.literal('missing'),
+  ...ruleCommon,
+  /** A box missing this long is forgotten (boxwatch box forget); 0s (the default): never. */
+  forget_after: duration('0s', { max: '3650d' }),
+});
 
 export const ruleSchema = z.discriminatedUnion('kind', [
   disconnectedRule,

@@ -6,6 +6,7 @@
  * The account secret key is sent only in the `account-secret-key` header. Errors carry our own
  * words, the vendor's message and sanitized copies of low-level errors, never the key.
  */
+import { jitteredBackoff } from '../backoff.js';
 import { parseRetryAfter } from '../retry-after.js';
 import { FormData, Pool, type Dispatcher } from 'undici';
 import { z } from 'zod';
@@ -211,7 +212,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 
   function delayFor(err: GatewayError, attempt: number): number {
     if (err.retryAfterMs !== undefined) return Math.min(err.retryAfterMs, maxRetryAfterMs);
-    return Math.floor(random() * Math.min(maxMs, baseMs * 2 ** (attempt - 1)));
+    return jitteredBackoff(attempt, baseMs, maxMs, random);
   }
 
   /** Turns one response into the parsed body, or throws the classified GatewayError. */

@@ -3,6 +3,7 @@
  * full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter"), a floor from a server's
  * Retry-After, and a maximum age after which a message is given up (dead).
  */
+import { jitteredBackoff } from '../backoff.js';
 
 export interface RetryPolicy {
   /** Cap of the first retry delay (default 5 s). */
@@ -22,9 +23,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { baseMs: 5_000, maxMs: 300_000
  * uniform in [0, min(maxMs, baseMs * 2^(attempts-1))), never below `retryAfterMs`.
  */
 export function backoffDelay(attempts: number, policy: Pick<RetryPolicy, 'baseMs' | 'maxMs' | 'random'>, retryAfterMs = 0): number {
-  const exponent = Math.min(Math.max(attempts, 1) - 1, 30);
-  const cap = Math.min(policy.maxMs, policy.baseMs * 2 ** exponent);
-  const jittered = Math.floor((policy.random ?? Math.random)() * cap);
+  const jittered = jitteredBackoff(attempts, policy.baseMs, policy.maxMs, policy.random);
   return Math.max(jittered, Math.min(retryAfterMs, policy.maxMs));
 }
 

@@ -1,7 +1,7 @@
 /**
  * Runs the poll cycle on a node-cron schedule, never overlapping: a tick that finds the previous
  * cycle still running is skipped and counted. `stop()` stops the schedule and waits for the cycle
- * in flight.
+ * in flight. Schedules are read in `timezone` (`poll.timezone`, default UTC), never the host's.
  */
 import cron from 'node-cron';
 import type { Logger } from '../log.js';
@@ -11,12 +11,19 @@ export interface Scheduler {
   tick(): Promise<'ran' | 'skipped'>;
   readonly skipped: number;
   readonly running: boolean;
+  /** When the schedule fires next (ms), or null without a schedule. */
+  nextRun(): number | null;
   stop(): Promise<void>;
 }
+
+/** The time zone schedules are read in unless configured (`poll.timezone`). */
+export const DEFAULT_TIMEZONE = 'UTC';
 
 export interface SchedulerOptions {
   /** node-cron expression; omit to drive ticks only by calling tick() (tests). */
   schedule?: string;
+  /** IANA time zone the schedule is read in (default UTC). */
+  timezone?: string;
   task: () => Promise<unknown>;
   logger: Logger;
   /** Called when a tick is skipped because the previous cycle is still running. */
@@ -51,9 +58,13 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
   };
 
   const task = options.schedule
-    ? cron.schedule(options.schedule, () => {
-        void tick();
-      })
+    ? cron.schedule(
+        options.schedule,
+        () => {
+          void tick();
+        },
+        { timezone: options.timezone ?? DEFAULT_TIMEZONE },
+      )
     : null;
 
   return {
@@ -64,6 +75,9 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
     get running() {
       return inFlight !== null;
     },
+    nextRun() {
+      return task?.getNextRun()?.getTime() ?? null;
+    },
     async stop() {
       stopped = true;
       if (task) await task.destroy();
@@ -73,8 +87,8 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
 }
 
 /** Milliseconds between two consecutive runs of a cron expression (for the details budget). */
-export function scheduleIntervalMs(expression: string): number {
-  const task = cron.createTask(expression, () => undefined);
+export function scheduleIntervalMs(expression: string, timezone = DEFAULT_TIMEZONE): number {
+  const task = cron.createTask(expression, () => undefined, { timezone });
   try {
     const [a, b] = task.getNextRuns(2);
     return a && b ? b.getTime() - a.getTime() : 30_000;

@@ -18,6 +18,7 @@ import { compareVersions } from './version.js';
 
 export type { Condition, FleetContext, KindEvaluator, RuleResult } from './types.js';
 export { compareVersions, isVersion } from './version.js';
+export { boxesToForget } from './missing.js';
 export { globToRegExp, matchesAny, matchesGlob } from '../glob.js';
 
 /** True when the rule's `boxes` globs select this serial. */

@@ -1,7 +1,21 @@
-/** `missing`: active while the box is absent from the device list (it was there before). */
-import type { KindEvaluator } from './types.js';
+/**
+ * `missing`: active while the box is absent from the device list (it was there before). With
+ * `forget_after`, a box missing that long is forgotten (decommissioned): it leaves the fleet, so
+ * its alerts resolve instead of repeating for ever (`boxesToForget`).
+ */
+import { ruleAppliesTo } from './index.js';
+import type { BoxState, KindEvaluator, RuleConfig } from './types.js';
 
 export const evaluateMissing: KindEvaluator<'missing'> = (_rule, box) =>
   box.missingSince !== null
     ? { condition: 'active', value: 'missing', summary: `missing from the device list since ${new Date(box.missingSince).toISOString()}` }
     : { condition: 'inactive', value: 'present', summary: 'in the device list' };
+
+/** Serials of the boxes a missing rule with `forget_after` forgets at `now` (missing at least that long). */
+export function boxesToForget(rules: readonly RuleConfig[], boxes: readonly BoxState[], now: number): string[] {
+  const forgetting = rules.filter((r) => r.kind === 'missing' && r.forgetAfter > 0);
+  if (forgetting.length === 0) return [];
+  return boxes
+    .filter((b) => b.missingSince !== null && forgetting.some((r) => r.kind === 'missing' && ruleAppliesTo(r, b.serial) && now - (b.missingSince as number) >= r.forgetAfter))
+    .map((b) => b.serial);
+}

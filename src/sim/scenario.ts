@@ -7,13 +7,13 @@
  * docs/simulator.md.
  */
 import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, errorMessage, type ConfigIssue } from '../errors.js';
+import { ConfigError, type ConfigIssue } from '../errors.js';
 import { tryParseDuration } from '../duration.js';
 import type { Endpoint } from '../gateway/types.js';
 import type { BoxAction } from './fleet.js';
 import type { TrafficOptions } from './traffic.js';
+import { readYaml } from '../yaml.js';
 
 export const ENDPOINTS: readonly Endpoint[] = ['make_call', 'call_details', 'call_list', 'device_list', 'device_details'];
 
@@ -150,12 +150,7 @@ const FAULT_ONLY = [...FAULT_KEYS, 'endpoints', 'rate', 'count', 'retry_after', 
 
 /** Parses scenario YAML text; throws ConfigError naming the path of every problem. */
 export function parseScenario(text: string, source = 'scenario'): Scenario {
-  let raw: unknown;
-  try {
-    raw = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new ConfigError([{ path: '(file)', message: `not valid YAML: ${errorMessage(err)}` }], source);
-  }
+  const raw = readYaml(text, source);
   const parsed = scenarioSchema.safeParse(raw);
   if (!parsed.success) {
     throw new ConfigError(

@@ -101,8 +101,15 @@ export interface RecordedCycle {
 export interface Store {
   /** Records one cycle (one transaction). Cycle times only move forward; see RecordedCycle. */
   recordCycle(write: CycleWrite): RecordedCycle;
+  /** The fleet: every box seen, except forgotten ones (forgetBoxes). */
   boxes(): BoxState[];
+  /** One box, forgotten or not (its history stays readable). */
   box(serial: string): BoxState | undefined;
+  /**
+   * The boxes leave the fleet (boxes(), so status, metrics, the API and alert evaluation) until the
+   * gateway lists them again; their history stays. Returns how many were not forgotten already.
+   */
+  forgetBoxes(serials: readonly string[], now: number): number;
   lastCycle(): CycleRecord | undefined;
   /** Value of a metric at time t, undefined when there is no data covering t (a gap). */
   valueAt(serial: string, metric: Metric, t: number): RawPoint | undefined;

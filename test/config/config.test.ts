@@ -27,7 +27,7 @@ describe('defaults', () => {
       concurrency: 8,
       maxBody: { deviceList: 32 * 1024 ** 2, deviceDetails: 256 * 1024, callList: 8 * 1024 ** 2, callDetails: 8 * 1024 ** 2, makeCall: 64 * 1024 },
     });
-    expect(config.poll).toEqual({ schedule: '*/30 * * * * *', detailsEvery: 300_000 });
+    expect(config.poll).toEqual({ schedule: '*/30 * * * * *', detailsEvery: 300_000, timezone: 'UTC' });
     expect(config.storage).toEqual({ path: './data/boxwatch.db', rawRetention: 14 * 86_400_000, rollupRetention: 400 * 86_400_000 });
     expect(config.alerting).toEqual({
       repeatInterval: 4 * 3_600_000,

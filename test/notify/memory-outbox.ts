@@ -51,7 +51,7 @@ export class MemoryOutbox implements OutboxRepository {
       try {
         message = JSON.parse(r.json) as NotificationMessage;
       } catch {
-        this.markDead(r.id, now, 'unreadable outbox row (damaged JSON)');
+        this.markDead(r.id, now, 'unreadable outbox row (damaged JSON)', { report: false });
         continue;
       }
       r.state = 'sending';

@@ -3,6 +3,7 @@
  * through runCli with a context the test controls, against the simulator over real HTTP, on a
  * real SQLite file, with the console notifier writing to the captured stdout.
  */
+import Database from 'better-sqlite3';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,18 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { allCommands } from '../../src/cli/index.js';
 import { runCli } from '../../src/cli/program.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { startSlackReceiver } from '../helpers/slack-receiver.js';
 import { testContext, waitFor, type TestContext } from './helpers.js';
+
+/** The outbox rows of the daemon's database, read with a connection of our own. */
+function outboxRows(path: string): { notifier: string; status: string; attempts: number; last_error: string | null }[] {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT notifier, status, attempts, last_error FROM outbox ORDER BY id').all() as { notifier: string; status: string; attempts: number; last_error: string | null }[];
+  } finally {
+    db.close();
+  }
+}
 
 const KEY = 'ops-reload-key';
 
@@ -35,7 +47,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function writeConfig(path: string, options: { schedule: string; rules: string; http?: string }): void {
+function writeConfig(path: string, options: { schedule: string; rules: string; http?: string; notifiers?: string }): void {
   writeFileSync(
     path,
     `gateway: { base_url: "${sim.url}", secret_key: "\${KEY}" }
@@ -44,7 +56,7 @@ storage: { path: "${join(dir, 'boxwatch.db')}" }
 rules:
 ${options.rules}
 alerting: { group_wait: 0s }
-notifiers: [{ name: console, type: console }]
+notifiers: [{ name: console, type: console }${options.notifiers ?? ''}]
 http: ${options.http ?? 'false'}
 log: { level: info }
 `,
@@ -101,6 +113,42 @@ describe('boxwatch run: reload on SIGHUP', () => {
     ctx.abort();
     expect(await run).toBe(0);
     expect(ctx.logs().at(-1)?.msg).toBe('boxwatch stopped');
+  });
+
+  it('a notifier removed by a reload: its waiting messages are given up with the reason and reported once on the others', async () => {
+    const slack = await startSlackReceiver();
+    try {
+      slack.respondWith({ status: 500, body: 'internal_error' }); // Slack keeps failing: its message waits for a retry
+      const fleet = sim.sim.fleet;
+      const box = fleet.boxes[0]!;
+      sim.sim.sync();
+      fleet.apply([box], { kind: 'disconnect' });
+      const path = join(dir, 'boxwatch.yaml');
+      const slackNotifier = `, { name: ops-slack, type: slack, webhook_url: "${slack.url}" }`;
+      writeConfig(path, { schedule: '* * * * * *', rules: WITH_OFFLINE, notifiers: slackNotifier });
+      run = runCli(['run', '--config', path], ctx, allCommands);
+      await waitFor('Slack to be tried', () => slack.requests.length > 0);
+      const db = join(dir, 'boxwatch.db');
+      await waitFor('the Slack message to wait for a retry', () => outboxRows(db).some((r) => r.notifier === 'ops-slack' && r.status === 'pending' && r.attempts === 1));
+
+      writeConfig(path, { schedule: '* * * * * *', rules: WITH_OFFLINE });
+      ctx.reload();
+      const notice = await waitFor('the delivery-failure notice on the console', () => ctx.lines().find((l) => l.includes('DELIVERY FAILURE')));
+      expect(notice).toContain('"ops-slack"');
+      expect(ctx.logs().find((l) => l.msg === 'messages for notifiers no longer configured were given up')?.['messages']).toBe(1);
+      expect(outboxRows(db).filter((r) => r.notifier === 'ops-slack')).toEqual([
+        { notifier: 'ops-slack', status: 'dead', attempts: 1, last_error: 'notifier "ops-slack" is no longer configured' },
+      ]);
+      // Nothing waits any more (the outbox depth is back to 0), and a further reload reports nothing again.
+      ctx.reload();
+      await waitFor('the second reload', () => ctx.logs().filter((l) => l.msg === 'configuration reloaded').length === 2);
+      expect(outboxRows(db).filter((r) => r.status === 'pending' || r.status === 'sending')).toEqual([]);
+      expect(ctx.lines().filter((l) => l.includes('DELIVERY FAILURE'))).toHaveLength(1);
+      ctx.abort();
+      expect(await run).toBe(0);
+    } finally {
+      await slack.close();
+    }
   });
 
   it('reload requests that arrive during a reload are served once more afterwards, and stopping waits for them', async () => {

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import { startScheduler } from '../../src/poller/scheduler.js';
 
@@ -74,5 +75,40 @@ describe('scheduler', () => {
     await new Promise((r) => setTimeout(r, 2_200));
     await scheduler.stop();
     expect(runs).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('the time zone of the schedule (poll.timezone)', () => {
+  const hostTz = process.env.TZ;
+  afterEach(() => {
+    if (hostTz === undefined) delete process.env.TZ;
+    else process.env.TZ = hostTz;
+  });
+
+  /** The next run of "every day at 09:00" as an ISO time (UTC). */
+  function nextNine(timezone: string | undefined): string {
+    const scheduler = startScheduler({ schedule: '0 0 9 * * *', ...(timezone !== undefined && { timezone }), logger: silentLogger, task: async () => undefined });
+    try {
+      return new Date(scheduler.nextRun() as number).toISOString();
+    } finally {
+      void scheduler.stop();
+    }
+  }
+
+  it('is UTC by default, whatever the host time zone (here Asia/Tokyo)', () => {
+    process.env.TZ = 'Asia/Tokyo';
+    const timezone = parseConfig('gateway: { secret_key: k }\n', {}, 'test').poll.timezone;
+    expect(timezone).toBe('UTC');
+    expect(nextNine(timezone)).toMatch(/T09:00:00\.000Z$/);
+    expect(nextNine(undefined)).toMatch(/T09:00:00\.000Z$/);
+  });
+
+  it('follows the configured zone: 09:00 in Tokyo is 00:00 UTC', () => {
+    process.env.TZ = 'Europe/Paris';
+    expect(nextNine('Asia/Tokyo')).toMatch(/T00:00:00\.000Z$/);
+  });
+
+  it('an unknown time zone is a configuration error naming poll.timezone', () => {
+    expect(() => parseConfig('gateway: { secret_key: k }\npoll: { timezone: Mars/Olympus }\n', {}, 'test')).toThrow(/poll\.timezone: unknown time zone/);
   });
 });

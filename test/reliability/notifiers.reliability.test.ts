@@ -149,6 +149,26 @@ describe('given up: reported on the other channels', () => {
     expect(outbox(r, 'ops-slack')).toHaveLength(1);
   });
 
+  it('the notice is an outbox row: a restart before it could be sent neither loses nor repeats it', async () => {
+    const { r } = await boxDownWhile(async (r) => {
+      r.slack.respondWith({ status: 404, body: 'no_service' });
+      await r.smtp.stop();
+    });
+    await r.app.deliverNow();
+    expect(outbox(r, 'ops-slack')).toEqual([expect.objectContaining({ status: 'dead' })]);
+    const notices = (): number => r.smtp.messages.filter((m) => m.subject.startsWith('[DELIVERY FAILURE]')).length;
+    expect(notices()).toBe(0); // the mail server is down: the notice waits in the outbox
+    expect(outbox(r, 'ops-mail')).toHaveLength(2); // the alert and the notice
+    await r.restart({ whileDown: () => r.smtp.start() });
+    for (let i = 0; i < 4; i++) await r.cycle(5 * 60_000); // past any backoff
+    expect(notices()).toBe(1);
+    expect(r.smtp.messages.find((m) => m.subject.startsWith('[DELIVERY FAILURE]'))?.subject).toMatch(/notifications to "ops-slack" are failing since /);
+    r.slack.reset(); // Slack works again: nothing new fails
+    await r.restart();
+    for (let i = 0; i < 3; i++) await r.cycle(2 * 3_600_000); // past the notice interval: the old failure is not told again
+    expect(notices()).toBe(1);
+  });
+
   it('the SMTP server refuses the message (550): dead at once, reported on Slack', async () => {
     const { r } = await boxDownWhile((r) => r.smtp.rejectWith(550, 'Mailbox unavailable'));
     expect(outbox(r, 'ops-mail')).toEqual([expect.objectContaining({ status: 'dead', attempts: 1 })]);

@@ -4,6 +4,7 @@
  *
  * - SIGTERM while a cycle hangs on a gateway that never answers: the process ends well within
  *   10 s (the cycle is abandoned after the stop grace period, nothing of it is recorded);
+ * - a second daemon on the same database is refused at start, naming the one that holds it;
  * - kill -9 while a cycle is in flight: after the restart the database opens, every committed
  *   cycle is there, and every notification arrives exactly once per channel.
  *
@@ -14,7 +15,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint } from '../../src/gateway/types.js';
@@ -102,6 +103,38 @@ log: { level: info, format: json }
     expect(query(dbPath, 'SELECT * FROM cycles')).toEqual([]);
     expect(query<{ integrity_check: string }>(dbPath, 'PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
   }, 20_000);
+});
+
+describe('a second daemon on the same database', () => {
+  it('is refused at start, naming the holder (pid, host, since) and the database; the first keeps running', async () => {
+    const dbPath = join(dir, 'second.db');
+    const config = writeConfig(
+      'second.yaml',
+      `gateway: { base_url: "http://127.0.0.1:9", secret_key: "\${BOXWATCH_SECRET_KEY}", timeout: 1s }
+poll: { schedule: "* * * * * *" }
+storage: { path: "${dbPath}" }
+notifiers: [{ name: console, type: console }]
+http: false
+log: { level: info, format: json }
+`,
+    );
+    output.length = 0;
+    const first = daemons.spawn(config);
+    await daemons.until('the first daemon to poll', () => output.join('').includes('boxwatch polling'));
+    const second = daemons.spawn(config);
+    expect(await daemons.exited(second, 10_000)).toEqual({ code: 1, signal: null });
+    const refusal = output.join('').split('\n').find((l) => l.includes('store_in_use'));
+    expect(refusal).toContain(`${dbPath} is in use by another boxwatch daemon (pid ${first.pid} on ${hostname()}, since 20`);
+    expect(first.exitCode).toBeNull(); // still running
+    first.kill('SIGTERM');
+    expect(await daemons.exited(first, 10_000)).toEqual({ code: 0, signal: null });
+    // Stopped cleanly: the database is free for the next one.
+    output.length = 0;
+    const third = daemons.spawn(config);
+    await daemons.until('the next daemon to poll', () => output.join('').includes('boxwatch polling'));
+    third.kill('SIGTERM');
+    expect(await daemons.exited(third, 10_000)).toEqual({ code: 0, signal: null });
+  }, 30_000);
 });
 
 describe('kill -9 mid-cycle', () => {

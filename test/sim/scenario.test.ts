@@ -48,7 +48,7 @@ describe('scenario files', () => {
     ['timeline:\n  - at: 1m\n    battery: 5\n', 'timeline[0].battery', /box or location/],
     ['timeline:\n  - at: 1m\n    box: BX-00001\n    disconnect: true\n    colour: red\n', 'timeline[0]', /colour/],
     ['speed: -1\n', 'speed', /./],
-    ['timeline: [\n', '(file)', /YAML/],
+    ['timeline: [\n', 'line 2, column 1', /Flow sequence/], // the one YAML reader: line and column
   ])('rejects %j naming the field', (text, path, message) => {
     const issues = issuesOf(() => parseScenario(text));
     expect(issues).toContainEqual({ path, message: expect.stringMatching(message) });

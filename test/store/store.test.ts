@@ -1,14 +1,16 @@
 /**
- * The store's behaviour, one situation at a time, on real SQLite files: round trips of a cycle,
- * failed cycles, missing and returning boxes, gaps, history selection, uptime, retention,
- * persistence across reopening, rollback of a failing cycle.
+ * How the SQLite store lays its rows out: retention deletes whole hour rows of samples, rollups
+ * and cycles, in batches. The behaviour every store shares (round trips, gaps, history, uptime,
+ * the clock stepping back, reopening, forgotten boxes) is the contract suite,
+ * test/contract/history.contract.ts, run against SQLite by test/contract/history.contract.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { openStore, pruneGradually, StoreError, type SqliteStore } from '../../src/store/index.js';
+import { openStore, pruneGradually, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { HOUR, MAX_GAP, MINUTE, failedCycle, okCycle, snap, tempDir } from './model.js';
+import { connectionOf } from '../helpers/sqlite.js';
+import { HOUR, okCycle, snap, tempDir } from './model.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
 const DAY = 24 * HOUR;
@@ -32,180 +34,6 @@ function poll(from: number, n: number, seen: (t: number, i: number) => ReturnTyp
   for (let i = 0; i < n; i++, t += 30_000) store.recordCycle(okCycle(t, seen(t, i)));
   return t - 30_000;
 }
-
-describe('recordCycle', () => {
-  it('stores the current state of each box, the cycle record and the first sighting', () => {
-    const a = snap('BX-001', { battery: 91, signal: -71, lastSeen: T0 - 5000, detailsAt: T0, location: 'Lobby <B> & "East"' });
-    store.recordCycle(okCycle(T0, [a, snap('BX-002', { connected: false, battery: null })]));
-    store.recordCycle(okCycle(T0 + 30_000, [{ ...a, battery: 90, lastSeen: T0 + 25_000 }, snap('BX-002', { connected: false, battery: null })]));
-
-    expect(store.boxes().map((b) => b.serial)).toEqual(['BX-001', 'BX-002']);
-    expect(store.box('BX-001')).toEqual({
-      ...a,
-      battery: 90,
-      lastSeen: T0 + 25_000,
-      firstSeen: T0,
-      lastPolled: T0 + 30_000,
-      missingSince: null,
-    });
-    expect(store.box('BX-002')?.connected).toBe(false);
-    expect(store.box('BX-404')).toBeUndefined();
-    expect(store.lastCycle()).toEqual(okCycle(T0 + 30_000, [a, a]).cycle);
-    expect(store.valueAt('BX-001', 'battery', T0 + 29_999)?.value).toBe(91);
-    expect(store.valueAt('BX-001', 'battery', T0 + 30_000)?.value).toBe(90);
-    expect(store.valueAt('BX-002', 'battery', T0)?.value).toBeNull();
-    expect(store.valueAt('BX-002', 'connected', T0)?.value).toBe(0);
-    expect(store.valueAt('BX-001', 'firmware', T0)?.value).toBe('3.4.2');
-  });
-
-  it('a failed cycle is recorded and leaves every box state as it was; the time after it is a gap', () => {
-    const last = poll(T0, 4, () => [snap('BX-001', { battery: 50 })]);
-    const before = store.boxes();
-    store.recordCycle(failedCycle(last + 30_000, 'unauthorized'));
-    expect(store.boxes()).toEqual(before);
-    expect(store.lastCycle()).toMatchObject({ outcome: 'failed', errorCode: 'unauthorized', boxes: 0 });
-    expect(store.valueAt('BX-001', 'battery', last + 29_999)?.value).toBe(50);
-    expect(store.valueAt('BX-001', 'battery', last + 30_000)).toBeUndefined();
-    expect(store.valueAt('BX-001', 'battery', last + 59_000)).toBeUndefined();
-    store.recordCycle(okCycle(last + 60_000, [snap('BX-001', { battery: 49 })]));
-    expect(store.valueAt('BX-001', 'battery', last + 60_000)?.value).toBe(49);
-  });
-
-  it('a box absent from the list is marked missing (not disconnected), and back when it returns', () => {
-    const t1 = poll(T0, 3, () => [snap('BX-001'), snap('BX-002')]);
-    store.recordCycle(okCycle(t1 + 30_000, [snap('BX-001')], ['BX-002']));
-    store.recordCycle(okCycle(t1 + 60_000, [snap('BX-001')], ['BX-002']));
-    expect(store.box('BX-002')).toMatchObject({ missingSince: t1 + 30_000, connected: true, lastPolled: t1 });
-    expect(store.valueAt('BX-002', 'connected', t1 + 45_000)).toBeUndefined();
-    store.recordCycle(okCycle(t1 + 90_000, [snap('BX-001'), snap('BX-002', { battery: 12 })]));
-    expect(store.box('BX-002')).toMatchObject({ missingSince: null, battery: 12, lastPolled: t1 + 90_000 });
-    expect(store.valueAt('BX-002', 'battery', t1 + 90_000)?.value).toBe(12);
-  });
-
-  it('polls further apart than the maximum gap leave no data between them', () => {
-    const last = poll(T0, 3, () => [snap('BX-001', { signal: -80 })]);
-    const resume = last + 2 * HOUR;
-    store.recordCycle(okCycle(resume, [snap('BX-001', { signal: -80 })]));
-    expect(store.valueAt('BX-001', 'signal', last + MAX_GAP - 1)?.value).toBe(-80);
-    expect(store.valueAt('BX-001', 'signal', last + MAX_GAP)).toBeUndefined();
-    expect(store.valueAt('BX-001', 'signal', last + HOUR)).toBeUndefined();
-    expect(store.valueAt('BX-001', 'signal', resume)?.value).toBe(-80);
-    const h = store.history('BX-001', 'signal', T0, resume + 1);
-    expect(h.kind === 'raw' && h.points).toEqual([
-      { t: T0, value: -80, until: last + MAX_GAP },
-      { t: resume, value: -80, until: resume + 1 },
-    ]);
-  });
-
-  it('when the clock steps back, cycles are still recorded, each just after the previous one, also after reopening', () => {
-    expect(store.recordCycle(okCycle(T0, [snap('BX-001', { battery: 80 })]))).toEqual({ startedAt: T0, clockBehindMs: 0 });
-    // NTP stepped the clock back a minute: the next cycles start "before" the one recorded.
-    expect(store.recordCycle(okCycle(T0 - 60_000, [snap('BX-001', { battery: 79 })]))).toEqual({ startedAt: T0 + 1, clockBehindMs: 60_000 });
-    expect(store.recordCycle(okCycle(T0 - 30_000, [snap('BX-001', { battery: 78 })]))).toEqual({ startedAt: T0 + 2, clockBehindMs: 30_001 });
-    store.close();
-    store = openStore(path, { clock: new FakeClock(T0) });
-    expect(store.recordCycle(okCycle(T0, [snap('BX-001', { battery: 77 })]))).toEqual({ startedAt: T0 + 3, clockBehindMs: 2 });
-    // Once wall time is past the last record, cycles carry their own start again.
-    expect(store.recordCycle(okCycle(T0 + 30_000, [snap('BX-001', { battery: 76 })]))).toEqual({ startedAt: T0 + 30_000, clockBehindMs: 0 });
-    expect(store.lastCycle()?.startedAt).toBe(T0 + 30_000);
-    expect(store.box('BX-001')?.battery).toBe(76);
-    expect(store.valueAt('BX-001', 'battery', T0 + 3)?.value).toBe(77);
-    expect(store.history('BX-001', 'battery', T0, T0 + 60_000).points.map((p) => (p as { value: unknown }).value)).toEqual([80, 79, 78, 77, 76]);
-  });
-
-  it('a cycle that fails half-way is rolled back entirely, and recording goes on correctly', () => {
-    poll(T0, 2, () => [snap('BX-001', { battery: 70 })]);
-    const bad = okCycle(T0 + 60_000, [snap('BX-001', { battery: 69 }), snap('BX-002', { name: null as unknown as string })]);
-    expect(() => store.recordCycle(bad)).toThrow();
-    expect(store.lastCycle()?.startedAt).toBe(T0 + 30_000);
-    expect(store.box('BX-001')?.battery).toBe(70);
-    expect(store.box('BX-002')).toBeUndefined();
-    store.recordCycle(okCycle(T0 + 60_000, [snap('BX-001', { battery: 68 })]));
-    expect(store.valueAt('BX-001', 'battery', T0 + 59_999)?.value).toBe(70);
-    expect(store.valueAt('BX-001', 'battery', T0 + 60_000)?.value).toBe(68);
-  });
-
-  it('keeps everything across close and reopen, including the open hour and the open segment', () => {
-    const last = poll(T0 + 50 * MINUTE, 20, (_t, i) => [snap('BX-001', { battery: 90 - i })]);
-    store.close();
-    store = openStore(path);
-    expect(store.box('BX-001')?.battery).toBe(71);
-    expect(store.valueAt('BX-001', 'battery', last + 1)?.value).toBe(71);
-    // Recording goes on in the same segment, across the hour boundary.
-    store.recordCycle(okCycle(last + 30_000, [snap('BX-001', { battery: 70 })]));
-    const h = store.history('BX-001', 'battery', T0 + 50 * MINUTE, last + 60_000);
-    expect(h.kind === 'raw' && h.points.length).toBe(21);
-    expect(store.valueAt('BX-001', 'battery', last + 29_999)?.value).toBe(71);
-  });
-});
-
-describe('history', () => {
-  it('answers short ranges with raw points and long ones with hourly or coarser rollups, at most maxPoints', () => {
-    // Two days of a battery that changes every poll: 5,760 raw points.
-    let t = T0;
-    for (let i = 0; i < 2 * 2880; i++, t += 30_000) store.recordCycle(okCycle(t, [snap('BX-001', { battery: i % 100, signal: -60 - (i % 7) })]));
-    const last = t - 30_000;
-
-    const short = store.history('BX-001', 'battery', last - 2 * HOUR, last + 1);
-    expect(short.kind).toBe('raw');
-    expect(short.points.length).toBe(241);
-
-    const day = store.history('BX-001', 'battery', last - DAY, last + 1);
-    expect(day.kind).toBe('rollup');
-    if (day.kind !== 'rollup') return;
-    expect(day.bucketMs).toBe(HOUR);
-    expect(day.points.length).toBeLessThanOrEqual(25);
-    const full = day.points[5];
-    expect(full).toMatchObject({ count: 120, min: 0, max: 99 });
-
-    const long = store.history('BX-001', 'signal', T0, last + 1, { maxPoints: 20 });
-    expect(long.kind).toBe('rollup');
-    if (long.kind !== 'rollup') return;
-    expect(long.bucketMs).toBe(3 * HOUR);
-    expect(long.points.length).toBeLessThanOrEqual(20);
-    expect(long.points[1]).toMatchObject({ min: -66, max: -60, count: 360 });
-    expect(long.points[1]?.mean).toBeCloseTo(-63, 1);
-
-    const conn = store.history('BX-001', 'connected', T0, last + 1);
-    expect(conn.kind).toBe('raw'); // never changed: one run
-    expect(conn.points).toEqual([{ t: T0, value: 1, until: last + 1 }]);
-  });
-
-  it('names an unknown box and an empty range', () => {
-    store.recordCycle(okCycle(T0, [snap('BX-001')]));
-    expect(() => store.history('BX-999', 'battery', T0, T0 + HOUR)).toThrow(new StoreError('unknown_box', 'unknown box BX-999'));
-    expect(() => store.history('BX-001', 'battery', T0, T0)).toThrow(expect.objectContaining({ code: 'bad_range' }));
-    expect(() => store.uptime(T0 + 1, T0)).toThrow(expect.objectContaining({ code: 'bad_range' }));
-  });
-
-  it('firmware history lists the versions a box ran', () => {
-    poll(T0, 3, () => [snap('BX-001', { firmware: '3.4.1' })]);
-    poll(T0 + 90_000, 3, () => [snap('BX-001', { firmware: '3.4.2' })]);
-    const h = store.history('BX-001', 'firmware', T0, T0 + 10 * DAY);
-    expect(h.kind).toBe('raw');
-    expect(h.kind === 'raw' && h.points.map((p) => [p.t, p.value])).toEqual([
-      [T0, '3.4.1'],
-      [T0 + 90_000, '3.4.2'],
-    ]);
-  });
-});
-
-describe('uptime', () => {
-  it('is the connected fraction of observed time per box; unobserved boxes have none', () => {
-    // BX-001 connected 3 polls out of 4; BX-002 always; BX-003 seen once, long before the range.
-    store.recordCycle(okCycle(T0 - 10 * HOUR, [snap('BX-003')]));
-    poll(T0, 4 * 120, (_t, i) => [snap('BX-001', { connected: i % 4 !== 3 }), snap('BX-002')]);
-    const rows = store.uptime(T0, T0 + 4 * HOUR);
-    expect(rows).toEqual([
-      { serial: 'BX-001', name: 'Box BX-001', connectedFraction: 0.75, observedMs: 4 * HOUR },
-      { serial: 'BX-002', name: 'Box BX-002', connectedFraction: 1, observedMs: 4 * HOUR },
-      { serial: 'BX-003', name: 'Box BX-003', connectedFraction: null, observedMs: 0 },
-    ]);
-    // A window with partial hours at both ends.
-    const part = store.uptime(T0 + 90 * MINUTE, T0 + 150 * MINUTE);
-    expect(part[0]).toMatchObject({ connectedFraction: 0.75, observedMs: HOUR });
-  });
-});
 
 describe('prune', () => {
   it('deletes raw samples past raw retention, rollups and cycles past rollup retention, in batches', async () => {
@@ -234,5 +62,37 @@ describe('prune', () => {
     expect(h.kind).toBe('rollup');
     const up = store.uptime(last - 40 * HOUR, last);
     expect(up[0]?.connectedFraction).toBe(1);
+  });
+});
+
+describe('prune: alert history', () => {
+  it('delivered and dead outbox rows, transitions and ended silences past retention go in batches, yielding to the event loop between them', async () => {
+    store.recordCycle(okCycle(T0, [snap('BX-1')]));
+    const db = connectionOf(store);
+    const old = T0 - 10 * DAY;
+    db.transaction(() => {
+      const outbox = db.prepare("INSERT INTO outbox (notifier, created_at, message, next_attempt_at, status, done_at) VALUES ('mail', ?, '{}', ?, ?, ?)");
+      const transition = db.prepare(
+        "INSERT INTO alert_transitions (key, rule, serial, severity, from_status, to_status, at) VALUES ('r', 'r', 'BX-1', 'warning', 'firing', 'resolved', ?)",
+      );
+      const silence = db.prepare("INSERT INTO silences (id, boxes, rules, starts_at, ends_at, comment, created_by, created_at) VALUES (?, '[\"BX-1\"]', NULL, ?, ?, 'old', NULL, ?)");
+      for (let i = 0; i < 1_500; i++) outbox.run(old, old, i % 2 === 0 ? 'delivered' : 'dead', old);
+      for (let i = 0; i < 1_500; i++) transition.run(old);
+      for (let i = 0; i < 600; i++) silence.run(`s${i}`, old, old + 1, old);
+      outbox.run(old, old, 'pending', null); // still waiting: kept, however old
+    })();
+    let turns = 0;
+    let done = false;
+    const turn = (): void => {
+      turns += 1;
+      if (!done) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const deleted = await pruneGradually(store, T0, { rawMs: DAY, rollupMs: 2 * DAY }, { batch: 500 });
+    done = true;
+    expect(deleted).toBe(1_500 + 1_500 + 600);
+    expect(turns).toBeGreaterThanOrEqual(7); // the event loop ran between the batches
+    const count = (table: string): number => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+    expect([count('outbox'), count('alert_transitions'), count('silences')]).toEqual([1, 0, 0]);
   });
 });

@@ -3,7 +3,7 @@
  * in SQLite (src/store/repository-rows.ts): a row whose matchers are damaged silences nothing and
  * is not listed.
  */
-import type { Silence } from '../../alerts/silences.js';
+import { expireSilence, silenceState, type Silence } from '../../alerts/silences.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import { newSilence, toSilence, type SilenceDbRow } from '../repository-rows.js';
 import type { PostgresDatabase, Transaction } from './database.js';
@@ -33,12 +33,15 @@ export class PostgresSilences {
     return row === undefined ? undefined : toSilence(row, this.damaged);
   }
 
-  /**
-   * Ends a silence now; one that has not started yet ends too (it then starts and ends now, as in
-   * Alertmanager). False if there is none with that id or it had already ended.
-   */
+  /** Ends a silence now (a pending one too: expireSilence decides); false if there is none with that id or it had already ended. */
   async expireSilence(id: string, now: number): Promise<boolean> {
-    const rows = await this.db.query<{ id: string }>('UPDATE silences SET ends_at = $1, starts_at = least(starts_at, $1) WHERE id = $2 AND ends_at > $1 RETURNING id', [now, id]);
-    return rows.length > 0;
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.query<SilenceDbRow>('SELECT * FROM silences WHERE id = $1 FOR UPDATE', [id]);
+      const found = row === undefined ? undefined : toSilence(row, this.damaged);
+      if (found === undefined || silenceState(found, now) === 'expired') return false;
+      const ended = expireSilence(found, now);
+      await tx.query('UPDATE silences SET starts_at = $1, ends_at = $2 WHERE id = $3', [ended.startsAt, ended.endsAt, id]);
+      return true;
+    });
   }
 }

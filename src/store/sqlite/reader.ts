@@ -45,7 +45,7 @@ export class HistoryReader {
   ) {}
 
   boxes(): BoxState[] {
-    return (this.s.allBoxes.all() as BoxRow[]).map(toBoxState);
+    return (this.s.fleetBoxes.all() as BoxRow[]).map(toBoxState);
   }
 
   box(serial: string): BoxState | undefined {

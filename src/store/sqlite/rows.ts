@@ -26,11 +26,14 @@ export function prepareStatements(db: Database.Database) {
     ),
     updateBox: p(
       `UPDATE boxes SET gateway_id = ?, name = ?, connected = ?, battery = ?, signal = ?, firmware = ?, last_seen = ?,
-         registered_at = ?, location = ?, ip = ?, details_at = ?, last_polled = ?, missing_since = NULL, seg_start = ? WHERE id = ?`,
+         registered_at = ?, location = ?, ip = ?, details_at = ?, last_polled = ?, missing_since = NULL, forgotten_at = NULL, seg_start = ? WHERE id = ?`,
     ),
     closeSegment: p('UPDATE boxes SET seg_start = NULL WHERE id = ?'),
     markMissing: p('UPDATE boxes SET missing_since = coalesce(missing_since, ?) WHERE serial = ?'),
     allBoxes: p('SELECT * FROM boxes ORDER BY serial'),
+    /** The fleet: every box not forgotten. */
+    fleetBoxes: p('SELECT * FROM boxes WHERE forgotten_at IS NULL ORDER BY serial'),
+    forgetBox: p('UPDATE boxes SET forgotten_at = ? WHERE serial = ? AND forgotten_at IS NULL'),
     box: p('SELECT * FROM boxes WHERE serial = ?'),
     boxRef: p('SELECT id, serial, name, seg_start, last_polled, first_seen FROM boxes WHERE serial = ?'),
     boxRefs: p('SELECT id, serial, name, seg_start, last_polled, first_seen FROM boxes ORDER BY serial'),

@@ -4,7 +4,7 @@
  * one bad row never stops a cycle.
  */
 import type Database from 'better-sqlite3';
-import type { Silence } from '../../alerts/silences.js';
+import { expireSilence, silenceState, type Silence } from '../../alerts/silences.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import { newSilence, toSilence, type SilenceDbRow } from '../repository-rows.js';
 
@@ -12,7 +12,7 @@ export class SqliteSilences {
   private readonly s;
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly damaged: DamagedRows,
   ) {
     this.s = {
@@ -20,7 +20,7 @@ export class SqliteSilences {
       endingAfter: db.prepare('SELECT * FROM silences WHERE ends_at > ? ORDER BY starts_at, id'),
       all: db.prepare('SELECT * FROM silences ORDER BY starts_at, id'),
       byId: db.prepare('SELECT * FROM silences WHERE id = ?'),
-      expire: db.prepare('UPDATE silences SET ends_at = ? WHERE id = ? AND ends_at > ?'),
+      setTimes: db.prepare('UPDATE silences SET starts_at = ?, ends_at = ? WHERE id = ?'),
     };
   }
 
@@ -41,8 +41,16 @@ export class SqliteSilences {
     return row === undefined ? undefined : toSilence(row, this.damaged);
   }
 
-  /** Ends a silence now; false if there is none with that id or it had already ended. */
+  /** Ends a silence now (a pending one too: it is expired, never pending again); false if there is none with that id or it had already ended. */
   expireSilence(id: string, now: number): boolean {
-    return this.s.expire.run(now, id, now).changes > 0;
+    return this.db
+      .transaction(() => {
+        const found = this.silence(id);
+        if (found === undefined || silenceState(found, now) === 'expired') return false;
+        const ended = expireSilence(found, now); // the rule (a pending one ends too) is the alerts module's
+        this.s.setTimes.run(ended.startsAt, ended.endsAt, id);
+        return true;
+      })
+      .immediate();
   }
 }

@@ -162,11 +162,23 @@ export class SqliteStore implements Store {
       const recorded = this.writer.record(write);
       const view: CycleView = { boxes: this.reader.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now) };
       const { alerts, result } = decide(view);
+      if (alerts.forget !== undefined && alerts.forget.length > 0) this.forgetIn(alerts.forget, now);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);
       this.transitions.append(alerts.transitions);
       queue.enqueueItems(alerts.queued);
       return { recorded, result };
     });
+  }
+
+  /** See Store.forgetBoxes. */
+  forgetBoxes(serials: readonly string[], now: number): number {
+    return this.unitOfWork(() => this.forgetIn(serials, now));
+  }
+
+  private forgetIn(serials: readonly string[], now: number): number {
+    let n = 0;
+    for (const serial of serials) n += this.s.forgetBox.run(now, serial).changes;
+    return n;
   }
 
   private unitOfWork<T>(fn: () => T): T {
