@@ -28,6 +28,8 @@ import { Dispatcher } from './notify/dispatcher.js';
 import { notifiersFromConfig } from './notify/from-config.js';
 import { looksLikeNotificationMessage, type OutboxRepository } from './notify/outbox.js';
 import { Resender } from './notify/resend.js';
+import { logTemplateFailure, type FleetStats } from './notify/templates.js';
+import type { AlertState } from './alerts/types.js';
 import type { AlertItem, NotificationMessage, Notifier } from './notify/types.js';
 import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
 import { RecordQuarantine } from './poller/quarantine.js';
@@ -140,8 +142,16 @@ export function createApp(deps: AppDeps): App {
   const outbox = store.outbox<NotificationMessage>(looksLikeNotificationMessage);
   const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
   const configured = new Set(config.notifiers.map((n) => n.name));
-  const pipeline = new AlertPipeline({ config });
-  const notifiers = deps.notifiers ?? notifiersFromConfig(config.notifiers, { stdout: deps.stdout, now: () => clock.now() });
+  const pipeline = new AlertPipeline({ config, callFacts: () => calls?.facts() ?? null });
+  const notifiers =
+    deps.notifiers ??
+    notifiersFromConfig(config.notifiers, {
+      stdout: deps.stdout,
+      now: () => clock.now(),
+      onTemplateFailure: logTemplateFailure(logger),
+      externalUrl: config.http.externalUrl,
+      fleet: () => fleetStats(store.boxes(), alerts.states().values()),
+    });
   /** Aborted by stop() once the grace period is over: the requests in flight are abandoned. */
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // one listener per request in flight
@@ -309,7 +319,17 @@ export function createApp(deps: AppDeps): App {
 
   // Call ingestion: its own schedule, its own transaction per cycle (src/calls/).
   const calls = config.calls
-    ? createCallIngest({ config: config.calls, repo: store.calls, client, secretKey: config.gateway.secretKey, concurrency: config.gateway.concurrency, clock, logger })
+    ? createCallIngest({
+        config: config.calls,
+        rules: config.rules,
+        repo: store.calls,
+        client,
+        secretKey: config.gateway.secretKey,
+        concurrency: config.gateway.concurrency,
+        clock,
+        logger,
+        gatewayOffsetMs: () => skewMs ?? 0,
+      })
     : null;
   const callMetrics = calls ? registerCallMetrics(metrics.registry) : null;
   let lastCalls: CallSyncResult | undefined;
@@ -347,8 +367,9 @@ export function createApp(deps: AppDeps): App {
           metrics,
           clock,
           logger,
-          alerts: apiReader(alertViewSource(store, alerts), config, clock),
-          dashboard: { alerts, config, events, skewMs: () => skewMs },
+          alerts: apiReader(alertViewSource(store, alerts, store.acks), config, clock),
+          dashboard: { alerts, acks: store.acks, config, events, skewMs: () => skewMs },
+          ...(calls && { calls: { repo: calls.repo, now: () => clock.now() + (skewMs ?? 0) } }),
           limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
           health: { maxCycleAgeMs: (3 * tickIntervalMs + config.gateway.timeout) * (deps.clockRate ?? 1) },
@@ -418,6 +439,15 @@ export function createApp(deps: AppDeps): App {
 function sqliteCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
+}
+
+/** The fleet as templates see it (`fleet.*`). */
+function fleetStats(boxes: readonly BoxState[], states: Iterable<AlertState>): FleetStats {
+  const present = boxes.filter((b) => b.missingSince === null);
+  const connected = present.filter((b) => b.connected === true).length;
+  let firingAlerts = 0;
+  for (const s of states) if (s.status === 'firing') firingAlerts += 1;
+  return { boxes: present.length, connected, disconnected: present.length - connected, firingAlerts };
 }
 
 /** Firing alerts counted by rule and severity (the boxwatch_alerts_firing gauge). */

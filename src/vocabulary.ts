@@ -18,9 +18,21 @@ export function highestOf(severities: Iterable<Severity>): Severity {
   return best;
 }
 
+/** The rule kinds about calls (docs/calls.md): judged from the calls table, not the device list. */
+export const CALL_RULE_KINDS = ['call_failure_rate', 'call_stuck', 'calls_silent', 'fleet_call_failure_rate'] as const;
+export type CallRuleKind = (typeof CALL_RULE_KINDS)[number];
+
+/** The rule kinds whose alert is one for the fleet (serial ''), not one per box. */
+export const FLEET_RULE_KINDS = ['fleet_call_failure_rate'] as const;
+
 /** The rule kinds a configuration may use (one evaluator each in src/rules/). */
-export const RULE_KINDS = ['disconnected', 'low_battery', 'weak_signal', 'stale', 'firmware_drift', 'missing'] as const;
+export const RULE_KINDS = ['disconnected', 'low_battery', 'weak_signal', 'stale', 'firmware_drift', 'missing', ...CALL_RULE_KINDS] as const;
 export type RuleKind = (typeof RULE_KINDS)[number];
+
+/** True for the kinds judged from calls (they need a `calls:` section). */
+export function isCallRuleKind(kind: string): kind is CallRuleKind {
+  return (CALL_RULE_KINDS as readonly string[]).includes(kind);
+}
 
 /** The built-in rules about the gateway itself (configured under `alerting.gateway`); name = kind. */
 export const GATEWAY_RULES = ['gateway_unreachable', 'gateway_unauthorized', 'gateway_schema', 'gateway_clock'] as const;

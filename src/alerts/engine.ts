@@ -8,6 +8,7 @@
  * back); finally each alert is reconciled with what people were last told (notifyStep).
  */
 import { BoxwatchError } from '../errors.js';
+import { ackInEffect, type Ack } from './acks.js';
 import { holdBack, type HoldBackContext } from './hold-back.js';
 import type { Timing } from './state.js';
 import { initialState, isAtRest, notifyStep, step, timingOf } from './state.js';
@@ -23,6 +24,8 @@ import { alertKey } from './types.js';
 export interface CycleContext extends HoldBackContext {
   /** `alerting.repeat_interval`; 0: never repeat. */
   repeatIntervalMs: number;
+  /** The latest ack of each alert, by key: one in effect stops the alert's repeats (src/alerts/acks.ts). */
+  acks?: ReadonlyMap<string, Ack>;
   /**
    * Every configured rule name, built-ins included. When given, alerts of rules that are no longer
    * configured are retired: resolved at once (and notified if their firing was), then dropped.
@@ -104,7 +107,8 @@ export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: re
     const held = heldBack.get(key) ?? null;
     const transition = transitionOf.get(key);
     if (transition) transitions.push(held ? { ...transition, heldBack: held.reason, heldBy: held.by } : transition);
-    const { next, intent } = notifyStep(state, { now, heldBack: held !== null, repeatIntervalMs: ctx.repeatIntervalMs });
+    const acked = ackInEffect(ctx.acks?.get(key), state, now);
+    const { next, intent } = notifyStep(state, { now, heldBack: held !== null, repeatIntervalMs: ctx.repeatIntervalMs, acked });
     if (intent) notifications.push(intent);
     if (!isAtRest(next)) states.set(key, next);
   }

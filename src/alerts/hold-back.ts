@@ -30,7 +30,7 @@ export interface HoldBackContext {
   silences: readonly Silence[];
   /** `alerting.inhibit`. */
   inhibit: boolean;
-  /** Default: disconnected holds back low_battery, weak_signal and stale of the same box. */
+  /** Default: disconnected holds back low_battery, weak_signal, stale and the call alerts of the same box (inhibit.ts). */
   inhibitRules?: readonly InhibitRule[];
 }
 

@@ -2,6 +2,7 @@
 export * from './types.js';
 export * from './state.js';
 export * from './silences.js';
+export * from './acks.js';
 export * from './inhibit.js';
 export * from './hold-back.js';
 export * from './gateway.js';

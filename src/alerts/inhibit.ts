@@ -1,6 +1,6 @@
 /**
- * Inhibition: while a box's `disconnected` alert is firing, that box's battery, signal and
- * staleness alerts are held back. Held back means not notified: the target alerts still change
+ * Inhibition: while a box's `disconnected` alert is firing, that box's battery, signal,
+ * staleness and call alerts are held back. Held back means not notified: the target alerts still change
  * state and their transitions are recorded (as in Alertmanager, where inhibition acts on
  * notifications only), and what they owe is notified once the source alert stops firing.
  */
@@ -14,6 +14,8 @@ export interface InhibitRule {
 
 export const DEFAULT_INHIBIT_RULES: readonly InhibitRule[] = [
   { sourceKinds: ['disconnected'], targetKinds: ['low_battery', 'weak_signal', 'stale'] },
+  // A disconnected box places no calls, and the calls it had in flight fail or hang: its call alerts say nothing new.
+  { sourceKinds: ['disconnected'], targetKinds: ['call_failure_rate', 'call_stuck', 'calls_silent'] },
 ];
 
 /**

@@ -3,6 +3,7 @@
  * about the box (name, location) becomes one AlertItem of a NotificationMessage (src/notify/).
  */
 import type { AlertItem } from '../notify/types.js';
+import { ackOfEpisode, type Ack } from './acks.js';
 import { routes, type NotifierRoute } from './group.js';
 import { intentOf } from './state.js';
 import type { AlertState, NotificationIntent } from './types.js';
@@ -13,8 +14,13 @@ export interface BoxLabels {
   location?: string | null;
 }
 
-/** One message item for an intent. `since` is when the alert started firing. */
-export function toAlertItem(intent: NotificationIntent, box: BoxLabels = {}): AlertItem {
+/**
+ * One message item for an intent. `since` is when the alert started firing. `ack`: the alert's
+ * latest acknowledgement; shown when it is of this firing episode (the resolve of an acknowledged
+ * alert says who acknowledged it).
+ */
+export function toAlertItem(intent: NotificationIntent, box: BoxLabels = {}, ack?: Ack): AlertItem {
+  const acked = ackOfEpisode(ack, intent.firingSince);
   return {
     status: intent.type,
     rule: intent.rule,
@@ -28,6 +34,7 @@ export function toAlertItem(intent: NotificationIntent, box: BoxLabels = {}): Al
     since: intent.firingSince ?? intent.createdAt,
     resolvedAt: intent.resolvedAt,
     summary: intent.summary ?? intent.kind.replace(/_/g, ' '),
+    ...(acked ? { ack: { by: acked.by, comment: acked.comment, at: acked.at, until: acked.until } } : {}),
   };
 }
 

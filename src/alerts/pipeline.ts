@@ -6,9 +6,11 @@
  * (the store's `commitCycle`, see src/alerts/repositories.ts).
  */
 import type { Config } from '../config/index.js';
-import { boxesToForget, evaluateRule, fleetContext } from '../rules/index.js';
+import type { CallFacts } from '../calls/health.js';
+import { boxesToForget, evaluateFleetRule, evaluateRule, fleetContext, isFleetRule } from '../rules/index.js';
 import type { AlertItem } from '../notify/types.js';
 import type { BoxState, CycleRecord } from '../store/types.js';
+import type { Ack } from './acks.js';
 import { evaluateCycle, ruleRef, wasActive, type CycleResult as EngineResult } from './engine.js';
 import { GATEWAY_RULE_NAMES, gatewayEvaluations, isGatewayDown } from './gateway.js';
 import { fanOut } from './group.js';
@@ -18,6 +20,8 @@ import type { AlertState, RuleEvaluation } from './types.js';
 
 export interface AlertPipelineDeps {
   config: Config;
+  /** The call rules' facts from the last successful call sync (src/calls/health.ts); null or absent: none. */
+  callFacts?: () => CallFacts | null;
 }
 
 export interface CycleAlerts extends EngineResult {
@@ -29,7 +33,7 @@ export interface CycleAlerts extends EngineResult {
 
 /**
  * The rule evaluations of one cycle: the built-in gateway rules, and (when the cycle succeeded)
- * every configured rule for every known box. Pure; `rules test` runs the same function.
+ * every configured rule for every known box (fleet rules once, serial ''). Pure; `rules test` runs the same function.
  */
 export function cycleEvaluations(
   config: Pick<Config, 'rules' | 'alerting'>,
@@ -38,12 +42,18 @@ export function cycleEvaluations(
   prev: ReadonlyMap<string, AlertState>,
   now: number,
   gatewayNow: number | null,
+  calls: CallFacts | null = null,
 ): RuleEvaluation[] {
   const evaluations = gatewayEvaluations(cycle, config.alerting.gateway);
   if (isGatewayDown(cycle)) return evaluations;
-  const ctx = fleetContext(boxes.filter((b) => b.missingSince === null), now, gatewayNow);
+  const ctx = fleetContext(boxes.filter((b) => b.missingSince === null), now, gatewayNow, calls);
   for (const rule of config.rules) {
     const ref = ruleRef(rule);
+    if (isFleetRule(rule)) {
+      const r = evaluateFleetRule(rule, ctx, wasActive(prev, rule.name, ''));
+      evaluations.push({ rule: ref, serial: '', condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
+      continue;
+    }
     for (const box of boxes) {
       const r = evaluateRule(rule, box, ctx, wasActive(prev, rule.name, box.serial));
       evaluations.push({ rule: ref, serial: box.serial, condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
@@ -66,9 +76,11 @@ export class AlertPipeline {
     // Boxes missing past a missing rule's forget_after leave the fleet now (never on a failed cycle).
     const forget = down ? [] : boxesToForget(config.rules, view.boxes, now);
     const fleet = forget.length === 0 ? view.boxes : view.boxes.filter((b) => !forget.includes(b.serial));
-    const evaluations = cycleEvaluations(config, cycle, fleet, prev, now, gatewayNow);
+    const evaluations = cycleEvaluations(config, cycle, fleet, prev, now, gatewayNow, this.deps.callFacts?.() ?? null);
+    const acks = view.acks ?? new Map<string, Ack>();
     const result = evaluateCycle(prev, evaluations, {
       now,
+      acks,
       gatewayDown: down,
       silences: view.silences,
       inhibit: config.alerting.inhibit,
@@ -80,7 +92,8 @@ export class AlertPipeline {
     const routed = fanOut(result.notifications, config.notifiers);
     const queued = routed.map((r) => {
       const box = bySerial.get(r.intent.serial);
-      return { notifier: r.notifier, createdAt: r.createdAt, item: toAlertItem(r.intent, { name: box?.name ?? null, location: box?.location ?? null }) };
+      const labels = { name: box?.name ?? null, location: box?.location ?? null };
+      return { notifier: r.notifier, createdAt: r.createdAt, item: toAlertItem(r.intent, labels, acks.get(r.intent.key)) };
     });
     return {
       alerts: { states: result.states, dropped: result.dropped, transitions: result.transitions, queued, forget },

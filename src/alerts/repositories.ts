@@ -19,6 +19,7 @@
 import type { Awaitable } from '../awaitable.js';
 import type { AlertItem } from '../notify/types.js';
 import type { BoxState, CycleWrite, RecordedCycle } from '../store/types.js';
+import type { Ack } from './acks.js';
 import type { Silence } from './silences.js';
 import type { AlertState, Transition } from './types.js';
 
@@ -50,6 +51,8 @@ export interface CycleView {
   states: ReadonlyMap<string, AlertState>;
   /** Silences not ended at the cycle's `now` (pending and active). */
   silences: Silence[];
+  /** The latest acknowledgement of each alert, by key (src/alerts/acks.ts); absent: none. */
+  acks?: ReadonlyMap<string, Ack>;
 }
 
 /** What the alert stage of a cycle writes. */

@@ -144,13 +144,15 @@ export interface NotifyInput {
   heldBack: boolean;
   /** repeat_interval; 0 or less: never repeat. */
   repeatIntervalMs: number;
+  /** An acknowledgement is in effect (src/alerts/acks.ts): no repeats; firing and resolve as usual. */
+  acked?: boolean;
 }
 
 /**
  * Decides whether `state` is notified now, reconciling what people were last told with the
  * alert's status: a firing alert not yet announced gets `firing`; an announced alert that is no
- * longer firing gets `resolved`; an announced firing alert gets `repeat` every repeat interval.
- * Nothing is emitted while held back.
+ * longer firing gets `resolved`; an announced firing alert gets `repeat` every repeat interval,
+ * unless acknowledged. Nothing is emitted while held back.
  */
 export function notifyStep(state: AlertState, input: NotifyInput): { next: AlertState; intent?: NotificationIntent } {
   if (input.heldBack) return { next: state };
@@ -161,7 +163,7 @@ export function notifyStep(state: AlertState, input: NotifyInput): { next: Alert
       return { next, intent: intentOf(next, 'firing', now) };
     }
     const last = state.lastNotifiedAt ?? now;
-    if (input.repeatIntervalMs > 0 && now - last >= input.repeatIntervalMs) {
+    if (input.repeatIntervalMs > 0 && now - last >= input.repeatIntervalMs && input.acked !== true) {
       const next = { ...state, lastNotifiedAt: now };
       return { next, intent: intentOf(next, 'repeat', now) };
     }

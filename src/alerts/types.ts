@@ -128,6 +128,11 @@ export function alertKey(rule: string, serial: string): string {
   return serial === '' ? rule : `${rule}\u0000${serial}`;
 }
 
+/** The printable id of an alert: `rule/serial`, the rule alone for fleet-level alerts. */
+export function alertId(rule: string, serial: string): string {
+  return serial === '' ? rule : `${rule}/${serial}`;
+}
+
 /** Inverse of alertKey. */
 export function parseAlertKey(key: string): { rule: string; serial: string } {
   const i = key.indexOf('\u0000');

@@ -1,9 +1,11 @@
 /**
- * Call health (docs/calls.md): ingestion of the gateway's calls into the calls repository.
- * `createCallIngest` builds the cycle the app schedules on `calls.schedule`.
+ * Call health (docs/calls.md): ingestion of the gateway's calls into the calls repository, and
+ * the facts the call rules judge. `createCallIngest` builds the cycle the app schedules on
+ * `calls.schedule`.
  */
 import type { Clock } from '../clock.js';
-import type { CallsConfig } from '../config/schema.js';
+import type { CallsConfig, RuleConfig } from '../config/schema.js';
+import { readCallFacts, type CallFacts } from './health.js';
 import type { GatewayClient } from '../gateway/types.js';
 import type { Logger } from '../log.js';
 import type { CallsRepo } from '../store/calls-repo.js';
@@ -12,15 +14,20 @@ import { runCallSync, type CallSyncResult } from './sync.js';
 
 export { runCallSync, type CallSyncResult, type CallSyncOptions } from './sync.js';
 export { hashNumber, maskNumber, numberHashKey } from './privacy.js';
+export { readCallFacts, type CallFacts, type CallRuleFacts } from './health.js';
 
 export interface CallIngest {
   readonly repo: CallsRepo;
-  /** One call-sync cycle. */
+  /** One call-sync cycle; after a successful one the call rules' facts are read again. */
   run(signal?: AbortSignal): Promise<CallSyncResult>;
+  /** The call rules' facts from the last call sync, if it succeeded; else null (call rules say unknown). */
+  facts(): CallFacts | null;
 }
 
 export function createCallIngest(deps: {
   config: CallsConfig;
+  /** The configured rules (the call rules among them get their facts after each sync). */
+  rules: readonly RuleConfig[];
   /** Where the calls are stored (the store's `calls`). */
   repo: CallsRepo;
   client: GatewayClient;
@@ -28,6 +35,11 @@ export function createCallIngest(deps: {
   concurrency: number;
   clock: Clock;
   logger: Logger;
+  /**
+   * The gateway's clock minus ours (from the device poll's Date header; 0 if unknown): call
+   * times are the gateway's, so the call rules measure windows and ages on its clock.
+   */
+  gatewayOffsetMs?: () => number;
 }): CallIngest {
   const { config } = deps;
   const { repo } = deps;
@@ -43,9 +55,15 @@ export function createCallIngest(deps: {
     wantRecordings: false,
     concurrency: deps.concurrency,
   };
+  let facts: CallFacts | null = null;
   return {
     repo,
-    run: (signal) =>
-      runCallSync({ client: deps.client, repo, clock: deps.clock, logger: deps.logger, options, hashKey, ...(signal && { signal }) }),
+    async run(signal) {
+      facts = null;
+      const result = await runCallSync({ client: deps.client, repo, clock: deps.clock, logger: deps.logger, options, hashKey, ...(signal && { signal }) });
+      if (result.outcome === 'ok') facts = readCallFacts(repo, deps.rules, deps.clock.now() + (deps.gatewayOffsetMs?.() ?? 0), { lookBackMs: config.catchUp });
+      return result;
+    },
+    facts: () => facts,
   };
 }

@@ -15,6 +15,12 @@ export function registerCallMetrics(registry: Registry): CallMetrics {
   const pages = new Counter({ name: 'boxwatch_call_sync_list_pages_total', help: 'Call-list pages read.', registers });
   const details = new Counter({ name: 'boxwatch_call_sync_details_total', help: 'Call-details requests made by the call sync.', registers });
   const added = new Counter({ name: 'boxwatch_calls_ingested_total', help: 'Calls new to the database.', registers });
+  const calls = new Counter({
+    name: 'boxwatch_calls_total',
+    help: 'Calls boxwatch learnt to be final, by box and status (completed, failed).',
+    labelNames: ['serial', 'status'] as const,
+    registers,
+  });
   const gaps = new Counter({
     name: 'boxwatch_call_sync_gaps_skipped_total',
     help: 'Reads after a gap longer than calls.catch_up: the calls of the rest of the gap were not read.',
@@ -27,6 +33,7 @@ export function registerCallMetrics(registry: Registry): CallMetrics {
       details.inc(r.details);
       added.inc(r.added);
       if (r.gapSkipped) gaps.inc();
+      for (const c of r.ended) calls.inc({ serial: c.serial, status: c.status });
     },
   };
 }

@@ -61,6 +61,8 @@ export interface CallSyncResult {
   complete: boolean;
   /** Set when the gap since the last read was longer than catch_up: calls in it were not read. */
   gapSkipped: { from: number; to: number } | null;
+  /** Calls learnt final this cycle (completed or failed), by box: `boxwatch_calls_total`. */
+  ended: { serial: string; status: string }[];
 }
 
 const FINAL = new Set(['completed', 'failed']);
@@ -140,11 +142,13 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
   const upserts: CallObservation[] = [];
   const checked: string[] = [];
   let added = 0;
+  const ended = new Map<string, { serial: string; status: string }>();
   for (const summary of seen.values()) {
     const before = known.get(summary.call_id);
     const obs = observe(summary, null, deps);
     if (obs === null) continue;
     if (before === undefined) added += 1;
+    if (FINAL.has(obs.status) && (before === undefined || !FINAL.has(before.status))) ended.set(obs.callId, obs);
     if (before === undefined || before.status !== obs.status) upserts.push(obs);
     else if (obs.status === 'initiated') checked.push(obs.callId);
   }
@@ -180,6 +184,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
     }
     const obs = observe(call, call, deps);
     if (obs === null) return;
+    if (FINAL.has(obs.status) && !FINAL.has(before.status)) ended.set(obs.callId, obs);
     if (obs.status === 'initiated' && before.status === 'initiated' && !byId.has(obs.callId)) checked.push(obs.callId);
     else byId.set(obs.callId, obs);
   });
@@ -218,6 +223,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
     updated: allUpserts.length - added,
     complete,
     gapSkipped,
+    ended: [...ended.values()].map((c) => ({ serial: c.serial, status: c.status })),
   };
 }
 

@@ -2,7 +2,9 @@
  * `boxwatch alerts [--active] [--since 7d] [--format table|json]`: the alerts open now (pending,
  * firing, resolved-but-not-yet-at-rest) and those that changed within `--since`, with their
  * transitions. For open alerts the HELD BACK column says why they are not notified right now
- * (silence, inhibition, gateway down), computed with the engine's own functions.
+ * (silence, inhibition, gateway down), computed with the engine's own functions. NOTIFIED says
+ * where its latest notification in the window went: `ops-mail, ops-slack (pending), pager (dead)`
+ * (a bare name: delivered). ACKED: who acknowledged it (`boxwatch ack`) while the ack holds.
  */
 import type { Command } from 'commander';
 import { parseAlertKey, type AlertValue, type HeldBackReason } from '../alerts/index.js';
@@ -50,6 +52,11 @@ export function valueText(kind: string, value: AlertValue): string {
 
 const boxText = (serial: string): string => (serial === '' ? '(gateway)' : terminalSafe(serial));
 
+/** `ops-mail, ops-slack (pending)`: where the alert's latest notification went, per notifier. */
+export function deliveriesText(deliveries: AlertView['deliveries']): string {
+  return deliveries.map((d) => (d.status === 'delivered' ? d.notifier : `${d.notifier} (${d.status})`)).join(', ');
+}
+
 /** Prints the alert list (and, with `showTransitions`, the transitions) as a table or JSON. */
 export function printAlerts(ctx: CliContext, views: readonly AlertView[], options: { format: OutputFormat; now: number; from: number; showTransitions: boolean; active: boolean }): void {
   const { now } = options;
@@ -63,7 +70,7 @@ export function printAlerts(ctx: CliContext, views: readonly AlertView[], option
   }
   ctx.out(
     formatTable(
-      ['STATE', 'RULE', 'SEVERITY', 'BOX', 'NAME', 'SINCE', 'VALUE', 'SUMMARY', 'HELD BACK'],
+      ['STATE', 'RULE', 'SEVERITY', 'BOX', 'NAME', 'SINCE', 'VALUE', 'SUMMARY', 'HELD BACK', 'ACKED', 'NOTIFIED'],
       views.map((v) => [
         v.state,
         v.rule,
@@ -74,6 +81,8 @@ export function printAlerts(ctx: CliContext, views: readonly AlertView[], option
         valueText(v.kind, v.value),
         terminalSafe(v.summary ?? ''),
         heldBackText(v.heldBack?.reason ?? null, v.heldBack?.by ?? []),
+        v.ack === null ? '' : `${terminalSafe(v.ack.by)}${v.ack.until === null ? '' : ` (until ${formatTime(v.ack.until)})`}: ${terminalSafe(v.ack.comment)}`,
+        deliveriesText(v.deliveries),
       ]),
     ),
   );
@@ -106,7 +115,7 @@ export const registerAlerts: RegisterCommand = (program: Command, ctx: CliContex
     .action((opts: AlertsOptions) =>
       withStore(opts, ctx, (store, now, { alerts, config }) => {
         const { from } = parseRange({ since: opts.since }, now, '7d');
-        const views = readAlertViews(alertViewSource(store, alerts), config, { from, activeOnly: opts.active === true }, now);
+        const views = readAlertViews(alertViewSource(store, alerts, store.acks), config, { from, activeOnly: opts.active === true }, now);
         printAlerts(ctx, views, { format: opts.format, now, from, showTransitions: opts.since !== undefined, active: opts.active === true });
       }),
     );

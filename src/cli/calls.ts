@@ -15,6 +15,7 @@ import { systemClock } from '../clock.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
 import { formatOption, formatTable, type OutputFormat } from './output.js';
+import { registerCallStats } from './calls-stats.js';
 
 /** Pages read without --all before stopping. */
 export const MAX_PAGES_WITHOUT_ALL = 10;
@@ -63,6 +64,7 @@ export const registerCalls: RegisterCommand = (program, ctx) => {
     .addOption(configOption())
     .addOption(formatOption(['table', 'json']))
     .action((id: string, opts: ShowOptions) => runShow(id, opts, ctx));
+  registerCallStats(calls, ctx);
 };
 
 interface ListQuery {

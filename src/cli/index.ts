@@ -10,7 +10,9 @@ import { registerStatus } from './status.js';
 import { registerHistory } from './history.js';
 import { registerUptime } from './uptime.js';
 import { registerAlerts } from './alerts.js';
+import { registerNotifications } from './notifications.js';
 import { registerSilence } from './silence.js';
+import { registerAck } from './ack.js';
 import { registerBox } from './box.js';
 import { registerRulesTest } from './rules-test.js';
 import { registerNotifyTest } from './notify-test.js';
@@ -19,4 +21,4 @@ import { registerInit } from './init.js';
 import { registerSql } from './sql.js';
 import { registerExport } from './export.js';
 
-export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerSilence, registerBox, registerRulesTest, registerNotifyTest, registerBackup, registerSql, registerExport];
+export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerNotifications, registerSilence, registerAck, registerBox, registerRulesTest, registerNotifyTest, registerBackup, registerSql, registerExport];

@@ -5,6 +5,11 @@
  * exits 2 listing the configured names. Failures are NotifyError messages, which never carry the
  * webhook URL or the SMTP password; as a second guard, every secret of the configured notifiers
  * is redacted from what is printed.
+ *
+ * `--render` sends nothing: it prints, per notifier, what would be sent for a sample alert group
+ * (src/notify/sample.ts) with the configured templates (each request body, JSON pretty-printed;
+ * the e-mail's subject and text; the console's lines). A template that fails to render prints a
+ * warning on stderr and the default text is shown, as the daemon would send it.
  */
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
@@ -12,7 +17,10 @@ import { loadConfig } from '../config/index.js';
 import { BoxwatchError, UsageError } from '../errors.js';
 import { redact } from '../notify/errors.js';
 import { notifierSecrets, notifiersFromConfig } from '../notify/from-config.js';
+import { SAMPLE_FLEET, sampleMessage } from '../notify/sample.js';
+import type { TemplateFailure } from '../notify/templates.js';
 import { sendTestMessages } from '../notify/test-message.js';
+import type { Notifier } from '../notify/types.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatTable } from './output.js';
 
@@ -23,7 +31,8 @@ export const registerNotifyTest: RegisterCommand = (program: Command, ctx: CliCo
     .description('send a test message through each configured notifier (or one) and report ok or the exact failure')
     .option('-n, --notifier <name>', 'only this notifier')
     .option('-c, --config <file>', 'configuration file')
-    .action(async (opts: { notifier?: string; config?: string }) => {
+    .option('--render', 'send nothing: print what would be sent for a sample alert group, templates applied')
+    .action(async (opts: { notifier?: string; config?: string; render?: boolean }) => {
       const { config } = loadConfig({ path: opts.config, env: ctx.env });
       const names = config.notifiers.map((n) => n.name);
       if (names.length === 0) throw new UsageError('no notifiers are configured (see `notifiers:` in the configuration)');
@@ -40,6 +49,19 @@ export const registerNotifyTest: RegisterCommand = (program: Command, ctx: CliCo
           return true;
         },
       };
+      if (opts.render) {
+        const onTemplateFailure = (f: TemplateFailure): void =>
+          ctx.err(`warning: notifier "${f.notifier}": the ${f.part} template failed to render (${safe(f.error)}); the default text is shown\n`);
+        const chosen = notifiersFromConfig(config.notifiers, { externalUrl: config.http.externalUrl, fleet: () => SAMPLE_FLEET, onTemplateFailure }).filter(
+          (n) => opts.notifier === undefined || n.name === opts.notifier,
+        );
+        try {
+          ctx.out(safe(renderPreviews(chosen, Date.now(), `boxwatch notify-test on ${hostname()}`)));
+        } finally {
+          await Promise.all(chosen.map((n) => n.close?.()));
+        }
+        return;
+      }
       const notifiers = notifiersFromConfig(config.notifiers, { stdout });
       try {
         const results = await sendTestMessages(notifiers, { now: Date.now(), only: opts.notifier, source: `boxwatch notify-test on ${hostname()}`, signal: ctx.signal });
@@ -59,3 +81,24 @@ export const registerNotifyTest: RegisterCommand = (program: Command, ctx: CliCo
       }
     });
 };
+
+/** A body as people read it: JSON pretty-printed, anything else as it is. */
+function readable(body: string): string {
+  try {
+    return JSON.stringify(JSON.parse(body), null, 2);
+  } catch {
+    return body;
+  }
+}
+
+/** `== name (type) ==` and what the notifier would send for the sample group, per notifier. */
+function renderPreviews(notifiers: readonly Notifier[], now: number, source: string): string {
+  const message = sampleMessage(now, source);
+  return notifiers
+    .map((n) => {
+      const parts = n.preview?.(message);
+      const shown = parts === undefined ? ['(this channel cannot show a preview)'] : parts.length === 0 ? ['(nothing would be sent)'] : parts.map(readable);
+      return `== ${n.name} (${n.type}) ==\n${shown.join('\n\n')}\n`;
+    })
+    .join('\n');
+}

@@ -44,6 +44,9 @@ rules:
   - { name: box-stale, kind: stale, max_age: 15m, severity: warning }
   - { name: firmware, kind: firmware_drift, expected: majority, severity: info }
   - { name: box-missing, kind: missing, severity: warning }
+  # Call rules measure on the gateway's clock (call times are its own): simulated time here.
+  - { name: call-failures, kind: call_failure_rate, window: 10, min_calls: 5, above: 50, clear_below: 20, severity: warning }
+  - { name: call-stuck, kind: call_stuck, max_duration: 30m, severity: warning }
 
 alerting:
   repeat_interval: 1h

@@ -27,6 +27,8 @@ const DURATION_KEYS = new Set([
   'catch_up',
   'stuck_after',
   'resend_interval',
+  'window',
+  'max_duration',
 ]);
 
 const SECRET_QUERY = /pass|secret|token|key/i;
@@ -101,6 +103,7 @@ export function durationText(ms: number): string {
 
 function durationsToText(value: unknown, key?: string): unknown {
   if (typeof value === 'number' && key !== undefined && DURATION_KEYS.has(key)) return durationText(value);
+  if (key === 'window' && isCallWindow(value)) return value.calls ?? durationText(value.ms as number);
   if (Array.isArray(value)) return value.map((v) => durationsToText(v));
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, durationsToText(v, k)]));
@@ -108,10 +111,24 @@ function durationsToText(value: unknown, key?: string): unknown {
   return value;
 }
 
+/** call_failure_rate's `window` as parsed: a number of calls or a duration. */
+function isCallWindow(value: unknown): value is { calls: number | null; ms: number | null } {
+  return value !== null && typeof value === 'object' && 'calls' in value && 'ms' in value;
+}
+
+/** calls_silent keeps its `for` (the silence) as silent_for, with the engine's for at 0: written back as `for`. */
+function callsSilentAsWritten(rule: Record<string, unknown>): Record<string, unknown> {
+  if (rule['kind'] !== 'calls_silent') return rule;
+  const { silent_for: silentFor, ...rest } = rule;
+  return { ...rest, for: silentFor };
+}
+
 /** The configuration as YAML in the file's shape (snake_case keys, durations as text). */
 export function formatConfig(config: Config, options: { redact?: boolean; unset?: readonly UnsetVariable[] } = {}): string {
   const shown = options.redact === false ? config : redactConfig(config);
-  const doc = durationsToText(snakeKeys(shown)) as Record<string, unknown>;
+  const snake = snakeKeys(shown) as Record<string, unknown>;
+  if (Array.isArray(snake['rules'])) snake['rules'] = (snake['rules'] as Record<string, unknown>[]).map(callsSilentAsWritten);
+  const doc = durationsToText(snake) as Record<string, unknown>;
   // A field whose variable is not set holds a stand-in: show the reference instead.
   for (const { name, path } of options.unset ?? []) {
     const parent = valueAt(doc, path.slice(0, -1));

@@ -8,9 +8,10 @@ import { z } from 'zod';
 import cron from 'node-cron';
 import { ConfigError } from '../errors.js';
 import { readDuration, tryParseDuration } from '../duration.js';
+import { templateProblem } from '../notify/templates.js';
 import { DEFAULT_MAX_BODY } from '../gateway/client.js';
 
-import { SEVERITIES, type RuleKind } from '../vocabulary.js';
+import { isCallRuleKind, SEVERITIES, type RuleKind } from '../vocabulary.js';
 
 export { GATEWAY_RULES, RULE_KINDS, SEVERITIES } from '../vocabulary.js';
 export type { GatewayRuleName, RuleKind, Severity } from '../vocabulary.js';
@@ -223,6 +224,79 @@ const missingRule = z.strictObject({
   forget_after: duration('0s', { max: '3650d' }),
 });
 
+/**
+ * `window` of the call failure-rate rules: a number of calls (`20`: the box's last 20 final calls)
+ * or a duration (`1h`: the final calls that started in the last hour). Output: one of the two set.
+ */
+const callWindow = (defaultWindow: number | string) =>
+  z
+    .union([z.int().min(1).max(10_000), z.string()])
+    .transform((value, ctx) => {
+      if (typeof value === 'number') return { calls: value, ms: null };
+      const read = readDuration(value, { min: 60_000, max: tryParseDuration('30d') as number });
+      if (!read.ok) {
+        ctx.addIssue({ code: 'custom', message: `${read.message} (a number of calls, e.g. 20, or a duration, e.g. 1h)` });
+        return z.NEVER;
+      }
+      return { calls: null, ms: read.ms };
+    })
+    .prefault(defaultWindow);
+
+/** `above` and `clear_below` are percentages of final calls failed; clear_below defaults to above - 10 (at least 0). */
+const failureShare = {
+  above: z.number().min(0).lt(100).default(50),
+  clear_below: z.number().min(0).max(100).optional(),
+  /** Fewer final calls in the window than this: nothing to judge (no alert on 1 failed of 1). */
+  min_calls: z.int().min(1).max(10_000).default(5),
+};
+function withClearBelow<T extends { above: number; clear_below?: number | undefined }>(r: T, ctx: z.RefinementCtx): T & { clear_below: number } {
+  const clear = r.clear_below ?? Math.max(0, r.above - 10);
+  if (clear > r.above) ctx.addIssue({ code: 'custom', path: ['clear_below'], message: `must not be higher than above (${r.above})` });
+  return { ...r, clear_below: clear };
+}
+
+const callFailureRateRule = z
+  .strictObject({
+    name,
+    kind: z.literal('call_failure_rate'),
+    ...ruleCommon,
+    window: callWindow(20),
+    /** A window of calls looks back this far at most (older calls do not count). */
+    max_age: duration('24h', { positive: true, max: '30d' }),
+    ...failureShare,
+  })
+  .transform(withClearBelow);
+
+const callStuckRule = z.strictObject({ name, kind: z.literal('call_stuck'), ...ruleCommon, max_duration: duration('30m', { positive: true, max: '7d' }) });
+
+/**
+ * `calls_silent`: `for` is how long a box that placed calls on each of the last `active_days`
+ * days has placed none; the alert fires as soon as that is reached (the engine's own `for` is 0).
+ */
+const callsSilentRule = z
+  .strictObject({
+    name,
+    kind: z.literal('calls_silent'),
+    severity: z.enum(SEVERITIES),
+    for: duration('6h', { positive: true, max: '30d' }),
+    keep_firing_for: duration('0s', { max: '30d' }),
+    boxes: globs,
+    active_days: z.int().min(1).max(60).default(7),
+  })
+  .transform((r) => ({ ...r, silent_for: r.for, for: 0 }));
+
+const fleetCallFailureRateRule = z
+  .strictObject({
+    name,
+    kind: z.literal('fleet_call_failure_rate'),
+    ...ruleCommon,
+    /** The fleet's final calls that started in this last stretch of time. */
+    window: duration('1h', { positive: true, max: '30d' }),
+    ...failureShare,
+    min_calls: z.int().min(1).max(1_000_000).default(20),
+  })
+  .transform(withClearBelow);
+
 export const ruleSchema = z.discriminatedUnion('kind', [
   disconnectedRule,
   lowBatteryRule,
@@ -230,6 +304,10 @@ export const ruleSchema = z.discriminatedUnion('kind', [
   staleRule,
   firmwareDriftRule,
   missingRule,
+  callFailureRateRule,
+  callStuckRule,
+  callsSilentRule,
+  fleetCallFailureRateRule,
 ]);
 
 /** The rules used when the file has no `rules:` key (an explicit `rules: []` means none). */
@@ -266,8 +344,17 @@ const alertingSchema = z.strictObject({
     .prefault({}),
 });
 
+/** A LiquidJS template (src/notify/templates.ts); one that does not parse is an error naming the line. */
+const template = z.string().superRefine((text, ctx) => {
+  const problem = templateProblem(text);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 /** Fields every notifier has besides name and type. */
 const notifierCommon = {
+  /** Templates of the message title and body (docs/notifications.md#templates); default: the built-in texts. */
+  title: template.optional(),
+  body: template.optional(),
   /** Only alerts of this severity or higher are sent (default: all). */
   min_severity: z.enum(SEVERITIES).default('info'),
   /** Only these rules (names, including the gateway_* built-ins); default: all. */
@@ -384,6 +471,8 @@ const httpSchema = z.preprocess(
         .regex(/^\/([A-Za-z0-9._~-]+\/?)*$/, { error: 'must be a path such as /boxwatch/ (letters, digits, . _ ~ -)' })
         .transform((p) => (p.endsWith('/') ? p : `${p}/`))
         .default('/'),
+      /** The address people reach the dashboard at (`https://boxwatch.example.com/`): links in notifications. */
+      external_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
       /** Token that dashboard and API writes (silences) must send; a secret: `${BOXWATCH_ADMIN_TOKEN}`. Unset: writes are off. */
       admin_token: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
       /** Open connections at most; more are closed as they arrive (counted in /metrics). */
@@ -410,6 +499,12 @@ export const configSchema = z.strictObject({
   notifiers: z.array(notifierSchema).prefault([{ name: 'console', type: 'console' }]),
   http: httpSchema.prefault({}),
   log: logSchema.prefault({}),
+}).superRefine((c, ctx) => {
+  // Call rules are judged from the calls boxwatch reads; without `calls:` it reads none.
+  if (c.calls !== undefined) return;
+  c.rules.forEach((r, i) => {
+    if (isCallRuleKind(r.kind)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'kind'], message: `${r.kind} needs a calls: section (boxwatch reads no calls without it)` });
+  });
 });
 
 /** The schema's output with snake_case keys (what YAML holds, durations in ms). */

@@ -4,11 +4,15 @@
  * Query parameters are checked strictly; a bad one is a 400 that names it.
  */
 import { z } from 'zod';
+import { ackFromRequest, withAcks, type AckRepository } from '../alerts/acks.js';
 import { openAlertsMatching } from '../alerts/silences.js';
+import { ackJson } from '../views/acks.js';
 import { SEVERITY_RANK, type AlertState, type Severity } from '../alerts/types.js';
 import { silenceFromOptions, silenceJson } from '../cli/silence.js';
 import { BOX_CONDITIONS, boxAlertJson, boxCondition, boxView, boxViews, DEFAULT_STALE_AFTER_MS, openAlertsBySerial, sortByTrouble, staleAfterMs, type BoxCondition, type BoxViewJson, boxViewJson } from '../views/boxes.js';
 import { transitionJson } from '../views/alerts.js';
+import { NOTIFICATION_STATUSES, notificationJson, readNotificationViews } from '../views/notifications.js';
+import { notifierSecrets } from '../notify/from-config.js';
 import type { Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
@@ -34,7 +38,7 @@ export interface AlertsReader {
 }
 
 /** Reads query parameters once each: an unknown or repeated parameter is a 400. */
-function queryParams(query: URLSearchParams, allowed: readonly string[]): Map<string, string> {
+export function queryParams(query: URLSearchParams, allowed: readonly string[]): Map<string, string> {
   const out = new Map<string, string>();
   for (const [key, value] of query) {
     if (!allowed.includes(key)) throw badRequest(key, `unknown parameter "${key}" (allowed: ${allowed.join(', ')})`);
@@ -128,6 +132,8 @@ export async function alertsJson(reader: AlertsReader | undefined, query: URLSea
 /** What the dashboard endpoints read besides the store: the alert tables and a bit of configuration. */
 export interface DashboardReader {
   alerts: AlertQueries & SilenceWrites;
+  /** Acknowledgements; without them `/api/acks` answers 404 and no alert shows an ack. */
+  acks?: AckRepository;
   /** Configured rule names (the overview's rule filter, silence validation). */
   config: Config;
 }
@@ -157,8 +163,8 @@ export interface FleetView {
 }
 
 /** Reads the fleet view; it changes only with a poll cycle, so the dashboard keeps one per cycle. */
-export function fleetView(store: Store, alerts: Pick<AlertQueries, 'states'>): FleetView {
-  const open = openAlertsBySerial(alerts.states().values());
+export function fleetView(store: Store, alerts: Pick<AlertQueries, 'states'>, acks: Pick<AckRepository, 'latestByKey'> | undefined, now: number): FleetView {
+  const open = openAlertsBySerial(withAcks(alerts.states().values(), acks?.latestByKey() ?? new Map(), now));
   return { boxes: sortByTrouble(store.boxes(), open), open };
 }
 
@@ -337,27 +343,20 @@ export function boxAlertsJson(store: Store, reader: DashboardReader, serial: str
 }
 
 /**
- * `/api/notifications?since=24h`: the notification log, from the outbox: one entry per message
- * and notifier, newest first (at most 1,000), with its delivery status, attempts and the alerts
- * it told about.
+ * `/api/notifications?since=24h&notifier=N&status=dead&alert=rule/serial`: the notification log
+ * (src/views/notifications.ts, the view `boxwatch notifications` prints): one entry per message
+ * and notifier, newest first (at most 1,000), with its delivery status, attempts, delivery time,
+ * last error (secrets redacted) and the alerts it told about.
  */
 export function notificationsJson(reader: DashboardReader, query: URLSearchParams, now: number) {
-  const params = queryParams(query, ['since']);
+  const params = queryParams(query, ['since', 'notifier', 'status', 'alert']);
   const since = now - parseSince(params.get('since') ?? '24h');
-  return {
-    notifications: reader.alerts.outboxSince(since).map((n) => ({
-      id: n.id,
-      notifier: n.notifier,
-      createdAt: iso(n.createdAt),
-      status: n.status,
-      // Tries made: the outbox counts failed ones; a delivered message had one more, the one that worked.
-      attempts: n.status === 'delivered' ? n.attempts + 1 : n.attempts,
-      nextAttemptAt: n.status === 'pending' ? iso(n.nextAttemptAt) : null,
-      doneAt: isoOrNull(n.doneAt),
-      lastError: n.lastError,
-      items: n.items.map((i) => ({ rule: i.rule, serial: i.serial, status: i.status, severity: i.severity, summary: i.summary })),
-    })),
-  };
+  const statusText = params.get('status');
+  const status = NOTIFICATION_STATUSES.find((s) => s === statusText);
+  if (statusText !== undefined && status === undefined) throw badRequest('status', `status: must be one of ${NOTIFICATION_STATUSES.join(', ')}, not "${statusText}"`);
+  const secrets = reader.config.notifiers.flatMap((n) => notifierSecrets(n));
+  const views = readNotificationViews(reader.alerts, { since, notifier: params.get('notifier'), status, alert: params.get('alert') }, { secrets });
+  return { notifications: views.map(notificationJson) };
 }
 
 /** `/api/alerts/transitions?since=24h`: every transition since then, newest first, with what held it back. */
@@ -424,4 +423,46 @@ export function expireSilenceJson(reader: DashboardReader, id: string, now: numb
   const found = reader.alerts.silence(id);
   if (!found) throw notFound(`no silence with id "${id}"`);
   return { id, expired: reader.alerts.expireSilence(id, now) };
+}
+
+const ackInput = z.strictObject({
+  alert: z.string().min(1).max(400),
+  comment: z.string().max(1_000),
+  for: z.string().max(20).optional(),
+  by: z.string().max(100).optional(),
+});
+
+function acksOf(reader: DashboardReader): AckRepository {
+  if (!reader.acks) throw notFound('acknowledgements are not available here');
+  return reader.acks;
+}
+
+/**
+ * `POST /api/acks` with `{alert, comment, for?, by?}`: acknowledges a firing alert (as `boxwatch
+ * ack` does, src/alerts/acks.ts): its repeats stop until it resolves, its severity rises or `for`
+ * ends. Answer `201 {"ack": {...}}`.
+ */
+export function createAckJson(reader: DashboardReader, body: unknown, now: number) {
+  const acks = acksOf(reader);
+  const parsed = ackInput.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = String(issue?.path[0] ?? 'body');
+    throw badRequest(field, `${field}: ${issue?.message ?? 'invalid'}`);
+  }
+  let input;
+  try {
+    input = ackFromRequest({ ...parsed.data, by: parsed.data.by ?? 'dashboard' }, reader.alerts.states().values(), now);
+  } catch (err) {
+    if (err instanceof UsageError) throw badRequest('body', err.message.replace(/--/g, ''));
+    throw err;
+  }
+  return { ack: ackJson(acks.add(input)) };
+}
+
+/** `GET /api/acks?since=7d`: the acknowledgements given since then, newest first. */
+export function acksJson(reader: DashboardReader, query: URLSearchParams, now: number) {
+  const params = queryParams(query, ['since']);
+  const since = now - parseSince(params.get('since') ?? '7d');
+  return { acks: acksOf(reader).since(since).map(ackJson) };
 }

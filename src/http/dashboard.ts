@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Metrics } from '../metrics.js';
+import type { AckRepository } from '../alerts/acks.js';
 import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import type { Store } from '../store/types.js';
 import { loadAssets } from '../web/assets.js';
@@ -20,6 +21,8 @@ import { alertsPage, boxPage, firmwarePage, overviewPage, silencesPage, uptimePa
 import {
   boxAlertsJson,
   boxUptimeJson,
+  acksJson,
+  createAckJson,
   createSilenceJson,
   expireSilenceJson,
   firmwareJson,
@@ -39,6 +42,8 @@ import { HttpError, badRequest, notFound } from './errors.js';
 
 export interface DashboardOptions {
   alerts: AlertQueries & SilenceWrites;
+  /** Acknowledgements (`POST /api/acks`, `GET /api/acks`, the ack of each alert). */
+  acks?: AckRepository;
   config: Config;
   events: LiveEvents;
   /** The gateway's clock offset seen in the last cycle (ms), null before the first. */
@@ -143,7 +148,7 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
 export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Route | undefined {
   const { store, metrics, clock, options } = deps;
   const { config, events } = options;
-  const reader: DashboardReader = { alerts: options.alerts, config };
+  const reader: DashboardReader = { alerts: options.alerts, acks: options.acks, config };
   const assets = loadAssets();
   const writable = config.http.adminToken !== undefined;
   const gateway = (): GatewayJson =>
@@ -157,7 +162,7 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
   const fleet = (): FleetView => {
     const cycle = store.lastCycle()?.startedAt;
     if (kept !== undefined && cycle !== undefined && kept.cycle === cycle) return kept.view;
-    kept = { cycle, view: fleetView(store, options.alerts) };
+    kept = { cycle, view: fleetView(store, options.alerts, options.acks, clock.now()) };
     return kept.view;
   };
 
@@ -167,12 +172,12 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
     if (n === 1 && a === '') return html(() => overviewPage(ctx()));
     if (n === 1 && a === 'uptime') return html(() => uptimePage(ctx()));
     if (n === 1 && a === 'firmware') return html(() => firmwarePage(ctx()));
-    if (n === 1 && a === 'alerts') return html(() => alertsPage(ctx()));
+    if (n === 1 && a === 'alerts') return html(() => alertsPage(ctx(), writable));
     if (n === 1 && a === 'silences') return html(() => silencesPage(ctx(), writable));
     if (n === 2 && a === 'boxes' && b !== undefined && b !== '') {
       return html(() => {
         if (!store.box(b)) throw notFound(`unknown box serial "${b}"`);
-        return boxPage(ctx(), b);
+        return boxPage(ctx(), b, { calls: config.calls !== undefined });
       });
     }
     if (a === 'assets' && n >= 3) {
@@ -200,6 +205,19 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
     if (n === 3 && b === 'alerts' && c === 'transitions') return json((q, now) => transitionsJson(reader, q, now));
     if (b === 'boxes' && n === 4 && c !== undefined && c !== '' && d === 'uptime') return json((q, now) => boxUptimeJson(store, c, q, now));
     if (b === 'boxes' && n === 4 && c !== undefined && c !== '' && d === 'alerts') return json((q, now) => boxAlertsJson(store, reader, c, q, now));
+    if (n === 2 && b === 'acks') {
+      return {
+        handler: async (q, { req }) => {
+          if (req.method === 'POST') {
+            checkWrite(req, config.http.adminToken);
+            const body = await readJsonBody(req);
+            return jsonAnswer(201, createAckJson(reader, body, clock.now()));
+          }
+          return jsonAnswer(200, acksJson(reader, q, clock.now()));
+        },
+        methods: ['GET', 'HEAD', 'POST'],
+      };
+    }
     if (b !== 'silences') return undefined;
     if (n === 2) {
       return {

@@ -18,6 +18,7 @@ import { HttpError, badRequest, notFound } from './errors.js';
 import { evaluateHealth } from './health.js';
 import { listenFailure, parseListen, urlOf } from './listen.js';
 import { fleetSnapshot, type FleetSnapshot } from './snapshot.js';
+import { boxCallsJson, callsJson, type CallsReader } from './calls.js';
 
 export interface HealthOptions {
   /** `/healthz` answers 503 once the last successful cycle ended longer ago than this. */
@@ -43,6 +44,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Serves the dashboard (pages, assets, live events, silence writes); without it `/` is the endpoint list. */
   dashboard?: DashboardOptions;
+  /** The call endpoints' data (absent: calls are off, and they answer 404). */
+  calls?: CallsReader;
   /** Bounds on clients (docs/reliability.md); defaults: HTTP_LIMITS. */
   limits?: Partial<HttpLimits>;
 }
@@ -98,7 +101,7 @@ const json = (status: number, value: unknown): Answer => ({
   type: JSON_TYPE,
 });
 
-const ENDPOINTS = ['/healthz', '/metrics', '/api/boxes', '/api/boxes/:serial', '/api/boxes/:serial/history', '/api/alerts'];
+const ENDPOINTS = ['/healthz', '/metrics', '/api/boxes', '/api/boxes/:serial', '/api/boxes/:serial/history', '/api/boxes/:serial/calls', '/api/alerts', '/api/calls'];
 
 /** Starts listening; resolves once bound. */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
@@ -148,12 +151,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (a !== 'api') return undefined;
     // Alert states change only with a cycle (when silences are applied too): concurrent and repeated
     // reads of one query within a cycle share one rendering.
+    if (segments.length === 2 && b === 'calls') return (q) => json(200, callsJson(options.calls, q));
     if (segments.length === 2 && b === 'alerts') return (q) => snapshot.memo(`/api/alerts?${q.toString()}`, () => alertsJson(options.alerts, q, clock.now())).then((v) => json(200, v));
     if (b !== 'boxes') return undefined;
     if (segments.length === 2) return () => json(200, boxesJson(snapshot.boxes(), options.alerts, clock.now()));
     if (serial === undefined || serial === '') return undefined;
     if (segments.length === 3) return () => json(200, boxDetailJson(store, serial, options.alerts, clock.now()));
     if (d === 'history') return (q) => json(200, historyJson(store, serial, q, clock.now()));
+    if (d === 'calls') return (q) => json(200, boxCallsJson(options.calls, serial, q));
     return undefined;
   };
   const route = (segments: string[]): Route | undefined => {

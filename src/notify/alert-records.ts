@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { cleanText } from './escape.js';
-import { describeItem, failureLines, itemLine, testText, thresholdText, valueText } from './format.js';
+import { describeItem, failureLines, itemLine, testText, thresholdText, valueText, type MessageText } from './format.js';
 import type { AlertItem, NotificationMessage, Severity } from './types.js';
 
 export interface AlertRecord {
@@ -57,8 +57,8 @@ export function alertLabels(item: AlertItem): Record<string, string> {
   return labels;
 }
 
-function itemRecord(item: AlertItem, now: number): AlertRecord {
-  const annotations: Record<string, string> = { summary: describeItem(item), description: itemLine(item, now) };
+function itemRecord(item: AlertItem, now: number, custom: Partial<MessageText> | undefined): AlertRecord {
+  const annotations: Record<string, string> = { summary: cleanText(custom?.title ?? describeItem(item)), description: custom?.body ?? itemLine(item, now) };
   const value = valueText(item);
   const threshold = thresholdText(item);
   if (value !== undefined) annotations.value = value;
@@ -76,9 +76,12 @@ function itemRecord(item: AlertItem, now: number): AlertRecord {
   };
 }
 
-/** The alerts of one message, in the message's order. */
-export function alertRecords(message: NotificationMessage, notifier: string): AlertRecord[] {
-  if (message.kind === 'alert') return message.items.map((i) => itemRecord(i, message.createdAt));
+/**
+ * The alerts of one message, in the message's order. `render` (the notifier's templates) is
+ * applied to each alert on its own: its title is the alert's `summary`, its body the `description`.
+ */
+export function alertRecords(message: NotificationMessage, notifier: string, render?: (message: NotificationMessage) => Partial<MessageText> | undefined): AlertRecord[] {
+  if (message.kind === 'alert') return message.items.map((i) => itemRecord(i, message.createdAt, render?.({ ...message, items: [i] })));
   if (message.kind === 'test') {
     const text = testText(message, notifier);
     return [

@@ -11,6 +11,7 @@
 import { alertRecords, isoTime } from './alert-records.js';
 import { urlSecrets } from './errors.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
+import type { TemplateRenderer } from './templates.js';
 import type { NotificationMessage, Notifier } from './types.js';
 
 /** Alertmanager's postableAlert (api/v2/openapi.yaml). */
@@ -26,8 +27,15 @@ export interface PostableAlert {
 export const VALIDITY_RESENDS = 4;
 
 /** The request body for one message. Pure. `now` is the time of sending. */
-export function buildAlertmanagerAlerts(message: NotificationMessage, notifier: string, now: number, resendIntervalMs: number, generatorUrl = ''): PostableAlert[] {
-  return alertRecords(message, notifier).map((r) => ({
+export function buildAlertmanagerAlerts(
+  message: NotificationMessage,
+  notifier: string,
+  now: number,
+  resendIntervalMs: number,
+  options: { generatorUrl?: string; render?: TemplateRenderer } = {},
+): PostableAlert[] {
+  const generatorUrl = options.generatorUrl ?? '';
+  return alertRecords(message, notifier, options.render).map((r) => ({
     labels: r.labels,
     annotations: r.annotations,
     startsAt: isoTime(r.startsAt),
@@ -43,6 +51,8 @@ export interface AlertmanagerNotifierOptions {
   /** How often firing alerts are sent again (default 1 min, Prometheus' resend_delay). */
   resendIntervalMs?: number;
   generatorUrl?: string;
+  /** The templates, per alert: title as `summary`, body as `description`. */
+  render?: TemplateRenderer;
   timeoutMs?: number;
   now?: () => number;
 }
@@ -73,9 +83,17 @@ export class AlertmanagerNotifier implements Notifier {
     this.channel = { notifier: options.name, service: 'Alertmanager', secrets, timeoutMs: options.timeoutMs };
   }
 
+  private alerts(message: NotificationMessage): PostableAlert[] {
+    return buildAlertmanagerAlerts(message, this.name, (this.options.now ?? Date.now)(), this.resendIntervalMs, this.options);
+  }
+
+  preview(message: NotificationMessage): string[] {
+    const alerts = this.alerts(message);
+    return alerts.length === 0 ? [] : [JSON.stringify(alerts)];
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
-    const now = (this.options.now ?? Date.now)();
-    const alerts = buildAlertmanagerAlerts(message, this.name, now, this.resendIntervalMs, this.options.generatorUrl);
+    const alerts = this.alerts(message);
     if (alerts.length === 0) return;
     await post(this.channel, this.endpoint, JSON.stringify(alerts), this.headers, { signal, now: this.options.now });
   }

@@ -9,7 +9,7 @@
 import { formatDuration } from '../duration.js';
 import { cleanText } from './escape.js';
 import { NotifyError, safeCause } from './errors.js';
-import { boxLabel, failureLines, formatTime, highestSeverity, splitByStatus, testText } from './format.js';
+import { ackText, boxLabel, failureLines, formatTime, highestSeverity, splitByStatus, testText, type MessageText } from './format.js';
 import type { AlertItem, NotificationMessage, Notifier, Severity } from './types.js';
 
 const ANSI = { red: 31, green: 32, yellow: 33, cyan: 36, bold: 1 } as const;
@@ -46,13 +46,27 @@ function itemLine(item: AlertItem, now: number, paint: Paint): string {
       ? `after ${seconds(item.resolvedAt - item.since)}`
       : `for ${seconds(now - item.since)}`;
   const held = item.silencedUntil != null ? `, held back by a silence until ${formatTime(item.silencedUntil)}` : '';
-  return `  ${paint(status.padEnd(8), STATUS_STYLE[status] ?? 'bold')}  ${who}  ${what}  · ${cleanText(item.rule)}, ${how}${held}`;
+  const acked = ackText(item);
+  return `  ${paint(status.padEnd(8), STATUS_STYLE[status] ?? 'bold')}  ${who}  ${what}  · ${cleanText(item.rule)}, ${how}${held}${acked === undefined ? '' : `, ${acked}`}`;
 }
 
-/** The lines of one message (pure). `colour` adds ANSI colours to status and severity words. */
-export function buildConsoleLines(message: NotificationMessage, notifier: string, options: { colour?: boolean } = {}): string[] {
+/**
+ * The lines of one message (pure). `colour` adds ANSI colours to status and severity words;
+ * `custom` holds the rendered `title` (the header line, after the time) and `body` (the lines
+ * under it) templates, if any.
+ */
+export function buildConsoleLines(message: NotificationMessage, notifier: string, options: { colour?: boolean; custom?: Partial<MessageText> } = {}): string[] {
   const paint = options.colour ? ansi : plain;
   const at = formatTime(message.createdAt);
+  const { custom } = options;
+  if (custom?.title !== undefined || custom?.body !== undefined) {
+    // Templates replace the header line (title) and the lines under it (body); a part not set keeps its default.
+    const [header = at, ...lines] = buildConsoleLines(message, notifier, { colour: options.colour });
+    return [
+      custom.title !== undefined ? `${at} ${cleanText(custom.title)}` : header,
+      ...(custom.body !== undefined ? custom.body.split('\n').map(cleanText) : lines),
+    ];
+  }
   switch (message.kind) {
     case 'test':
       return [`${at} TEST ${testText(message, notifier)}`];
@@ -82,6 +96,8 @@ export function wantsColour(isTTY: boolean, env: NodeJS.ProcessEnv): boolean {
 export interface ConsoleNotifierOptions {
   name: string;
   stream?: LineSink;
+  /** The rendered `title` and `body` templates, when configured. */
+  render?: (message: NotificationMessage) => Partial<MessageText> | undefined;
 }
 
 export class ConsoleNotifier implements Notifier {
@@ -90,15 +106,19 @@ export class ConsoleNotifier implements Notifier {
   private readonly stream: LineSink;
   private readonly colour: boolean;
 
-  constructor(options: ConsoleNotifierOptions) {
+  constructor(private readonly options: ConsoleNotifierOptions) {
     this.name = options.name;
     this.stream = options.stream ?? process.stdout;
     this.colour = options.stream ? options.stream.colour === true : wantsColour(Boolean(process.stdout.isTTY), process.env);
   }
 
+  preview(message: NotificationMessage): string[] {
+    return [buildConsoleLines(message, this.name, { custom: this.options.render?.(message) }).join('\n')];
+  }
+
   async send(message: NotificationMessage): Promise<void> {
     // Every piece of box text is cleaned where the line is built; colours are added afterwards.
-    const text = buildConsoleLines(message, this.name, { colour: this.colour })
+    const text = buildConsoleLines(message, this.name, { colour: this.colour, custom: this.options.render?.(message) })
       .map((l) => `${l}\n`)
       .join('');
     await new Promise<void>((resolve, reject) => {

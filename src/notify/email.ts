@@ -4,7 +4,7 @@
  * it and turns nodemailer's errors into NotifyErrors without the URL or the password.
  */
 import nodemailer, { type Mail } from 'nodemailer';
-import { escapeHtml } from './escape.js';
+import { cleanText, escapeHtml } from './escape.js';
 import { NotifyError, type NotifyErrorCode, abortKind, redact, safeCause, urlSecrets } from './errors.js';
 import {
   failureLines,
@@ -16,7 +16,9 @@ import {
   testText,
   thresholdText,
   timeText,
+  ackText,
   valueText,
+  type MessageText,
 } from './format.js';
 import type { AlertItem, NotificationMessage, Notifier, Severity } from './types.js';
 
@@ -29,14 +31,17 @@ export interface EmailContent {
 const SEVERITY_COLOUR: Record<Severity, string> = { critical: '#d0021b', warning: '#f5a623', info: '#2f80ed' };
 const RESOLVED_COLOUR = '#2eb67d';
 
-/** Builds subject, text and HTML bodies of one message. Pure. `notifier` names the channel in test messages. */
-export function buildEmail(message: NotificationMessage, notifier: string): EmailContent {
-  const subject = headline(message);
+/**
+ * Builds subject, text and HTML bodies of one message. Pure. `notifier` names the channel in test
+ * messages; `custom` holds the rendered `title` (subject) and `body` templates, if any.
+ */
+export function buildEmail(message: NotificationMessage, notifier: string, custom?: Partial<MessageText>): EmailContent {
+  const subject = cleanText(custom?.title ?? headline(message));
   const now = message.createdAt;
   const footer = `Sent by boxwatch${message.source ? ` (${message.source})` : ''} at ${formatTime(now)}.`;
 
-  if (message.kind !== 'alert') {
-    const lines = message.kind === 'test' ? [testText(message, notifier)] : failureLines(message);
+  if (message.kind !== 'alert' || custom?.body !== undefined) {
+    const lines = custom?.body !== undefined ? custom.body.split('\n') : message.kind === 'test' ? [testText(message, notifier)] : failureLines(message);
     return {
       subject,
       text: `${subject}\n\n${lines.join('\n')}\n\n-- \n${footer}\n`,
@@ -95,7 +100,7 @@ function itemTable(items: readonly AlertItem[], now: number): string {
         cell(valueText(i)),
         cell(thresholdText(i)),
         cell(timeText(i, now)),
-        cell(i.summary),
+        cell([i.summary, ackText(i)].filter((t) => t !== undefined).join('; ')),
       ].join('') +
       '</tr>'
     );
@@ -111,6 +116,8 @@ export interface EmailNotifierOptions {
   to: readonly string[];
   /** Connection, greeting and socket timeout in ms (default 15 s). */
   timeoutMs?: number;
+  /** The rendered `title` and `body` templates, when configured. */
+  render?: (message: NotificationMessage) => Partial<MessageText> | undefined;
 }
 
 /** Sends each message as one e-mail to every recipient. */
@@ -146,8 +153,13 @@ export class EmailNotifier implements Notifier {
     });
   }
 
+  preview(message: NotificationMessage): string[] {
+    const content = buildEmail(message, this.name, this.options.render?.(message));
+    return [`Subject: ${content.subject}\n\n${content.text}`];
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
-    const content = buildEmail(message, this.name);
+    const content = buildEmail(message, this.name, this.options.render?.(message));
     try {
       await this.transport.sendMail({
         from: this.options.from,

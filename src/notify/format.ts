@@ -112,6 +112,14 @@ export function timeText(item: AlertItem, now: number): string {
   return `since ${formatSince(item.since, now)}`;
 }
 
+/** `acknowledged by alice: on it (until 2026-01-01 04:00:00 UTC)`; undefined without an ack. */
+export function ackText(item: Pick<AlertItem, 'ack'>): string | undefined {
+  const ack = item.ack;
+  if (ack == null) return undefined;
+  const until = ack.until === null ? '' : ` (until ${formatTime(ack.until)})`;
+  return `acknowledged by ${cleanText(ack.by)}: ${cleanText(ack.comment)}${until}`;
+}
+
 /**
  * One plain line per item (console, e-mail text body):
  * `FIRING critical box-offline: box SN-0042 "Lobby" (Hall A) disconnected; value 12, threshold below 20; since ...`.
@@ -127,6 +135,8 @@ export function itemLine(item: AlertItem, now: number): string {
   if (threshold !== undefined) details.push(`threshold ${threshold}`);
   details.push(timeText(item, now));
   if (item.silencedUntil != null) details.push(`held back by a silence until ${formatTime(item.silencedUntil)}`);
+  const acked = ackText(item);
+  if (acked !== undefined) details.push(acked);
   const status = item.status === 'repeat' ? 'STILL FIRING' : item.status.toUpperCase();
   return `${status} ${item.severity} ${cleanText(item.rule)}: ${what}; ${details.join('; ')}`;
 }

@@ -1,9 +1,11 @@
 /** Builds the configured notifiers (the `notifiers:` section, as loaded by src/config). */
 import type { Config } from '../config/index.js';
 import { AlertmanagerNotifier } from './alertmanager.js';
-import type { LineSink } from './console.js';
+import { ConsoleNotifier, type LineSink } from './console.js';
+import { EmailNotifier } from './email.js';
 import { urlSecrets } from './errors.js';
-import { createNotifier } from './index.js';
+import { SlackNotifier } from './slack.js';
+import { jsonStringEscape, templateRenderer, type FleetStats, type TemplateFailure } from './templates.js';
 import { NtfyNotifier } from './ntfy.js';
 import { PagerDutyNotifier } from './pagerduty.js';
 import { TeamsNotifier } from './teams.js';
@@ -18,29 +20,58 @@ export interface NotifierDeps {
   stdout?: LineSink;
   /** The time of sending (signatures, Alertmanager's endsAt); default the system clock. */
   now?: () => number;
+  /** Where template render failures go (the daemon: `logTemplateFailure(logger)`). */
+  onTemplateFailure?: (failure: TemplateFailure) => void;
+  /** Fleet counts for templates (`fleet.*`), read at sending time. */
+  fleet?: () => FleetStats | undefined;
+  /** Where people reach the dashboard (`http.external_url`): links in messages. */
+  externalUrl?: string;
+}
+
+/** The dashboard page of a box under `externalUrl`. */
+export function boxLink(externalUrl: string | undefined, serial: string): string | undefined {
+  if (externalUrl === undefined) return undefined;
+  const base = externalUrl.endsWith('/') ? externalUrl : `${externalUrl}/`;
+  return new URL(`boxes/${encodeURIComponent(serial)}`, base).toString();
 }
 
 export function notifierFromConfig(n: NotifierEntry, deps: NotifierDeps = {}): Notifier {
   const { now } = deps;
+  const externalUrl = deps.externalUrl;
+  const templateOptions = { onFailure: deps.onTemplateFailure, fleetNow: deps.fleet, link: (serial: string) => boxLink(externalUrl, serial) };
+  const render = templateRenderer(n.name, { title: n.title, body: n.body }, templateOptions);
   switch (n.type) {
     case 'email':
-      return createNotifier({ name: n.name, type: 'email', smtp_url: n.smtpUrl, from: n.from, to: n.to });
+      return new EmailNotifier({ name: n.name, smtpUrl: n.smtpUrl, from: n.from, to: n.to, render });
     case 'slack':
-      return createNotifier({ name: n.name, type: 'slack', webhook_url: n.webhookUrl });
+      return new SlackNotifier({ name: n.name, webhookUrl: n.webhookUrl, render });
     case 'console':
-      return createNotifier({ name: n.name, type: 'console' }, deps);
-    case 'webhook':
-      return new WebhookNotifier({ name: n.name, url: n.url, hmacSecret: n.hmacSecret, headers: n.headers, now });
+      return new ConsoleNotifier({ name: n.name, stream: deps.stdout, render });
+    case 'webhook': {
+      // The body template is the whole request body: outputs are JSON-string escaped (`| raw` to opt out).
+      const bodyRender = templateRenderer(n.name, { body: n.body }, { ...templateOptions, outputEscape: jsonStringEscape });
+      const titleRender = templateRenderer(n.name, { title: n.title }, templateOptions);
+      return new WebhookNotifier({
+        name: n.name,
+        url: n.url,
+        hmacSecret: n.hmacSecret,
+        headers: n.headers,
+        externalUrl,
+        now,
+        render: titleRender,
+        renderBody: bodyRender && ((m) => bodyRender(m)?.body),
+      });
+    }
     case 'alertmanager':
-      return new AlertmanagerNotifier({ name: n.name, url: n.url, resendIntervalMs: n.resendInterval, now });
+      return new AlertmanagerNotifier({ name: n.name, url: n.url, resendIntervalMs: n.resendInterval, generatorUrl: externalUrl, now, render });
     case 'pagerduty':
-      return new PagerDutyNotifier({ name: n.name, routingKey: n.routingKey, url: n.url, now });
+      return new PagerDutyNotifier({ name: n.name, routingKey: n.routingKey, url: n.url, clientUrl: externalUrl, now, render });
     case 'teams':
-      return new TeamsNotifier({ name: n.name, webhookUrl: n.webhookUrl, now });
+      return new TeamsNotifier({ name: n.name, webhookUrl: n.webhookUrl, now, render });
     case 'ntfy':
-      return new NtfyNotifier({ name: n.name, url: n.url, token: n.token, now });
+      return new NtfyNotifier({ name: n.name, url: n.url, token: n.token, now, render });
     case 'telegram':
-      return new TelegramNotifier({ name: n.name, botToken: n.botToken, chatId: n.chatId, parseMode: n.parseMode, apiUrl: n.apiUrl, now });
+      return new TelegramNotifier({ name: n.name, botToken: n.botToken, chatId: n.chatId, parseMode: n.parseMode, apiUrl: n.apiUrl, now, render });
   }
 }
 

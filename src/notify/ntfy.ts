@@ -95,6 +95,10 @@ export class NtfyNotifier implements Notifier {
     this.channel = { notifier: options.name, service: 'ntfy', secrets, timeoutMs: options.timeoutMs };
   }
 
+  preview(message: NotificationMessage): string[] {
+    return [JSON.stringify(buildNtfyPayload(message, this.name, this.topic, this.options.render?.(message)))];
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
     const payload = buildNtfyPayload(message, this.name, this.topic, this.options.render?.(message));
     const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'boxwatch' };

@@ -12,6 +12,7 @@ import { alertRecords, isoTime, type AlertRecord } from './alert-records.js';
 import { truncate } from './escape.js';
 import { urlSecrets } from './errors.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
+import type { TemplateRenderer } from './templates.js';
 import type { NotificationMessage, Notifier } from './types.js';
 
 export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
@@ -39,7 +40,7 @@ export function dedupKey(record: Pick<AlertRecord, 'fingerprint'>): string {
   return `boxwatch-${record.fingerprint}`;
 }
 
-function event(r: AlertRecord, routingKey: string, source: string, clientUrl: string, summary?: string): PagerDutyEvent {
+function event(r: AlertRecord, routingKey: string, source: string, clientUrl: string): PagerDutyEvent {
   const base = { routing_key: routingKey, dedup_key: dedupKey(r), client: 'boxwatch', ...(clientUrl ? { client_url: clientUrl } : {}) };
   if (r.status === 'resolved') return { ...base, event_action: 'resolve' };
   const serial = r.labels.serial;
@@ -48,7 +49,7 @@ function event(r: AlertRecord, routingKey: string, source: string, clientUrl: st
     event_action: 'trigger',
     payload: {
       // PagerDuty's limit: 1024 characters.
-      summary: truncate(summary ?? r.annotations.summary ?? r.labels.alertname ?? 'boxwatch alert', 1024),
+      summary: truncate(r.annotations.summary ?? r.labels.alertname ?? 'boxwatch alert', 1024),
       source: serial ?? source,
       severity: r.severity,
       timestamp: isoTime(r.startsAt),
@@ -62,14 +63,14 @@ function event(r: AlertRecord, routingKey: string, source: string, clientUrl: st
 
 /**
  * The events of one message, in order. Pure. `source` names boxwatch for alerts that concern no
- * box; `summary` (the `title` template) replaces the default summary of each trigger.
+ * box; `render` (the templates, per alert) gives each trigger's summary (title) and description (body).
  */
 export function buildPagerDutyEvents(
   message: NotificationMessage,
   notifier: string,
-  options: { routingKey: string; source?: string; clientUrl?: string; summary?: (record: AlertRecord) => string | undefined },
+  options: { routingKey: string; source?: string; clientUrl?: string; render?: TemplateRenderer },
 ): PagerDutyEvent[] {
-  return alertRecords(message, notifier).map((r) => event(r, options.routingKey, options.source ?? 'boxwatch', options.clientUrl ?? '', options.summary?.(r)));
+  return alertRecords(message, notifier, options.render).map((r) => event(r, options.routingKey, options.source ?? 'boxwatch', options.clientUrl ?? ''));
 }
 
 export interface PagerDutyNotifierOptions {
@@ -80,7 +81,7 @@ export interface PagerDutyNotifierOptions {
   url?: string;
   source?: string;
   clientUrl?: string;
-  summary?: (record: AlertRecord) => string | undefined;
+  render?: TemplateRenderer;
   timeoutMs?: number;
   now?: () => number;
 }
@@ -96,6 +97,10 @@ export class PagerDutyNotifier implements Notifier {
     this.url = options.url ?? PAGERDUTY_EVENTS_URL;
     assertHttpUrl(options.name, 'url', this.url);
     this.channel = { notifier: options.name, service: 'PagerDuty', secrets: [options.routingKey, ...(options.url ? urlSecrets(options.url) : [])], timeoutMs: options.timeoutMs };
+  }
+
+  preview(message: NotificationMessage): string[] {
+    return buildPagerDutyEvents(message, this.name, this.options).map((e) => JSON.stringify(e));
   }
 
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {

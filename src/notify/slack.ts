@@ -25,6 +25,7 @@ import {
   testText,
   thresholdText,
   valueText,
+  type MessageText,
 } from './format.js';
 import type { AlertItem, NotificationMessage, Notifier, Severity } from './types.js';
 
@@ -99,6 +100,7 @@ function detailFields(item: AlertItem): SlackText[] {
   fields.push(mrkdwn(`*${item.status === 'resolved' ? 'Fired → resolved' : 'Since'}*\n${whenText(item)}`));
   fields.push(field('Rule', `${item.rule} (${item.ruleKind}, ${item.severity})`));
   if (item.silencedUntil != null) fields.push(mrkdwn(`*Silenced until*\n${slackDate(item.silencedUntil)}`));
+  if (item.ack != null) fields.push(field('Acknowledged', `${item.ack.by}: ${item.ack.comment}`));
   return fields;
 }
 
@@ -131,9 +133,12 @@ function overflowBlock(rest: readonly AlertItem[]): SlackBlock {
   return { type: 'section', text: mrkdwn(truncate(text, SLACK_LIMITS.sectionText)) };
 }
 
-/** Builds the webhook body of one message. Pure. `notifier` names the channel in test messages. */
-export function buildSlackPayload(message: NotificationMessage, notifier: string): SlackPayload {
-  const title = headline(message);
+/**
+ * Builds the webhook body of one message. Pure. `notifier` names the channel in test messages;
+ * `custom` holds the rendered `title` (header) and `body` (one section instead of the fields) templates.
+ */
+export function buildSlackPayload(message: NotificationMessage, notifier: string, custom?: Partial<MessageText>): SlackPayload {
+  const title = cleanText(custom?.title ?? headline(message));
   const header: SlackBlock = { type: 'header', text: { type: 'plain_text', text: truncate(title, SLACK_LIMITS.headerText) } };
   const footer: SlackBlock = {
     type: 'context',
@@ -141,9 +146,11 @@ export function buildSlackPayload(message: NotificationMessage, notifier: string
   };
   const text = escapeMrkdwn(truncate(title, 300));
 
-  if (message.kind !== 'alert') {
-    const lines = message.kind === 'test' ? [testText(message, notifier)] : failureLines(message);
-    const colour = message.kind === 'test' ? SLACK_COLOURS.neutral : SLACK_COLOURS.critical;
+  if (message.kind !== 'alert' || custom?.body !== undefined) {
+    const lines = custom?.body !== undefined ? custom.body.split('\n') : message.kind === 'test' ? [testText(message, notifier)] : failureLines(message);
+    const { firing } = splitByStatus(message.items);
+    const alertColour = firing.length > 0 ? SLACK_COLOURS[highestSeverity(firing)] : SLACK_COLOURS.resolved;
+    const colour = message.kind === 'test' ? SLACK_COLOURS.neutral : message.kind === 'alert' ? alertColour : SLACK_COLOURS.critical;
     const blocks: SlackBlock[] = lines
       .slice(0, SLACK_LIMITS.blocksPerMessage - 3)
       .map((l) => ({ type: 'section', text: mrkdwn(escapeMrkdwn(truncate(l, Math.floor(SLACK_LIMITS.sectionText / 5)))) }));
@@ -184,6 +191,8 @@ export interface SlackNotifierOptions {
   timeoutMs?: number;
   username?: string;
   iconEmoji?: string;
+  /** The rendered `title` and `body` templates, when configured. */
+  render?: (message: NotificationMessage) => Partial<MessageText> | undefined;
 }
 
 
@@ -199,8 +208,12 @@ export class SlackNotifier implements Notifier {
     assertHttpUrl(options.name, 'webhook_url', options.webhookUrl);
   }
 
+  preview(message: NotificationMessage): string[] {
+    return [JSON.stringify(buildSlackPayload(message, this.name, this.options.render?.(message)))];
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
-    const payload = buildSlackPayload(message, this.name);
+    const payload = buildSlackPayload(message, this.name, this.options.render?.(message));
     const timeoutMs = this.options.timeoutMs ?? 10_000;
     let retryAfterMs: number | undefined;
     // Our own fetch: per-send timeout and cancellation, and the Retry-After header, which

@@ -45,6 +45,7 @@ function itemBlock(item: AlertItem, now: number): CardElement {
   if (threshold !== undefined) facts.push(fact('Threshold', threshold));
   facts.push(fact(item.status === 'resolved' ? 'Fired, resolved' : 'Since', timeText(item, now).replace(/^since /, '')));
   facts.push(fact('Rule', `${item.rule} (${item.ruleKind}, ${item.severity})`));
+  if (item.ack != null) facts.push(fact('Acknowledged', `${item.ack.by}: ${item.ack.comment}`));
   const status = item.status === 'resolved' ? 'RESOLVED' : item.status === 'repeat' ? 'STILL FIRING' : 'FIRING';
   const what = escapeCardMarkdown(truncate(cleanText(item.summary).trim() || item.rule, 300));
   return { type: 'Container', separator: true, items: [text(`**${status}** ${what}`), { type: 'FactSet', facts }] };
@@ -111,6 +112,10 @@ export class TeamsNotifier implements Notifier {
     this.name = options.name;
     assertHttpUrl(options.name, 'webhook_url', options.webhookUrl);
     this.channel = { notifier: options.name, service: 'the Teams workflow', secrets: urlSecrets(options.webhookUrl), timeoutMs: options.timeoutMs };
+  }
+
+  preview(message: NotificationMessage): string[] {
+    return [JSON.stringify(buildTeamsPayload(message, this.name, this.options.render?.(message)))];
   }
 
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {

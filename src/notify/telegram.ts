@@ -78,8 +78,16 @@ export class TelegramNotifier implements Notifier {
     this.channel = { notifier: options.name, service: 'Telegram', secrets: [options.botToken, ...urlSecrets(this.endpoint)], timeoutMs: options.timeoutMs };
   }
 
+  private payload(message: NotificationMessage): TelegramPayload {
+    return buildTelegramPayload(message, this.name, this.options.chatId, this.options.parseMode ?? 'HTML', this.options.render?.(message));
+  }
+
+  preview(message: NotificationMessage): string[] {
+    return [JSON.stringify(this.payload(message))];
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
-    const payload = buildTelegramPayload(message, this.name, this.options.chatId, this.options.parseMode ?? 'HTML', this.options.render?.(message));
+    const payload = this.payload(message);
     await post(this.channel, this.endpoint, JSON.stringify(payload), { 'content-type': 'application/json', 'user-agent': 'boxwatch' }, {
       signal,
       now: this.options.now,

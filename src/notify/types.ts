@@ -36,6 +36,16 @@ export interface AlertItem {
   summary: string;
   /** Set when a silence held this notification back until then (it is sent because the silence ended). */
   silencedUntil?: number | null;
+  /** Set when someone acknowledged the alert (`boxwatch ack`). */
+  ack?: AckInfo | null;
+}
+
+/** An acknowledgement of an alert: who, why, when, and until when (null: until it resolves). */
+export interface AckInfo {
+  by: string;
+  comment: string;
+  at: number;
+  until: number | null;
 }
 
 /** "Notifications to `notifier` are failing": sent by the dispatcher on the other notifiers. */
@@ -76,6 +86,11 @@ export interface Notifier {
   readonly resendIntervalMs?: number;
   /** Delivers one message; rejects with a NotifyError (retryable or not). */
   send(message: NotificationMessage, signal?: AbortSignal): Promise<void>;
+  /**
+   * What `send` would deliver for this message, without sending (`notify-test --render`): one
+   * entry per request (its body) or per e-mail (subject and text). The same builders as `send`.
+   */
+  preview?(message: NotificationMessage): string[];
   /** Releases connections. */
   close?(): Promise<void>;
 }

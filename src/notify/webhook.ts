@@ -14,6 +14,7 @@ import { createHmac } from 'node:crypto';
 import { alertRecords, commonPairs, idempotencyKey, isoTime, type AlertRecord } from './alert-records.js';
 import { urlSecrets } from './errors.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
+import type { TemplateRenderer } from './templates.js';
 import type { NotificationMessage, Notifier } from './types.js';
 
 /** Alertmanager's zero time, written as endsAt of firing alerts. */
@@ -55,9 +56,12 @@ function webhookAlert(r: AlertRecord, generatorURL: string): WebhookAlert {
   };
 }
 
-/** The webhook body of one message. Pure. `externalUrl`: where people can look (the dashboard), or ''. */
-export function buildWebhookPayload(message: NotificationMessage, notifier: string, externalUrl = ''): WebhookPayload {
-  const records = alertRecords(message, notifier);
+/**
+ * The webhook body of one message. Pure. `externalUrl`: where people can look (the dashboard), or
+ * ''. `render`: the notifier's title template, as each alert's summary annotation.
+ */
+export function buildWebhookPayload(message: NotificationMessage, notifier: string, externalUrl = '', render?: TemplateRenderer): WebhookPayload {
+  const records = alertRecords(message, notifier, render);
   return {
     version: '4',
     groupKey: `{}:{receiver=${JSON.stringify(notifier)}}`,
@@ -84,8 +88,10 @@ export interface WebhookNotifierOptions {
   hmacSecret?: string;
   /** Extra headers (values may be secrets: redacted from errors). */
   headers?: Readonly<Record<string, string>>;
-  /** A custom body (the `body` template); undefined: Alertmanager's format. */
-  renderBody?: (message: NotificationMessage) => string;
+  /** A custom body (the `body` template); undefined (or a failed render): Alertmanager's format. */
+  renderBody?: (message: NotificationMessage) => string | undefined;
+  /** The `title` template: each alert's summary annotation. */
+  render?: TemplateRenderer;
   externalUrl?: string;
   timeoutMs?: number;
   now?: () => number;
@@ -103,8 +109,16 @@ export class WebhookNotifier implements Notifier {
     assertHttpUrl(options.name, 'url', options.url);
   }
 
+  private body(message: NotificationMessage): string {
+    return this.options.renderBody?.(message) ?? JSON.stringify(buildWebhookPayload(message, this.name, this.options.externalUrl, this.options.render));
+  }
+
+  preview(message: NotificationMessage): string[] {
+    return [this.body(message)];
+  }
+
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
-    const body = this.options.renderBody?.(message) ?? JSON.stringify(buildWebhookPayload(message, this.name, this.options.externalUrl));
+    const body = this.body(message);
     const headers: Record<string, string> = {
       ...this.options.headers,
       'content-type': 'application/json',

@@ -5,7 +5,7 @@
  * machine's business (src/alerts/), not the rules'.
  */
 import type { BoxSnapshot } from '../model.js';
-import type { RuleConfig } from '../config/schema.js';
+import type { RuleConfig, RuleOfKind } from '../config/schema.js';
 import type { BoxState, FleetContext, RuleResult } from './types.js';
 import { evaluateDisconnected } from './disconnected.js';
 import { evaluateLowBattery } from './low-battery.js';
@@ -13,6 +13,12 @@ import { evaluateWeakSignal } from './weak-signal.js';
 import { evaluateStale } from './stale.js';
 import { evaluateFirmwareDrift } from './firmware-drift.js';
 import { evaluateMissing } from './missing.js';
+import { evaluateCallFailureRate } from './call-failure-rate.js';
+import { evaluateCallStuck } from './call-stuck.js';
+import { evaluateCallsSilent } from './calls-silent.js';
+import { evaluateFleetCallFailureRate } from './fleet-call-failure-rate.js';
+import type { CallFacts } from '../calls/health.js';
+import { FLEET_RULE_KINDS } from '../vocabulary.js';
 import { matchesAny } from '../glob.js';
 import { compareVersions } from './version.js';
 
@@ -48,7 +54,25 @@ export function evaluateRule(rule: RuleConfig, box: BoxState | undefined, ctx: F
       return evaluateStale(rule, box, ctx, wasActive);
     case 'firmware_drift':
       return evaluateFirmwareDrift(rule, box, ctx, wasActive);
+    case 'call_failure_rate':
+      return evaluateCallFailureRate(rule, box, ctx, wasActive);
+    case 'call_stuck':
+      return evaluateCallStuck(rule, box, ctx, wasActive);
+    case 'calls_silent':
+      return evaluateCallsSilent(rule, box, ctx, wasActive);
+    case 'fleet_call_failure_rate':
+      return { condition: 'inactive', summary: 'a fleet rule: judged once for the fleet' };
   }
+}
+
+/** The rules whose alert is one for the fleet (serial ''): evaluateFleetRule judges them, not evaluateRule. */
+export function isFleetRule(rule: RuleConfig): rule is RuleOfKind<(typeof FLEET_RULE_KINDS)[number]> {
+  return (FLEET_RULE_KINDS as readonly string[]).includes(rule.kind);
+}
+
+/** Evaluates a fleet rule once for the fleet. */
+export function evaluateFleetRule(rule: RuleOfKind<(typeof FLEET_RULE_KINDS)[number]>, ctx: FleetContext, wasActive: boolean): RuleResult {
+  return evaluateFleetCallFailureRate(rule, ctx, wasActive);
 }
 
 /**
@@ -77,11 +101,15 @@ export function firmwareMajority(boxes: readonly (Pick<BoxSnapshot, 'firmware'> 
   return best;
 }
 
-/** The per-cycle context: our clock, the gateway's clock (HTTP Date; null if unknown), the firmware majority. */
+/**
+ * The per-cycle context: our clock, the gateway's clock (HTTP Date; null if unknown), the firmware
+ * majority, and the call rules' facts (null: none fresh).
+ */
 export function fleetContext(
   boxes: readonly (Pick<BoxSnapshot, 'firmware'> & { missingSince?: number | null })[],
   now: number,
   gatewayNow: number | null,
+  calls: CallFacts | null = null,
 ): FleetContext {
-  return { now, gatewayNow, firmwareMajority: firmwareMajority(boxes) };
+  return { now, gatewayNow, firmwareMajority: firmwareMajority(boxes), calls };
 }

@@ -1,4 +1,5 @@
 /** Types shared by the rule kinds and the dispatcher (src/rules/index.ts). */
+import type { CallFacts } from '../calls/health.js';
 import type { BoxState } from '../store/types.js';
 import type { RuleConfig, RuleKind, RuleOfKind } from '../config/schema.js';
 
@@ -26,6 +27,8 @@ export interface FleetContext {
   gatewayNow: number | null;
   /** The most common firmware among present boxes; null with no boxes. */
   firmwareMajority: string | null;
+  /** The call rules' facts from the last successful call sync; null: none (call rules say unknown). */
+  calls: CallFacts | null;
 }
 
 /** A rule kind's pure evaluation for a box that is present in the device list. */

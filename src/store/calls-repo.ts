@@ -72,6 +72,33 @@ export interface CallRollup {
   talkSec: number;
 }
 
+/** Final calls (completed or failed) and the failed among them. */
+export interface FailureCount {
+  calls: number;
+  failed: number;
+}
+
+/** Calls still `initiated`: how many, and when the oldest started (gateway clock). */
+export interface StuckCalls {
+  count: number;
+  oldest: number;
+}
+
+/** The figures of `boxwatch calls stats` for one box or agent (`key`). */
+export interface CallStats {
+  key: string;
+  placed: number;
+  completed: number;
+  failed: number;
+  /** Still `initiated` and started before `stuckBefore`. */
+  stuck: number;
+  /** Of the completed calls; null without any. */
+  medianDurationSec: number | null;
+  archived: number;
+  /** Recordings that expired before they were archived. */
+  lost: number;
+}
+
 export interface CallsRepo {
   syncState(): CallSyncState;
   /** The stored status, recording state and details flag of the given calls (those known). */
@@ -86,9 +113,24 @@ export interface CallsRepo {
   dueForDetails(limit: number, options: { checkedBefore: number; initiatedSince: number }): CallRecord[];
   /** Stored calls started at or after `since` (gateway clock). */
   countSince(since: number): number;
-  /** Calls, newest first. */
-  list(options: { serial?: string; since?: number; limit: number }): CallRecord[];
+  /** Calls started in [since, until), newest first. */
+  list(options: { serial?: string; since?: number; until?: number; limit: number }): CallRecord[];
+  /** Per box or agent, the calls started at or after `since`, in key order. */
+  stats(options: { since: number; by: 'box' | 'agent'; stuckBefore: number }): CallStats[];
+  /** The box's final calls started in [from, to) per bucket of `bucketMs` (index 0 starts at `from`); empty buckets left out. */
+  failureBuckets(serial: string, from: number, to: number, bucketMs: number): { index: number; calls: number; failed: number }[];
   rollups(fromDay: number, toDay: number): CallRollup[];
+  /**
+   * Per box: the final calls that started at or after `since`; with `lastCalls`, only the box's
+   * newest `lastCalls` of them.
+   */
+  failureCounts(options: { since: number; lastCalls?: number }): Map<string, FailureCount>;
+  /** Per box: calls still `initiated` that started in [startedAfter, startedBefore). */
+  stuckCalls(startedBefore: number, startedAfter: number): Map<string, StuckCalls>;
+  /** Per box: when its newest stored call started. */
+  lastCallAt(): Map<string, number>;
+  /** The boxes that placed calls on every day from `fromDay` to `toDay` (UTC days, inclusive). */
+  dailyCallers(fromDay: number, toDay: number): Set<string>;
   /** Deletes calls started before `callsBefore` and rollups of days before `rollupsBefore`; at most `maxRows`. */
   prune(callsBefore: number, rollupsBefore: number, maxRows?: number): number;
 }

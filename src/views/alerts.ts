@@ -9,11 +9,14 @@
  * In JSON every time is ISO 8601 UTC and an alert is named by a printable id, `rule/serial`
  * (`firmware/BX-00033`), or the rule alone for the gateway alerts.
  */
+import { ackInEffect, type Ack, type AckRepository } from '../alerts/acks.js';
 import { holdBack, type HeldBack } from '../alerts/hold-back.js';
+import { ackJson, type AckJson } from './acks.js';
 import type { Silence } from '../alerts/silences.js';
-import { parseAlertKey, type AlertState, type AlertStatus, type AlertValue, type HeldBackReason, type Transition } from '../alerts/types.js';
+import { alertId, parseAlertKey, type AlertState, type AlertStatus, type AlertValue, type HeldBackReason, type Transition } from '../alerts/types.js';
 import { isoTime, isoOrNull } from '../time-format.js';
 import { GATEWAY_RULES, SEVERITY_RANK, type Severity } from '../vocabulary.js';
+import { deliveriesOf, readNotificationViews, type Delivery, type NotificationSource, type NotificationStatus } from './notifications.js';
 
 /** A stored transition (an alert-history row). */
 export interface TransitionRecord extends Transition {
@@ -45,6 +48,10 @@ export interface AlertView {
   heldBack: HeldBack | null;
   /** Transitions within the window, oldest first. */
   transitions: TransitionRecord[];
+  /** Where its latest notification in the window went, per notifier (the notification log). */
+  deliveries: Delivery[];
+  /** The acknowledgement in effect (src/alerts/acks.ts), or null. */
+  ack: Ack | null;
 }
 
 /** What the alert view reads. */
@@ -62,18 +69,21 @@ export interface AlertViewInput {
   inhibit: boolean;
   /** Rule kinds by rule name, for alerts that came to rest (their state row is gone). */
   kinds: ReadonlyMap<string, string>;
+  /** Per alert id, where it was notified (src/views/notifications.ts); none when absent. */
+  deliveries?: ReadonlyMap<string, Delivery[]>;
+  /** The latest ack of each alert, by key; none when absent. */
+  acks?: ReadonlyMap<string, Ack>;
 }
 
-/** The printable id of an alert: `rule/serial`, the rule alone for fleet-level alerts. */
-export function alertId(rule: string, serial: string): string {
-  return serial === '' ? rule : `${rule}/${serial}`;
-}
+export { alertId };
 
 /** The printable id for an alert key (`rule\0serial`). */
 export function alertIdOfKey(key: string): string {
   const { rule, serial } = parseAlertKey(key);
   return alertId(rule, serial);
 }
+
+const ackOrNull = (ack: Ack | undefined, s: AlertState, now: number): Ack | null => (ackInEffect(ack, s, now) ? ack : null);
 
 /** Builds the views of the alerts open now and of those with transitions in the window. */
 export function alertViews(input: AlertViewInput, now: number): AlertView[] {
@@ -107,6 +117,8 @@ export function alertViews(input: AlertViewInput, now: number): AlertView[] {
       // Held back matters only for an alert that is open or still owes its resolved message.
       heldBack: open || s.notifiedFiring ? (heldBack.get(s.key) ?? null) : null,
       transitions: byKey.get(s.key) ?? [],
+      deliveries: input.deliveries?.get(alertId(s.rule, s.serial)) ?? [],
+      ack: ackOrNull(input.acks?.get(s.key), s, now),
     });
   }
   for (const [key, list] of byKey) {
@@ -130,6 +142,8 @@ export function alertViews(input: AlertViewInput, now: number): AlertView[] {
       summary: last.summary,
       heldBack: null,
       transitions: list,
+      deliveries: input.deliveries?.get(alertId(last.rule, last.serial)) ?? [],
+      ack: null,
     });
   }
   return views.sort(byUrgency);
@@ -217,6 +231,10 @@ export interface AlertJson {
   summary: string | null;
   heldBack: HeldBackJson | null;
   transitions: TransitionJson[];
+  /** Where its latest notification in the window went: per notifier, its status and time. */
+  deliveries: { notifier: string; status: NotificationStatus; at: string }[];
+  /** The acknowledgement in effect, or null. */
+  ack: AckJson | null;
 }
 
 /** The alert view as JSON: the one shape of `boxwatch alerts --format json` and `/api/alerts`. */
@@ -238,16 +256,20 @@ export function alertJson(v: AlertView): AlertJson {
     summary: v.summary,
     heldBack: heldBackJson(v.heldBack?.reason ?? null, v.heldBack?.by ?? []),
     transitions: v.transitions.map(transitionJson),
+    deliveries: v.deliveries.map((d) => ({ notifier: d.notifier, status: d.status, at: isoTime(d.at) })),
+    ack: v.ack === null ? null : ackJson(v.ack),
   };
 }
 
-/** Where the alert view's inputs come from: the store's boxes and cycles, the alert tables. */
-export interface AlertViewSource {
+/** Where the alert view's inputs come from: the store's boxes and cycles, the alert tables, the outbox. */
+export interface AlertViewSource extends NotificationSource {
   boxes(): readonly { serial: string; name: string }[];
   lastCycle(): { outcome: 'ok' | 'failed' } | undefined;
   states(): ReadonlyMap<string, AlertState>;
   transitionsSince(since: number): readonly TransitionRecord[];
   silences(now: number): readonly Silence[];
+  /** The latest ack of each alert, by key (absent: no acks read). */
+  acks?(): ReadonlyMap<string, Ack>;
 }
 
 /** What the view needs of the configuration (null: read without one, e.g. `--db`). */
@@ -279,6 +301,8 @@ export function readAlertViews(source: AlertViewSource, config: AlertViewConfig 
       gatewayDown: source.lastCycle()?.outcome === 'failed',
       inhibit: config?.alerting.inhibit ?? true,
       kinds,
+      deliveries: deliveriesOf(readNotificationViews(source, { since: query.from })),
+      acks: source.acks?.(),
     },
     now,
   );
@@ -289,9 +313,12 @@ export function readAlertViews(source: AlertViewSource, config: AlertViewConfig 
 /** The alert view's source over a store and its alert tables. */
 export function alertViewSource(
   store: Pick<AlertViewSource, 'boxes' | 'lastCycle'>,
-  alerts: Pick<AlertViewSource, 'states' | 'transitionsSince' | 'silences'>,
+  alerts: Pick<AlertViewSource, 'states' | 'transitionsSince' | 'silences' | 'outboxSince'>,
+  acks?: Pick<AckRepository, 'latestByKey'>,
 ): AlertViewSource {
   return {
+    ...(acks ? { acks: () => acks.latestByKey() } : {}),
+    outboxSince: (since) => alerts.outboxSince(since),
     boxes: () => store.boxes(),
     lastCycle: () => store.lastCycle(),
     states: () => alerts.states(),

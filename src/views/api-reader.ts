@@ -3,6 +3,7 @@
  * (newest first) and the open alerts of the box views (`/api/boxes`). The daemon wires it.
  */
 import type { Clock } from '../clock.js';
+import { withAcks } from '../alerts/acks.js';
 import type { AlertState } from '../alerts/types.js';
 import { alertJson, newestFirst, readAlertViews, type AlertJson, type AlertViewConfig, type AlertViewSource } from './alerts.js';
 import { staleAfterMs } from './boxes.js';
@@ -27,7 +28,8 @@ export function apiReader(source: AlertViewSource, config: AlertViewConfig & { r
       const views = readAlertViews(source, config, { from: since ?? now - WEEK_MS, activeOnly, changedSince: since }, now);
       return views.sort(newestFirst).map(alertJson);
     },
-    states: () => source.states().values(),
+    // Each with the ack in effect, so that /api/boxes and the overview show it.
+    states: () => withAcks(source.states().values(), source.acks?.() ?? new Map(), clock.now()),
     staleAfterMs: staleAfterMs(config),
   };
 }

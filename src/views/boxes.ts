@@ -7,6 +7,8 @@
  * `connected` is history, not news), `offline` (disconnected), `stale` (says connected, but its
  * last_seen is older than the stale threshold), else `online`. In JSON every time is ISO 8601 UTC.
  */
+import type { Ack } from '../alerts/acks.js';
+import { ackJson, type AckJson } from './acks.js';
 import type { AlertState, AlertStatus } from '../alerts/types.js';
 import type { BoxState } from '../store/types.js';
 import { isoOrNull, isoTime } from '../time-format.js';
@@ -78,10 +80,13 @@ export interface BoxAlertJson {
   status: AlertStatus;
   since: string;
   summary: string | null;
+  /** The acknowledgement in effect (null: none, or not read). */
+  ack: AckJson | null;
 }
 
-export function boxAlertJson(a: AlertState): BoxAlertJson {
-  return { rule: a.rule, severity: a.severity, status: a.status, since: isoTime(a.since), summary: a.summary };
+/** An open alert of a box; `ack` when the caller read the acks (src/alerts/acks.ts withAcks). */
+export function boxAlertJson(a: AlertState & { ack?: Ack | null }): BoxAlertJson {
+  return { rule: a.rule, severity: a.severity, status: a.status, since: isoTime(a.since), summary: a.summary, ack: a.ack ? ackJson(a.ack) : null };
 }
 
 /** The box view: the stored box, its one-word state and its open alerts (firing, most severe first). */

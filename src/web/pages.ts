@@ -98,7 +98,8 @@ ${FILTERS}
   );
 }
 
-export function boxPage(ctx: PageContext, serial: string): string {
+/** `calls`: calls are read (`calls:`), so the page charts the box's call failures. */
+export function boxPage(ctx: PageContext, serial: string, options: { calls?: boolean } = {}): string {
   return layout(
     ctx,
     'box',
@@ -133,7 +134,7 @@ export function boxPage(ctx: PageContext, serial: string): string {
 <h2 id="timeline-h">Alert timeline</h2>
 <ol id="timeline" class="timeline"></ol>
 </section>`,
-    { serial },
+    { serial, ...(options.calls === true && { calls: 'on' }) },
   );
 }
 
@@ -166,7 +167,7 @@ export function firmwarePage(ctx: PageContext): string {
   );
 }
 
-export function alertsPage(ctx: PageContext): string {
+export function alertsPage(ctx: PageContext, writable = false): string {
   return layout(
     ctx,
     'alerts',
@@ -178,6 +179,7 @@ export function alertsPage(ctx: PageContext): string {
 <label><input type="radio" name="show" value="7d"> last 7 d</label>
 </fieldset></form>
 <div id="alerts" class="alerts"></div>`,
+    { writable: String(writable) },
   );
 }
 

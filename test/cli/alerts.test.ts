@@ -38,13 +38,13 @@ describe('boxwatch alerts', () => {
     const r = await cli(['alerts']);
     expect(r).toMatchObject({ code: 0, err: '' });
     const lines = r.out.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^STATE\s+RULE\s+SEVERITY\s+BOX\s+NAME\s+SINCE\s+VALUE\s+SUMMARY\s+HELD BACK$/);
+    expect(lines[0]).toMatch(/^STATE\s+RULE\s+SEVERITY\s+BOX\s+NAME\s+SINCE\s+VALUE\s+SUMMARY\s+HELD BACK\s+ACKED\s+NOTIFIED$/);
     const rows = lines.slice(1);
     expect(rows).toHaveLength(4);
     // firing critical first (two box-offline), then firing warning, then resolved
     expect(rows.slice(0, 2).every((l) => /^firing\s+box-offline\s+critical/.test(l))).toBe(true);
     expect(rows.find((l) => l.includes(offline))).toContain('Lobby\\x1b[2J');
-    expect(rows[2]).toMatch(new RegExp(`^firing\\s+battery-low\\s+warning\\s+${inhibited}\\s.*10%.*inhibited by box-offline$`));
+    expect(rows[2]).toMatch(new RegExp(`^firing\\s+battery-low\\s+warning\\s+${inhibited}\\s.*10%.*inhibited by box-offline\\s+ops-mail, ops-slack$`)); // notified before it was inhibited
     expect(rows[3]).toMatch(new RegExp(`^resolved\\s+battery-low\\s+warning\\s+${recovered}\\s.*60%`));
     expect(r.out).not.toContain('transitions since');
   });
@@ -98,7 +98,7 @@ describe('boxwatch status with alerts', () => {
     const r = await cli(['status']);
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^SERIAL\s+NAME\s+CONNECTED\s+BATTERY\s+SIGNAL\s+LAST SEEN\s+FIRMWARE\s+ALERTS\s+STATE$/);
+    expect(lines[0]).toMatch(/^SERIAL\s+NAME\s+CONNECTED\s+BATTERY\s+SIGNAL\s+LAST SEEN\s+FIRMWARE\s+CALLS FAILED\s+ALERTS\s+STATE$/);
     const firstTwo = lines.slice(1, 3);
     expect(firstTwo.find((l) => l.startsWith(inhibited))).toMatch(/box-offline!, battery-low!/);
     expect(firstTwo.find((l) => l.startsWith(offline))).toMatch(/Lobby\\x1b\[2J.*box-offline!/);

@@ -32,7 +32,7 @@ describe('the example configuration shows one notifier of each type', () => {
   it('every commented channel is valid once uncommented, one of each type', () => {
     expect(config.notifiers.map((n) => n.type).sort()).toEqual(['alertmanager', 'console', 'email', 'ntfy', 'pagerduty', 'slack', 'teams', 'telegram', 'webhook']);
     expect(config.notifiers.find((n) => n.type === 'alertmanager')).toMatchObject({ resendInterval: 60_000 });
-    expect(config.notifiers.find((n) => n.type === 'telegram')).toMatchObject({ chatId: '-1001234567890', parseMode: 'HTML', apiUrl: 'https://api.telegram.org' });
+    expect(config.notifiers.find((n) => n.type === 'telegram')).toMatchObject({ chatId: '-1001234567890', parseMode: 'HTML', apiUrl: 'https://api.telegram.org', title: '{{ counts.firing }} firing ({{ severity }})' });
     expect(notifiersFromConfig(config.notifiers).map((n) => n.type)).toEqual(config.notifiers.map((n) => n.type));
   });
 

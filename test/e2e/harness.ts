@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createApp, type App } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { createGatewayClient } from '../../src/gateway/client.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/log.js';
 import { parseScenario } from '../../src/sim/scenario.js';
 import { startSimulator, type RunningSimulator, type SimServerOptions } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/index.js';
@@ -54,10 +54,14 @@ export interface RigOptions {
    * fires during a test (cycles still run only through `cycle()`).
    */
   http?: { adminToken?: string; basePath?: string };
+  /** The daemon's logger (default: silent). */
+  logger?: Logger;
+  /** Where the shared clock starts (default 2026-03-01T12:00:00Z; e.g. an hour ago, for the CLI's wall-clock windows). */
+  start?: string | number;
 }
 
 export async function startRig(options: RigOptions = {}): Promise<Rig> {
-  const clock = new FakeClock('2026-03-01T12:00:00Z');
+  const clock = new FakeClock(options.start ?? '2026-03-01T12:00:00Z');
   const scenario = options.scenario === undefined ? undefined : parseScenario(options.scenario, 'rig scenario');
   const sim = await startSimulator({ port: 0, key: KEY, devices: options.devices ?? 10, seed: options.seed ?? 5, clock, scenario, ...options.sim });
   const smtp = await startSmtpReceiver();
@@ -87,7 +91,7 @@ ${options.http ? `http: { listen: "127.0.0.1:0", base_path: "${options.http.base
   const make = (): App =>
     createApp({
       config,
-      logger: silentLogger,
+      logger: options.logger ?? silentLogger,
       clock,
       client: createGatewayClient({ baseUrl: sim.url, secretKey: KEY, retries: 0 }),
       store: openStore(dbPath, { clock }),

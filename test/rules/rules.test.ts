@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { evaluateRule, fleetContext, type Condition, type FleetContext } from '../../src/rules/index.js';
 import { T0, box, rule } from './helpers.js';
 
-const ctx: FleetContext = { now: T0, gatewayNow: T0, firmwareMajority: '2.10.0' };
+const ctx: FleetContext = { now: T0, gatewayNow: T0, firmwareMajority: '2.10.0', calls: null };
 const MIN = 60_000;
 
 describe('disconnected', () => {
@@ -224,7 +224,7 @@ describe('fleetContext', () => {
 
   it('finds the most common firmware among present boxes', () => {
     const c = fleetContext([b('2.10.0'), b('2.10.0'), b('2.9.3'), b('2.9.3', T0), b('2.9.3', T0)], T0, T0 - 5);
-    expect(c).toEqual({ now: T0, gatewayNow: T0 - 5, firmwareMajority: '2.10.0' });
+    expect(c).toEqual({ now: T0, gatewayNow: T0 - 5, firmwareMajority: '2.10.0', calls: null });
   });
 
   it('breaks ties towards the newest version, whatever the order', () => {

@@ -4,7 +4,7 @@
  * from the calls of every (day, box, agent) a write touches, so they never drift from the rows.
  */
 import type Database from 'better-sqlite3';
-import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallsWrite, type CallSyncState, type RecordingState } from '../calls-repo.js';
+import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallStats, type CallsWrite, type CallSyncState, type FailureCount, type RecordingState, type StuckCalls } from '../calls-repo.js';
 
 const BATCH = 500;
 
@@ -61,9 +61,38 @@ export class SqliteCallsRepo implements CallsRepo {
       due: p('SELECT * FROM calls WHERE details_due = 1 ORDER BY ended_at LIMIT ?'),
       initiated: p(`SELECT * FROM calls WHERE status = 'initiated' AND checked_at < ? AND started_at >= ? ORDER BY checked_at LIMIT ?`),
       countSince: p('SELECT count(*) FROM calls WHERE started_at >= ?').pluck(),
-      list: p('SELECT * FROM calls WHERE started_at >= ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
-      listBox: p('SELECT * FROM calls WHERE serial = ? AND started_at >= ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
+      list: p('SELECT * FROM calls WHERE started_at >= ? AND started_at < ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
+      listBox: p('SELECT * FROM calls WHERE serial = ? AND started_at >= ? AND started_at < ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
+      statsBox: p(statsSql('serial')),
+      statsAgent: p(statsSql('CAST(agent_id AS TEXT)')),
+      durationsBox: p(`SELECT serial AS key, duration_sec AS d FROM calls WHERE started_at >= ? AND status = 'completed' AND duration_sec IS NOT NULL ORDER BY 1, 2`),
+      durationsAgent: p(
+        `SELECT CAST(agent_id AS TEXT) AS key, duration_sec AS d FROM calls WHERE started_at >= ? AND status = 'completed' AND duration_sec IS NOT NULL ORDER BY 1, 2`,
+      ),
+      buckets: p(
+        `SELECT CAST((started_at - @from) / @bucket AS INTEGER) AS "index", count(*) AS calls, sum(status = 'failed') AS failed FROM calls
+         WHERE serial = @serial AND started_at >= @from AND started_at < @to AND status IN ('completed', 'failed') GROUP BY 1 ORDER BY 1`,
+      ),
       rollups: p('SELECT * FROM call_rollups WHERE day >= ? AND day <= ? ORDER BY day, serial, agent_id'),
+      failuresSince: p(
+        `SELECT serial, count(*) AS calls, sum(status = 'failed') AS failed FROM calls
+         WHERE started_at >= ? AND status IN ('completed', 'failed') GROUP BY serial`,
+      ),
+      failuresLast: p(
+        `SELECT serial, count(*) AS calls, sum(status = 'failed') AS failed FROM (
+           SELECT serial, status, row_number() OVER (PARTITION BY serial ORDER BY started_at DESC, call_id DESC) AS n
+           FROM calls WHERE started_at >= ? AND status IN ('completed', 'failed'))
+         WHERE n <= ? GROUP BY serial`,
+      ),
+      stuck: p(
+        `SELECT serial, count(*) AS count, min(started_at) AS oldest FROM calls
+         WHERE status = 'initiated' AND started_at < ? AND started_at >= ? GROUP BY serial`,
+      ),
+      lastCall: p('SELECT serial, max(started_at) AS at FROM calls GROUP BY serial'),
+      daily: p(
+        `SELECT serial FROM (SELECT serial, day FROM call_rollups WHERE day >= ? AND day <= ? GROUP BY serial, day HAVING sum(placed) > 0)
+         GROUP BY serial HAVING count(*) = ?`,
+      ).pluck(),
       pruneCalls: p(`DELETE FROM calls WHERE call_id IN (SELECT call_id FROM calls WHERE started_at < ? LIMIT ${BATCH})`),
       pruneRollups: p(`DELETE FROM call_rollups WHERE (day, serial, agent_id) IN (SELECT day, serial, agent_id FROM call_rollups WHERE day < ? LIMIT ${BATCH})`),
     };
@@ -129,16 +158,56 @@ export class SqliteCallsRepo implements CallsRepo {
     return this.s.countSince.get(since) as number;
   }
 
-  list(options: { serial?: string; since?: number; limit: number }): CallRecord[] {
+  list(options: { serial?: string; since?: number; until?: number; limit: number }): CallRecord[] {
     const since = options.since ?? 0;
-    const rows = options.serial === undefined ? this.s.list.all(since, options.limit) : this.s.listBox.all(options.serial, since, options.limit);
+    const until = options.until ?? Number.MAX_SAFE_INTEGER;
+    const rows = options.serial === undefined ? this.s.list.all(since, until, options.limit) : this.s.listBox.all(options.serial, since, until, options.limit);
     return (rows as CallRow[]).map(fromRow);
+  }
+
+  stats(options: { since: number; by: 'box' | 'agent'; stuckBefore: number }): CallStats[] {
+    const box = options.by === 'box';
+    const rows = (box ? this.s.statsBox : this.s.statsAgent).all({ since: options.since, stuckBefore: options.stuckBefore }) as Omit<CallStats, 'medianDurationSec'>[];
+    // The median of each key's completed durations, read in order (one pass).
+    const durations = new Map<string, number[]>();
+    for (const r of (box ? this.s.durationsBox : this.s.durationsAgent).iterate(options.since) as Iterable<{ key: string; d: number }>) {
+      const list = durations.get(r.key);
+      if (list) list.push(r.d);
+      else durations.set(r.key, [r.d]);
+    }
+    return rows.map((r) => ({ ...r, medianDurationSec: median(durations.get(r.key)) }));
+  }
+
+  failureBuckets(serial: string, from: number, to: number, bucketMs: number): { index: number; calls: number; failed: number }[] {
+    return this.s.buckets.all({ serial, from, to, bucket: bucketMs }) as { index: number; calls: number; failed: number }[];
   }
 
   rollups(fromDay: number, toDay: number): CallRollup[] {
     return (this.s.rollups.all(fromDay, toDay) as { day: number; serial: string; agent_id: number; placed: number; completed: number; failed: number; stuck: number; talk_sec: number }[]).map(
       (r) => ({ day: r.day, serial: r.serial, agentId: r.agent_id, placed: r.placed, completed: r.completed, failed: r.failed, stuck: r.stuck, talkSec: r.talk_sec }),
     );
+  }
+
+  failureCounts(options: { since: number; lastCalls?: number }): Map<string, FailureCount> {
+    const rows = (options.lastCalls === undefined ? this.s.failuresSince.all(options.since) : this.s.failuresLast.all(options.since, options.lastCalls)) as {
+      serial: string;
+      calls: number;
+      failed: number;
+    }[];
+    return new Map(rows.map((r) => [r.serial, { calls: r.calls, failed: r.failed }]));
+  }
+
+  stuckCalls(startedBefore: number, startedAfter: number): Map<string, StuckCalls> {
+    const rows = this.s.stuck.all(startedBefore, startedAfter) as { serial: string; count: number; oldest: number }[];
+    return new Map(rows.map((r) => [r.serial, { count: r.count, oldest: r.oldest }]));
+  }
+
+  lastCallAt(): Map<string, number> {
+    return new Map((this.s.lastCall.all() as { serial: string; at: number }[]).map((r) => [r.serial, r.at]));
+  }
+
+  dailyCallers(fromDay: number, toDay: number): Set<string> {
+    return new Set(this.s.daily.all(fromDay, toDay, toDay - fromDay + 1) as string[]);
   }
 
   prune(callsBefore: number, rollupsBefore: number, maxRows = Number.POSITIVE_INFINITY): number {
@@ -156,6 +225,20 @@ export class SqliteCallsRepo implements CallsRepo {
     }
     return deleted;
   }
+}
+
+function statsSql(key: string): string {
+  return `SELECT ${key} AS key, count(*) AS placed, coalesce(sum(status = 'completed'), 0) AS completed, coalesce(sum(status = 'failed'), 0) AS failed,
+      coalesce(sum(status = 'initiated' AND started_at < @stuckBefore), 0) AS stuck,
+      coalesce(sum(recording = 'archived'), 0) AS archived, coalesce(sum(recording = 'expired'), 0) AS lost
+    FROM calls WHERE started_at >= @since GROUP BY 1 ORDER BY 1`;
+}
+
+/** The middle value of sorted numbers (the mean of the two middle ones for an even count). */
+function median(sorted: readonly number[] | undefined): number | null {
+  if (sorted === undefined || sorted.length === 0) return null;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 function bindings(c: CallObservation, now: number): Record<string, unknown> {

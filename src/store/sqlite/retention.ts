@@ -36,6 +36,7 @@ export class Retention {
       db.prepare(`DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE status IN ('delivered', 'dead') AND done_at < ? LIMIT ${PRUNE_BATCH})`),
       db.prepare(`DELETE FROM alert_transitions WHERE id IN (SELECT id FROM alert_transitions WHERE at < ? LIMIT ${PRUNE_BATCH})`),
       db.prepare(`DELETE FROM silences WHERE id IN (SELECT id FROM silences WHERE ends_at < ? LIMIT ${PRUNE_BATCH})`),
+      db.prepare(`DELETE FROM acks WHERE id IN (SELECT id FROM acks WHERE at < ? LIMIT ${PRUNE_BATCH})`),
     ];
   }
 

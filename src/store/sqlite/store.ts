@@ -19,6 +19,7 @@ import { DamagedRows } from '../damaged-rows.js';
 import { StoreError } from '../errors.js';
 import { damagedOr, openDatabase } from '../migrate.js';
 import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, Store, UptimeRow } from '../types.js';
+import { SqliteAcks } from './acks.js';
 import { SqliteAlertStates } from './alert-states.js';
 import { SqliteCallsRepo } from './calls.js';
 import { SqliteGroupQueue } from './group-queue.js';
@@ -81,6 +82,8 @@ export class SqliteStore implements Store {
   readonly alertStates: SqliteAlertStates;
   readonly transitions: SqliteTransitions;
   readonly silences: SqliteSilences;
+  /** Acknowledgements (`boxwatch ack`, POST /api/acks); read by every cycle. */
+  readonly acks: SqliteAcks;
   /** The alert reads of the CLI and the HTTP API, and the silence writes of `boxwatch silence`. */
   readonly alerts: AlertQueries & SilenceWrites;
   private readonly s: Statements;
@@ -105,6 +108,7 @@ export class SqliteStore implements Store {
     this.alertStates = new SqliteAlertStates(db, this.damagedRows, () => clock.now());
     this.transitions = new SqliteTransitions(db, this.damagedRows);
     this.silences = new SqliteSilences(db, this.damagedRows);
+    this.acks = new SqliteAcks(db);
     const { alertStates, transitions, silences } = this;
     const log = new SqliteOutbox<{ items: unknown }>(db, this.damagedRows);
     this.alerts = {
@@ -160,7 +164,7 @@ export class SqliteStore implements Store {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(() => {
       const recorded = this.writer.record(write);
-      const view: CycleView = { boxes: this.reader.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now) };
+      const view: CycleView = { boxes: this.reader.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now), acks: this.acks.latestByKey() };
       const { alerts, result } = decide(view);
       if (alerts.forget !== undefined && alerts.forget.length > 0) this.forgetIn(alerts.forget, now);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);

@@ -1,7 +1,11 @@
 // Alerts: active or recent alerts, each with its transitions, what held it back (silence,
 // inhibition, gateway down) and the notifications sent for it per notifier, with delivery status
-// and attempts, read from the outbox (the notification log).
-import { api, badge, base, el, live, replace, timeEl } from './common.js';
+// and attempts, read from the outbox (the notification log). A firing alert shows who
+// acknowledged it; with the admin token configured, an unacknowledged one has an Acknowledge form
+// (POST /api/acks: its repeats stop until it resolves).
+import { api, askToken, badge, base, el, live, replace, timeEl, write } from './common.js';
+
+const writable = document.body.dataset.writable === 'true';
 
 const filter = document.getElementById('alert-filter');
 filter.addEventListener('change', () => {
@@ -21,6 +25,42 @@ function heldText(t) {
   return el('span', { class: 'held' }, ` — held back: ${why}${t.heldBy.length ? ` (${t.heldBy.join(', ')})` : ''}`);
 }
 
+/** Who acknowledged it, or (writable, firing) a form to acknowledge it. */
+function ackPart(alert) {
+  if (alert.ack) {
+    const until = alert.ack.until ? [' until ', timeEl(alert.ack.until)] : ' until it resolves';
+    return el('p', { class: 'ack' }, `Acknowledged by ${alert.ack.by}: ${alert.ack.comment} — no repeats`, until);
+  }
+  if (!writable || alert.status !== 'firing' || !alert.id) return null;
+  const result = el('span', { class: 'ack-result', role: 'status' });
+  const form = el(
+    'form',
+    { class: 'ack-form', dataset: { alert: alert.id } },
+    el('label', {}, 'Comment ', el('input', { name: 'comment', required: true, autocomplete: 'off' })),
+    ' ',
+    el('label', {}, 'For ', el('input', { name: 'for', placeholder: 'until resolved', size: 8 })),
+    ' ',
+    el('button', { type: 'submit' }, 'Acknowledge'),
+    ' ',
+    result,
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const duration = form.elements.namedItem('for').value.trim();
+    const body = { alert: alert.id, comment: form.elements.namedItem('comment').value, ...(duration ? { for: duration } : {}) };
+    try {
+      const { ack } = await write('api/acks', body, askToken);
+      result.className = 'ack-result';
+      result.textContent = `Acknowledged by ${ack.by}; the daemon applies it at its next cycle.`;
+      form.querySelector('button').disabled = true;
+    } catch (err) {
+      result.className = 'ack-result error';
+      result.textContent = `Not acknowledged: ${err.message}`;
+    }
+  });
+  return form;
+}
+
 function card(alert, transitions, notifications) {
   const target = alert.serial ? el('a', { href: `${base}boxes/${encodeURIComponent(alert.serial)}` }, alert.serial) : 'gateway';
   const byNotifier = new Map();
@@ -32,6 +72,7 @@ function card(alert, transitions, notifications) {
     'article',
     { class: 'alert-card', dataset: { rule: alert.rule, serial: alert.serial, status: alert.status } },
     el('h3', {}, badge(alert.severity), ' ', alert.rule, ' on ', target, ' — ', badge(alert.status)),
+    ackPart(alert),
     el('h4', {}, 'Transitions'),
     el('ol', {}, ...transitions.map((t) => el('li', {}, timeEl(t.at), ` ${t.from} → ${t.to}`, t.summary ? `: ${t.summary}` : '', heldText(t)))),
     el('h4', {}, 'Notifications'),
@@ -82,7 +123,7 @@ async function load() {
   const keyOf = (a) => `${a.rule}\u0000${'box' in a ? (a.box ?? '') : a.serial}`;
   const alerts = new Map();
   // Alert views and transitions name the box as `box` (null for the gateway's own alerts).
-  if (active) for (const a of active.alerts) alerts.set(keyOf({ rule: a.rule, serial: a.box ?? '' }), { rule: a.rule, serial: a.box ?? '', severity: a.severity, status: a.state });
+  if (active) for (const a of active.alerts) alerts.set(keyOf({ rule: a.rule, serial: a.box ?? '' }), { id: a.id, rule: a.rule, serial: a.box ?? '', severity: a.severity, status: a.state, ack: a.ack });
   else {
     for (const t of transitions) if (!alerts.has(keyOf(t))) alerts.set(keyOf(t), { rule: t.rule, serial: t.box ?? '', severity: t.severity, status: t.to });
   }

@@ -12,6 +12,15 @@ const enc = encodeURIComponent(serial);
 const rangeForm = document.getElementById('range');
 const charts = new Map();
 
+/** The call failure share per time bucket (api/boxes/:serial/calls), charted after signal: weak signal explains failures. */
+const CALL_FAILURES = { metric: 'call_failures', label: 'Call failures', unit: '%', fmt: (v) => `${v}%` };
+
+/** uPlot data from the call buckets: the failed share of the final calls started in each (none: a gap). */
+function callSeries(c) {
+  const x = c.buckets.map((b) => Date.parse(b.t) / 1000);
+  return { kind: 'raw', data: [x, c.buckets.map((b) => b.failedPercent)], isPoint: x.map(() => true) };
+}
+
 const METRICS = [
   { metric: 'battery', label: 'Battery', unit: '%', fmt: (v) => `${v}%` },
   { metric: 'signal', label: 'Signal', unit: 'dBm', fmt: (v) => `${v} dBm` },
@@ -129,7 +138,7 @@ function chartOptions(m, s, marks, width) {
   const base = {
     width,
     height: 180,
-    scales: { x: { time: true }, y: m.metric === 'connected' ? { range: [-0.05, 1.05] } : {} },
+    scales: { x: { time: true }, y: m.metric === 'connected' ? { range: [-0.05, 1.05] } : m.metric === 'call_failures' ? { range: [0, 100] } : {} },
     axes: [{}, { label: m.unit, values: (_u, vals) => vals.map((v) => (m.metric === 'connected' ? (v === 1 ? 'yes' : v === 0 ? 'no' : '') : String(v))) }],
     plugins: [markersPlugin(marks)],
     cursor: { focus: { prox: 30 } },
@@ -200,11 +209,12 @@ async function load() {
   const r = rangeFromUrl();
   fillRange(r);
   const q = rangeQuery(r).toString();
-  const [box, alerts, fw, uptime, ...hist] = await Promise.all([
+  const [box, alerts, fw, uptime, calls, ...hist] = await Promise.all([
     api(`api/boxes/${enc}`),
     api(`api/boxes/${enc}/alerts?${q}`),
     api(`api/boxes/${enc}/history?metric=firmware&${rangeQuery(firmwareRange(r)).toString()}`),
     api(`api/boxes/${enc}/uptime?days=90`),
+    document.body.dataset.calls === 'on' ? api(`api/boxes/${enc}/calls?${q}&limit=1`) : null, // only when calls are read
     ...METRICS.map((m) => api(`api/boxes/${enc}/history?metric=${m.metric}&${q}`)),
   ]);
   renderDetails(box);
@@ -225,10 +235,11 @@ async function load() {
   const container = document.getElementById('charts');
   const width = Math.max(320, Math.min(1100, container.clientWidth || 900));
   const figures = [];
-  METRICS.forEach((m, i) => {
-    const s = seriesOf(hist[i]);
+  const drawn = METRICS.map((m, i) => ({ m, s: seriesOf(hist[i]), from: hist[i].from, to: hist[i].to }));
+  if (calls) drawn.splice(2, 0, { m: CALL_FAILURES, s: callSeries(calls), from: calls.from, to: calls.to });
+  drawn.forEach(({ m, s, from, to }) => {
     const opts = chartOptions(m, s, marks, width);
-    opts.scales.x.range = () => [Date.parse(hist[i].from) / 1000, Date.parse(hist[i].to) / 1000];
+    opts.scales.x.range = () => [Date.parse(from) / 1000, Date.parse(to) / 1000];
     charts.get(m.metric)?.destroy();
     const holder = el('div', { class: 'chart', id: `chart-${m.metric}`, role: 'img', 'aria-label': `${m.label} over the chosen range; the data table follows` });
     const u = new uPlot(opts, s.data, holder);

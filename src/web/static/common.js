@@ -202,3 +202,30 @@ export async function write(path, body, ask) {
 
 /** Percent with no decimals, or – for null. */
 export const pct = (f) => (f === null || f === undefined ? '–' : `${Math.round(f * 1000) / 10}%`);
+
+/** Asks for the admin token (writes: silences, acknowledgements) in a modal dialog; resolves to the token or null when cancelled. */
+export function askToken() {
+  return new Promise((resolve) => {
+    const input = el('input', { type: 'password', name: 'token', autocomplete: 'off', required: true, id: 'token-input' });
+    const dialog = el(
+      'dialog',
+      { id: 'token-dialog', 'aria-labelledby': 'token-h' },
+      el(
+        'form',
+        { method: 'dialog' },
+        el('h2', { id: 'token-h' }, 'Admin token'),
+        el('p', {}, 'Silences and acknowledgements need the daemon’s admin token (http.admin_token). It is kept for this tab only.'),
+        el('label', {}, 'Token ', input),
+        el('p', {}, el('button', { type: 'submit', value: 'ok' }, 'Use token'), ' ', el('button', { type: 'submit', value: 'cancel', formnovalidate: true }, 'Cancel')),
+      ),
+    );
+    dialog.addEventListener('close', () => {
+      const token = dialog.returnValue === 'ok' ? input.value.trim() : '';
+      dialog.remove();
+      resolve(token || null);
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    input.focus();
+  });
+}

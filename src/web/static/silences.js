@@ -2,38 +2,11 @@
 // to create one with a live preview of the open alerts it would hold back (as `silence add`
 // shows), and an Expire button per silence. The token is asked for once, in a dialog of this
 // page, and kept in sessionStorage (never in a URL or a cookie).
-import { api, badge, el, getToken, live, replace, setToken, timeEl, write } from './common.js';
+import { api, askToken, badge, el, getToken, live, replace, setToken, timeEl, write } from './common.js';
 
 const writable = document.body.dataset.writable === 'true';
 const form = document.getElementById('silence-form');
 const showExpired = document.getElementById('show-expired');
-
-/** Asks for the admin token in a modal dialog; resolves to the token or null when cancelled. */
-function askToken() {
-  return new Promise((resolve) => {
-    const input = el('input', { type: 'password', name: 'token', autocomplete: 'off', required: true, id: 'token-input' });
-    const dialog = el(
-      'dialog',
-      { id: 'token-dialog', 'aria-labelledby': 'token-h' },
-      el(
-        'form',
-        { method: 'dialog' },
-        el('h2', { id: 'token-h' }, 'Admin token'),
-        el('p', {}, 'Creating and expiring silences needs the daemon’s admin token (http.admin_token). It is kept for this tab only.'),
-        el('label', {}, 'Token ', input),
-        el('p', {}, el('button', { type: 'submit', value: 'ok' }, 'Use token'), ' ', el('button', { type: 'submit', value: 'cancel', formnovalidate: true }, 'Cancel')),
-      ),
-    );
-    dialog.addEventListener('close', () => {
-      const token = dialog.returnValue === 'ok' ? input.value.trim() : '';
-      dialog.remove();
-      resolve(token || null);
-    });
-    document.body.append(dialog);
-    dialog.showModal();
-    input.focus();
-  });
-}
 
 const list = (text) =>
   text
