@@ -18,7 +18,7 @@ import { AlertPipeline, type CycleAlerts } from './alerts/pipeline.js';
 import type { AlertQueries } from './alerts/repositories.js';
 import type { Clock } from './clock.js';
 import { systemClock, timerDelay } from './clock.js';
-import { redactUrl, type Config } from './config/index.js';
+import { redactUrl, sqlitePath, type Config } from './config/index.js';
 import { errorMessage } from './errors.js';
 import { createGatewayClient } from './gateway/client.js';
 import type { Endpoint, GatewayClient } from './gateway/types.js';
@@ -137,7 +137,7 @@ export function createApp(deps: AppDeps): App {
   const quarantine = new RecordQuarantine(logger);
   // Polls further apart than this leave a gap in the history (no data) rather than "unchanged".
   const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
-  const store = deps.store ?? openFileStore(config.storage.path, clock, logger, maxGapMs);
+  const store = deps.store ?? openFileStore(sqlitePath(config.storage), clock, logger, maxGapMs);
   const alerts = store.alerts;
   const outbox = store.outbox<NotificationMessage>(looksLikeNotificationMessage);
   const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
@@ -199,7 +199,7 @@ export function createApp(deps: AppDeps): App {
   // The -wal file deleted under the running daemon: every other process then fails to read the
   // database with "disk I/O error" (and may re-create an empty -wal, so the file's identity is
   // what is checked). Said once, with what to do (docs/reliability.md).
-  const dbPath = config.storage.path;
+  const dbPath = sqlitePath(config.storage);
   const walPath = `${dbPath}-wal`;
   const walIdentity = (): number | null => (dbPath === ':memory:' || !existsSync(walPath) ? null : statSync(walPath).ino);
   let walIno: number | null = null;

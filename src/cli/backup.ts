@@ -9,7 +9,7 @@ import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Command } from 'commander';
-import { loadConfig } from '../config/index.js';
+import { loadConfig, sqlitePath } from '../config/index.js';
 import { BoxwatchError, UsageError } from '../errors.js';
 import { StoreError, storeNotFound } from '../store/errors.js';
 import { APPLICATION_ID } from '../store/migrate.js';
@@ -101,7 +101,7 @@ export const registerBackup: RegisterCommand = (program: Command, ctx: CliContex
     .option('-f, --force', 'replace FILE if it exists')
     .action(async (file: string, opts: BackupOptions) => {
       if (opts.config !== undefined && opts.db !== undefined) throw new UsageError('give --config or --db, not both');
-      const source = opts.db ?? loadConfig({ path: opts.config, env: ctx.env, uses: ['storage'] }).config.storage.path;
+      const source = opts.db ?? sqlitePath(loadConfig({ path: opts.config, env: ctx.env, uses: ['storage'] }).config.storage);
       if (source === ':memory:') throw new UsageError('the configuration names an in-memory database (storage.path ":memory:"); there is nothing to back up');
       const { bytes } = await backupDatabase(source, file, { force: opts.force });
       ctx.out(`backed up ${source} to ${file} (${formatBytes(bytes)})\n`);

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { Option } from 'commander';
 import { formatDuration } from '../duration.js';
-import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
+import { STORE_SECTIONS, loadConfig, sqlitePath, type Config } from '../config/index.js';
 import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import { storeNotFound } from '../store/errors.js';
 import { openStore, type SqliteStore } from '../store/index.js';
@@ -53,7 +53,7 @@ function readingTime(store: SqliteStore, now: number, ctx: CliContext): number {
 /** The database file a command reads (`--db`, else the configuration's `storage.path`); it must exist. */
 export function storeLocation(source: StoreSource, ctx: CliContext): { path: string; config: Config | null } {
   const config = source.db !== undefined && source.config === undefined ? null : loadConfig({ path: source.config, env: ctx.env, uses: STORE_SECTIONS }).config;
-  const path = source.db ?? (config as Config).storage.path;
+  const path = source.db ?? sqlitePath((config as Config).storage);
   if (path !== ':memory:' && !existsSync(path)) throw storeNotFound(path);
   return { path, config };
 }

@@ -50,12 +50,13 @@ export function redactUrl(text: string): string {
   return `${url.protocol}//${user}${url.host}${path}${query ? `?${query}` : ''}`;
 }
 
-/** A copy of the configuration that is safe to print or log: no secret key, passwords or webhook URLs. */
+/** A copy of the configuration that is safe to print or log: no secret key, passwords (database URLs too) or webhook URLs. */
 export function redactConfig(config: Config): Config {
   return {
     ...config,
     gateway: { ...config.gateway, baseUrl: redactUrl(config.gateway.baseUrl), secretKey: REDACTED },
     http: config.http.adminToken === undefined ? config.http : { ...config.http, adminToken: REDACTED },
+    storage: config.storage.url === undefined ? config.storage : { ...config.storage, url: redactUrl(config.storage.url) },
     notifiers: config.notifiers.map((n) => {
       switch (n.type) {
         case 'email':

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import cron from 'node-cron';
+import { ConfigError } from '../errors.js';
 import { readDuration, tryParseDuration } from '../duration.js';
 import { templateProblem } from '../notify/templates.js';
 import { DEFAULT_MAX_BODY } from '../gateway/client.js';
@@ -133,9 +134,22 @@ const callsSchema = z.strictObject({
   store_transcripts: z.boolean().default(false),
 });
 
+/** The SQLite file when neither storage.path nor storage.url is given. */
+export const DEFAULT_STORAGE_PATH = './data/boxwatch.db';
+
 const storageSchema = z
   .strictObject({
-    path: z.string().min(1).default('./data/boxwatch.db'),
+    /** The SQLite file (the default store). */
+    path: z.string().min(1).optional(),
+    /**
+     * A PostgreSQL database instead (`postgres://` or `postgresql://`); a secret, given as
+     * `${BOXWATCH_DATABASE_URL}`. Exclusive with `path`. Only some repositories run on it in this
+     * version (docs/storage.md, "PostgreSQL"): see `sqlitePath`.
+     */
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/[^\s]+$/, { error: 'must be a postgres:// or postgresql:// URL, e.g. ${BOXWATCH_DATABASE_URL}' })
+      .optional(),
     raw_retention: duration('14d', { positive: true, max: '3650d' }),
     rollup_retention: duration('400d', { positive: true, max: '3650d' }),
   })
@@ -143,7 +157,11 @@ const storageSchema = z
     if (s.rollup_retention < s.raw_retention) {
       ctx.addIssue({ code: 'custom', path: ['rollup_retention'], message: 'must not be shorter than raw_retention' });
     }
-  });
+    if (s.path !== undefined && s.url !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'storage.url (PostgreSQL) and storage.path (SQLite) are mutually exclusive: give one of them' });
+    }
+  })
+  .transform((s) => (s.url === undefined ? { ...s, path: s.path ?? DEFAULT_STORAGE_PATH } : s));
 
 /** Fields every rule has besides name and kind. */
 const ruleCommon = {
@@ -505,6 +523,17 @@ export type Config = Camelize<RawConfig>;
 export type GatewayConfig = Config['gateway'];
 export type PollConfig = Config['poll'];
 export type StorageConfig = Config['storage'];
+
+/**
+ * The SQLite file of the store. With `storage.url` (PostgreSQL) set instead, a ConfigError naming
+ * that field: the daemon and the CLI do not run on PostgreSQL yet (docs/storage.md, "PostgreSQL").
+ */
+export function sqlitePath(storage: StorageConfig): string {
+  if (storage.path !== undefined) return storage.path;
+  throw new ConfigError(
+    [{ path: 'storage.url', message: 'PostgreSQL is not supported by the daemon and the CLI yet (docs/storage.md, "PostgreSQL"); use storage.path (SQLite)' }],
+  );
+}
 export type CallsConfig = NonNullable<Config['calls']>;
 export type RuleConfig = Config['rules'][number];
 export type AlertingConfig = Config['alerting'];

@@ -10,6 +10,7 @@
  * - `store_read_only`: a write on a store opened read-only;
  * - `store_in_use`: another running daemon holds the database;
  * - `store_wal_missing`: the database's `-wal` file was deleted while a daemon has it open;
+ * - `store_unavailable`: the PostgreSQL database cannot be reached or refused the connection;
  * - `unknown_box`: a query named a serial the store has never seen;
  * - `bad_range`: a query range is empty or inverted.
  */
@@ -25,6 +26,7 @@ export type StoreErrorCode =
   | 'store_corrupt'
   | 'store_in_use'
   | 'store_wal_missing'
+  | 'store_unavailable'
   | 'store_read_only'
   | 'unknown_box'
   | 'bad_range';

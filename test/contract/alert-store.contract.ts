@@ -1,12 +1,16 @@
 /**
  * The contract of the alert repositories (src/alerts/repositories.ts) as one suite any store runs:
- * the cycle unit of work (`CycleCommitter`), the group_wait queue (`GroupQueue`), the reads of
- * the CLI and the API (`AlertQueries`) and the silence writes (`SilenceWrites`). Every call that
- * may be asynchronous is awaited. Run by alert-store.contract.test.ts against SQLite; a
- * PostgreSQL store adds one line there.
+ * the cycle unit of work (`CycleCommitter`), the alert states and transitions it writes, the
+ * group_wait queue (`GroupQueue`), the reads of the CLI and the API (`AlertQueries`) and the
+ * silence writes (`SilenceWrites`). Every call that may be asynchronous is awaited (the queries
+ * too: the PostgreSQL store answers them with Promises). Run by alert-store.contract.test.ts
+ * against SQLite and by alert-store.pg.contract.test.ts against PostgreSQL, which does not record
+ * the fleet history yet: a store without `committer` writes the alert stage alone
+ * (`commitAlerts`) and skips the cycle tests.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AlertQueries, AlertWrite, CycleCommitter, CycleView, GroupQueue, QueuedItem, SilenceWrites } from '../../src/alerts/repositories.js';
+import type { Awaitable, AwaitableMethods } from '../../src/awaitable.js';
 import { initialState } from '../../src/alerts/state.js';
 import type { AlertState, Transition } from '../../src/alerts/types.js';
 import { silenceState } from '../../src/alerts/silences.js';
@@ -17,8 +21,11 @@ import { item } from '../notify/fixtures.js';
 import { okCycle, snap } from '../store/model.js';
 
 export interface AlertStoreFixture {
-  committer: CycleCommitter<AlertItem> & { lastCycle(): CycleRecord | undefined };
-  queries: AlertQueries & SilenceWrites;
+  /** The whole cycle as one unit of work, for a store that records the fleet history. */
+  committer?: CycleCommitter<AlertItem> & { lastCycle(): CycleRecord | undefined };
+  /** Without a committer: the alert stage's write alone (states and silences read, decided on, written, in one transaction). */
+  commitAlerts?<T>(now: number, decide: (view: Omit<CycleView, 'boxes'>) => { alerts: AlertWrite<AlertItem>; result: T }): Awaitable<T>;
+  queries: AwaitableMethods<AlertQueries & SilenceWrites>;
   queue: GroupQueue<AlertItem, NotificationMessage>;
   outbox: OutboxRepository;
   /** Queues items as a cycle would (only for the queue's own tests). */
@@ -41,7 +48,8 @@ function transition(state: AlertState, from: AlertState['status'], at: number): 
 
 const nothing: AlertWrite<AlertItem> = { states: new Map(), dropped: [], transitions: [], queued: [] };
 
-export function alertStoreContract(name: string, make: () => AlertStoreFixture | Promise<AlertStoreFixture>): void {
+/** `cycles`: the store records whole cycles (`committer`); false for one that writes the alert stage alone. */
+export function alertStoreContract(name: string, make: () => AlertStoreFixture | Promise<AlertStoreFixture>, { cycles = true } = {}): void {
   describe(`alert repositories contract: ${name}`, () => {
     let f: AlertStoreFixture;
     beforeEach(async () => {
@@ -51,17 +59,67 @@ export function alertStoreContract(name: string, make: () => AlertStoreFixture |
       await f.close();
     });
 
-    /** Commits one ok cycle at `t` whose alert stage writes `write(view)`. */
+    /** Commits one ok cycle at `t` (or only its alert stage, without a committer) whose alert stage writes `write(view)`. */
     async function commit(t: number, write: (view: CycleView) => AlertWrite<AlertItem> = () => nothing, serials = ['BX-1', 'BX-2']) {
       let seen: CycleView | undefined;
-      const out = await f.committer.commitCycle(okCycle(t, serials.map((s) => snap(s, { lastSeen: t }))), t, (view) => {
+      const decide = (view: CycleView) => {
         seen = view;
         return { alerts: write(view), result: 'decided' };
-      });
+      };
+      if (f.committer === undefined) {
+        const result = await f.commitAlerts!(t, (view) => decide({ ...view, boxes: [] }));
+        return { result, recorded: undefined, view: seen as CycleView };
+      }
+      const out = await f.committer.commitCycle(okCycle(t, serials.map((s) => snap(s, { lastSeen: t }))), t, decide);
       return { ...out, view: seen as CycleView };
     }
 
-    describe('the cycle unit of work', () => {
+    describe('the alert stage', () => {
+      it('reads the stored alert states and the silences not ended, and stores the states, transitions and queued items it returns', async () => {
+        const a = firing('BX-1', T);
+        const first = await commit(T, () => ({
+          states: new Map([[a.key, a]]),
+          dropped: [],
+          transitions: [transition(a, 'inactive', T)],
+          queued: [{ notifier: 'mail', createdAt: T, item: item({ serial: 'BX-1' }) }],
+        }));
+        expect(first.result).toBe('decided');
+        expect(first.view.states.size).toBe(0);
+        const silence = await f.queries.addSilence({ matchers: { boxes: ['BX-2'] }, startsAt: T, endsAt: T + 3_600_000, comment: 'maintenance', createdBy: 'ops' }, T);
+        await f.queries.addSilence({ matchers: { boxes: ['BX-3'] }, startsAt: T, endsAt: T + 10_000, comment: 'over', createdBy: 'ops' }, T);
+        const second = await commit(T + 30_000);
+        expect([...second.view.states.values()]).toEqual([a]);
+        expect(second.view.silences.map((s) => s.id)).toEqual([silence.id]);
+        expect(await f.queries.states()).toEqual(new Map([[a.key, a]]));
+        expect((await f.queries.transitionsSince(T)).map((t) => [t.serial, t.from, t.to])).toEqual([['BX-1', 'inactive', 'firing']]);
+        expect((await f.queue.pending(10)).map((q) => [q.notifier, q.item.serial])).toEqual([['mail', 'BX-1']]);
+      });
+
+      it('alerts back at rest leave the states; changed states replace the stored ones', async () => {
+        const a = firing('BX-1', T);
+        const b = firing('BX-2', T);
+        await commit(T, () => ({ states: new Map([[a.key, a], [b.key, b]]), dropped: [], transitions: [], queued: [] }));
+        const resolved: AlertState = { ...b, status: 'resolved', since: T + 30_000, resolvedAt: T + 30_000, notifiedFiring: false };
+        await commit(T + 30_000, () => ({ states: new Map([[b.key, resolved]]), dropped: [a.key], transitions: [], queued: [] }));
+        expect([...(await f.queries.states()).values()]).toEqual([resolved]);
+      });
+
+      it('when the alert stage throws, none of its writes are stored', async () => {
+        const a = firing('BX-1', T);
+        await commit(T, () => ({ states: new Map([[a.key, a]]), dropped: [], transitions: [transition(a, 'inactive', T)], queued: [] }));
+        const b = firing('BX-2', T + 30_000);
+        await expect(
+          commit(T + 30_000, () => {
+            throw new Error('rule bug');
+          }),
+        ).rejects.toThrow('rule bug');
+        expect(await f.queries.states()).toEqual(new Map([[a.key, a]]));
+        await commit(T + 60_000, () => ({ states: new Map([[a.key, a], [b.key, b]]), dropped: [], transitions: [transition(b, 'inactive', T + 60_000)], queued: [] }));
+        expect((await f.queries.transitionsSince(0)).map((t) => t.serial)).toEqual(['BX-1', 'BX-2']);
+      });
+    });
+
+    describe.skipIf(!cycles)('the cycle unit of work', () => {
       it('hands the alert stage the fleet after the cycle, the alert states and the silences, and stores what it returns', async () => {
         const a = firing('BX-1', T);
         const first = await commit(T, () => ({
@@ -75,38 +133,25 @@ export function alertStoreContract(name: string, make: () => AlertStoreFixture |
         expect(first.view.boxes.map((b) => b.serial)).toEqual(['BX-1', 'BX-2']);
         expect(first.view.states.size).toBe(0);
 
-        const silence = f.queries.addSilence({ matchers: { boxes: ['BX-2'] }, startsAt: T, endsAt: T + 3_600_000, comment: 'maintenance', createdBy: 'ops' }, T);
+        const silence = await f.queries.addSilence({ matchers: { boxes: ['BX-2'] }, startsAt: T, endsAt: T + 3_600_000, comment: 'maintenance', createdBy: 'ops' }, T);
         const second = await commit(T + 30_000);
         expect([...second.view.states.values()]).toEqual([a]);
         expect(second.view.silences.map((s) => s.id)).toEqual([silence.id]);
-        expect(f.committer.lastCycle()?.startedAt).toBe(T + 30_000);
-
-        expect(f.queries.states()).toEqual(new Map([[a.key, a]]));
-        expect(f.queries.transitionsSince(T).map((t) => [t.serial, t.from, t.to])).toEqual([['BX-1', 'inactive', 'firing']]);
-        const queued = await f.queue.pending(10);
-        expect(queued.map((q) => [q.notifier, q.item.serial])).toEqual([['mail', 'BX-1']]);
-      });
-
-      it('alerts back at rest leave the states; changed states replace the stored ones', async () => {
-        const a = firing('BX-1', T);
-        const b = firing('BX-2', T);
-        await commit(T, () => ({ states: new Map([[a.key, a], [b.key, b]]), dropped: [], transitions: [], queued: [] }));
-        const resolved: AlertState = { ...b, status: 'resolved', since: T + 30_000, resolvedAt: T + 30_000, notifiedFiring: false };
-        await commit(T + 30_000, () => ({ states: new Map([[b.key, resolved]]), dropped: [a.key], transitions: [], queued: [] }));
-        expect([...f.queries.states().values()]).toEqual([resolved]);
+        expect(f.committer!.lastCycle()?.startedAt).toBe(T + 30_000);
+        expect((await f.queue.pending(10)).map((q) => [q.notifier, q.item.serial])).toEqual([['mail', 'BX-1']]);
       });
 
       it('when the alert stage throws, nothing of the cycle is stored', async () => {
         const a = firing('BX-1', T);
         await commit(T, () => ({ states: new Map([[a.key, a]]), dropped: [], transitions: [transition(a, 'inactive', T)], queued: [] }));
         const failing = async () =>
-          f.committer.commitCycle(okCycle(T + 30_000, [snap('BX-9')]), T + 30_000, () => {
+          f.committer!.commitCycle(okCycle(T + 30_000, [snap('BX-9')]), T + 30_000, () => {
             throw new Error('rule bug');
           });
         await expect(failing()).rejects.toThrow('rule bug');
-        expect(f.committer.lastCycle()?.startedAt).toBe(T);
+        expect(f.committer!.lastCycle()?.startedAt).toBe(T);
         expect((await commit(T + 60_000)).view.boxes.map((b) => b.serial)).toEqual(['BX-1', 'BX-2']);
-        expect(f.queries.transitionsSince(0)).toHaveLength(1);
+        expect(await f.queries.transitionsSince(0)).toHaveLength(1);
       });
 
       it('a cycle whose start is not after the last one (the clock stepped back) is still recorded, just after it, and says by how much', async () => {
@@ -114,7 +159,7 @@ export function alertStoreContract(name: string, make: () => AlertStoreFixture |
         const back = await commit(T - 90_000, () => nothing, ['BX-1', 'BX-3']);
         expect(back.recorded).toEqual({ startedAt: T + 1, clockBehindMs: 90_000 });
         expect(back.view.boxes.map((b) => b.serial)).toEqual(['BX-1', 'BX-2', 'BX-3']);
-        expect(f.committer.lastCycle()?.startedAt).toBe(T + 1);
+        expect(f.committer!.lastCycle()?.startedAt).toBe(T + 1);
         const same = await commit(T + 1);
         expect(same.recorded).toEqual({ startedAt: T + 2, clockBehindMs: 0 });
         expect((await commit(T + 30_000)).recorded).toEqual({ startedAt: T + 30_000, clockBehindMs: 0 });
@@ -127,58 +172,58 @@ export function alertStoreContract(name: string, make: () => AlertStoreFixture |
         const b = firing('BX-2', T + 30_000);
         await commit(T, () => ({ ...nothing, states: new Map([[a.key, a]]), transitions: [transition(a, 'inactive', T)] }));
         await commit(T + 30_000, () => ({ ...nothing, states: new Map([[a.key, a], [b.key, b]]), transitions: [transition(b, 'inactive', T + 30_000)] }));
-        expect(f.queries.transitionsSince(T).map((t) => t.serial)).toEqual(['BX-1', 'BX-2']);
-        expect(f.queries.transitionsSince(T + 1).map((t) => t.serial)).toEqual(['BX-2']);
-        expect(f.queries.transitionsSince(0, 'BX-1').map((t) => t.serial)).toEqual(['BX-1']);
-        expect(f.queries.transitionsSince(0, 'BX-404')).toEqual([]);
-        const [row] = f.queries.transitionsSince(0, 'BX-1');
+        expect((await f.queries.transitionsSince(T)).map((t) => t.serial)).toEqual(['BX-1', 'BX-2']);
+        expect((await f.queries.transitionsSince(T + 1)).map((t) => t.serial)).toEqual(['BX-2']);
+        expect((await f.queries.transitionsSince(0, 'BX-1')).map((t) => t.serial)).toEqual(['BX-1']);
+        expect(await f.queries.transitionsSince(0, 'BX-404')).toEqual([]);
+        const [row] = await f.queries.transitionsSince(0, 'BX-1');
         expect(row).toEqual({ ...transition(a, 'inactive', T), kind: '', id: expect.any(Number) as number }); // kind is not stored (see TransitionRow)
       });
 
       it('the notification log: outbox messages since a time, newest first, with the items they told about', async () => {
         await f.outbox.enqueue('mail', { kind: 'alert', items: [item({ serial: 'BX-1' })], createdAt: T }, T);
         await f.outbox.enqueue('slack', { kind: 'alert', items: [item({ serial: 'BX-2' }), item({ serial: 'BX-3' })], createdAt: T + 10 }, T + 10);
-        const log = f.queries.outboxSince(T);
+        const log = await f.queries.outboxSince(T);
         expect(log.map((e) => [e.notifier, e.status, e.items.map((i) => i.serial)])).toEqual([
           ['slack', 'pending', ['BX-2', 'BX-3']],
           ['mail', 'pending', ['BX-1']],
         ]);
-        expect(f.queries.outboxSince(T + 1).map((e) => e.notifier)).toEqual(['slack']);
-        expect(f.queries.outboxSince(0, 1).map((e) => e.notifier)).toEqual(['slack']);
+        expect((await f.queries.outboxSince(T + 1)).map((e) => e.notifier)).toEqual(['slack']);
+        expect((await f.queries.outboxSince(0, 1)).map((e) => e.notifier)).toEqual(['slack']);
       });
     });
 
     describe('silences', () => {
       const input = { matchers: { boxes: ['BX-*'], rules: ['box-offline'] }, comment: 'maintenance', createdBy: 'ops' };
 
-      it('are listed while pending or active, read by id, and gone from the list once ended', () => {
-        const active = f.queries.addSilence({ ...input, startsAt: T, endsAt: T + 60_000 }, T);
-        const later = f.queries.addSilence({ ...input, startsAt: T + 120_000, endsAt: T + 180_000 }, T);
-        expect(f.queries.silence(active.id)).toEqual(active);
-        expect(f.queries.silences(T).map((s) => s.id)).toEqual([active.id, later.id]);
-        expect(f.queries.silences(T + 60_000).map((s) => s.id)).toEqual([later.id]);
-        expect(f.queries.silences(T + 60_000, { all: true }).map((s) => s.id)).toEqual([active.id, later.id]);
-        expect(f.queries.silence('nope')).toBeUndefined();
+      it('are listed while pending or active, read by id, and gone from the list once ended', async () => {
+        const active = await f.queries.addSilence({ ...input, startsAt: T, endsAt: T + 60_000 }, T);
+        const later = await f.queries.addSilence({ ...input, startsAt: T + 120_000, endsAt: T + 180_000 }, T);
+        expect(await f.queries.silence(active.id)).toEqual(active);
+        expect((await f.queries.silences(T)).map((s) => s.id)).toEqual([active.id, later.id]);
+        expect((await f.queries.silences(T + 60_000)).map((s) => s.id)).toEqual([later.id]);
+        expect((await f.queries.silences(T + 60_000, { all: true })).map((s) => s.id)).toEqual([active.id, later.id]);
+        expect(await f.queries.silence('nope')).toBeUndefined();
       });
 
-      it('expiring an active silence ends it now; an ended or unknown one cannot be expired', () => {
-        const s = f.queries.addSilence({ ...input, startsAt: T, endsAt: T + 60_000 }, T);
-        expect(f.queries.expireSilence(s.id, T + 10_000)).toBe(true);
-        expect(f.queries.silences(T + 10_000)).toEqual([]);
-        expect(f.queries.silence(s.id)).toMatchObject({ startsAt: T, endsAt: T + 10_000 });
-        expect(f.queries.expireSilence(s.id, T + 20_000)).toBe(false);
-        expect(f.queries.expireSilence('nope', T)).toBe(false);
+      it('expiring an active silence ends it now; an ended or unknown one cannot be expired', async () => {
+        const s = await f.queries.addSilence({ ...input, startsAt: T, endsAt: T + 60_000 }, T);
+        expect(await f.queries.expireSilence(s.id, T + 10_000)).toBe(true);
+        expect(await f.queries.silences(T + 10_000)).toEqual([]);
+        expect(await f.queries.silence(s.id)).toMatchObject({ startsAt: T, endsAt: T + 10_000 });
+        expect(await f.queries.expireSilence(s.id, T + 20_000)).toBe(false);
+        expect(await f.queries.expireSilence('nope', T)).toBe(false);
       });
 
-      it('expiring a silence that has not started ends it (as Alertmanager does): it is expired, not pending', () => {
-        const s = f.queries.addSilence({ ...input, startsAt: T + 3_600_000, endsAt: T + 7_200_000 }, T);
-        expect(f.queries.expireSilence(s.id, T)).toBe(true);
-        expect(f.queries.silences(T)).toEqual([]);
-        const expired = f.queries.silence(s.id);
+      it('expiring a silence that has not started ends it (as Alertmanager does): it is expired, not pending', async () => {
+        const s = await f.queries.addSilence({ ...input, startsAt: T + 3_600_000, endsAt: T + 7_200_000 }, T);
+        expect(await f.queries.expireSilence(s.id, T)).toBe(true);
+        expect(await f.queries.silences(T)).toEqual([]);
+        const expired = await f.queries.silence(s.id);
         expect(expired).toMatchObject({ startsAt: T, endsAt: T });
         expect(silenceState(expired!, T)).toBe('expired');
         expect(silenceState(expired!, T + 5_000_000)).toBe('expired');
-        expect(f.queries.expireSilence(s.id, T + 1)).toBe(false);
+        expect(await f.queries.expireSilence(s.id, T + 1)).toBe(false);
       });
     });
 

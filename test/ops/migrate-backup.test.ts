@@ -24,7 +24,7 @@ beforeEach(() => {
   dbPath = join(dir, 'boxwatch.db');
   migrations = join(dir, 'migrations');
   mkdirSync(migrations);
-  for (const f of readdirSync(defaultMigrationsDir())) copyFileSync(join(defaultMigrationsDir(), f), join(migrations, f));
+  for (const f of readdirSync(defaultMigrationsDir()).filter((f) => f.endsWith('.sql'))) copyFileSync(join(defaultMigrationsDir(), f), join(migrations, f));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -45,7 +45,7 @@ function realMigrations(): string[] {
 function migrationsWith(extra: Record<string, string>): string {
   const dir = join(tmp.dir, 'migrations');
   mkdirSync(dir);
-  for (const f of readdirSync(defaultMigrationsDir())) copyFileSync(join(defaultMigrationsDir(), f), join(dir, f));
+  for (const f of readdirSync(defaultMigrationsDir()).filter((f) => f.endsWith('.sql'))) copyFileSync(join(defaultMigrationsDir(), f), join(dir, f));
   for (const [name, sql] of Object.entries(extra)) writeFileSync(join(dir, name), sql);
   return dir;
 }

@@ -6,9 +6,8 @@
  */
 import type Database from 'better-sqlite3';
 import type { QueuedItem, QueuedRow, ReleasedBatch } from '../../alerts/repositories.js';
-import { isObject, type DamagedRows } from '../damaged-rows.js';
-
-const looksLikeItem = (v: unknown): boolean => isObject(v) && typeof v.rule === 'string' && typeof v.status === 'string';
+import type { DamagedRows } from '../damaged-rows.js';
+import { looksLikeItem } from '../repository-rows.js';
 
 export class SqliteGroupQueue<I, M> {
   private readonly s;

@@ -9,32 +9,18 @@
  * transaction, so it never meets SQLITE_BUSY_SNAPSHOT next to another writer.
  */
 import type Database from 'better-sqlite3';
-import type { OutboxEntry } from '../../alerts/repositories.js';
-import { isObject, type DamagedRows } from '../damaged-rows.js';
-
-/** One message of the notification log, its items of type `I` (see OutboxEntry). */
-export type OutboxLogEntry<I> = Omit<OutboxEntry, 'items'> & { items: I[] };
-
-export interface StoredOutboxRow<M> {
-  id: number;
-  notifier: string;
-  message: M;
-  createdAt: number;
-  attempts: number;
-  nextAttemptAt: number;
-}
-
-interface OutboxDbRow {
-  id: number;
-  notifier: string;
-  created_at: number;
-  message: string;
-  attempts: number;
-  next_attempt_at: number;
-}
-
-/** The default shape check of a stored message: an object with a `kind`. */
-export const looksLikeMessage = (v: unknown): boolean => isObject(v) && typeof v.kind === 'string';
+import type { DamagedRows } from '../damaged-rows.js';
+import {
+  looksLikeMessage,
+  mergeOutboxCounts,
+  toLogEntry,
+  toOutboxRow,
+  type OutboxCounts,
+  type OutboxDbRow,
+  type OutboxLogDbRow,
+  type OutboxLogEntry,
+  type StoredOutboxRow,
+} from '../repository-rows.js';
 
 /** Prepares the outbox statements (shared with the group queue, which inserts messages). */
 export function outboxStatements(db: Database.Database) {
@@ -98,7 +84,7 @@ export class SqliteOutbox<M> {
             continue;
           }
           this.s.take.run(now + leaseMs, r.id);
-          rows.push({ id: r.id, notifier: r.notifier, message, createdAt: r.created_at, attempts: r.attempts, nextAttemptAt: r.next_attempt_at });
+          rows.push(toOutboxRow(r, message));
         }
         return rows;
       })
@@ -168,32 +154,12 @@ export class SqliteOutbox<M> {
 
   /** The newest messages created since `since` (at most `limit`), newest first, with their items (`items` of `M`). */
   log<I>(since: number, limit: number, itemsOf: (message: M) => I[]): OutboxLogEntry<I>[] {
-    const rows = this.s.since.all(since, limit) as (OutboxDbRow & { status: OutboxLogEntry<I>['status']; last_error: string | null; done_at: number | null })[];
-    return rows.map((r) => {
-      const message = this.damaged.read<M>('outbox', r.id, r.message, this.looksRight);
-      return {
-        id: r.id,
-        notifier: r.notifier,
-        createdAt: r.created_at,
-        status: r.status,
-        attempts: r.attempts,
-        nextAttemptAt: r.next_attempt_at,
-        lastError: r.last_error,
-        doneAt: r.done_at,
-        items: message === undefined ? [] : itemsOf(message),
-      };
-    });
+    const rows = this.s.since.all(since, limit) as OutboxLogDbRow[];
+    return rows.map((r) => toLogEntry(r, this.damaged.read<M>('outbox', r.id, r.message, this.looksRight), itemsOf));
   }
 
   /** Per notifier: messages waiting (pending or being sent, plus items still grouping), dead and delivered. */
-  stats(): { notifier: string; pending: number; dead: number; delivered: number }[] {
-    const stats = new Map<string, { notifier: string; pending: number; dead: number; delivered: number }>();
-    for (const r of this.s.stats.all() as { notifier: string; pending: number; dead: number; delivered: number }[]) stats.set(r.notifier, { ...r });
-    for (const r of this.s.queuedCount.all() as { notifier: string; n: number }[]) {
-      const s = stats.get(r.notifier) ?? { notifier: r.notifier, pending: 0, dead: 0, delivered: 0 };
-      s.pending += r.n;
-      stats.set(r.notifier, s);
-    }
-    return [...stats.values()].sort((a, b) => a.notifier.localeCompare(b.notifier));
+  stats(): OutboxCounts[] {
+    return mergeOutboxCounts(this.s.stats.all() as OutboxCounts[], this.s.queuedCount.all() as { notifier: string; n: number }[]);
   }
 }

@@ -4,19 +4,9 @@
  * one bad row never stops a cycle.
  */
 import type Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
 import { expireSilence, silenceState, type Silence } from '../../alerts/silences.js';
-import { isStringArray, type DamagedRows } from '../damaged-rows.js';
-
-interface SilenceRow {
-  id: string;
-  boxes: string | null;
-  rules: string | null;
-  starts_at: number;
-  ends_at: number;
-  comment: string;
-  created_by: string | null;
-}
+import type { DamagedRows } from '../damaged-rows.js';
+import { newSilence, toSilence, type SilenceDbRow } from '../repository-rows.js';
 
 export class SqliteSilences {
   private readonly s;
@@ -35,29 +25,20 @@ export class SqliteSilences {
   }
 
   addSilence(input: Omit<Silence, 'id'>, now: number): Silence {
-    const silence: Silence = { id: randomUUID().slice(0, 8), ...input };
-    this.s.insert.run(
-      silence.id,
-      silence.matchers.boxes?.length ? JSON.stringify(silence.matchers.boxes) : null,
-      silence.matchers.rules?.length ? JSON.stringify(silence.matchers.rules) : null,
-      silence.startsAt,
-      silence.endsAt,
-      silence.comment,
-      silence.createdBy ?? null,
-      now,
-    );
+    const { silence, values } = newSilence(input, now);
+    this.s.insert.run(...values);
     return silence;
   }
 
   /** Silences not yet ended at `now` (pending and active); with `all`, every silence. */
   silences(now: number, options: { all?: boolean } = {}): Silence[] {
-    const rows = (options.all ? this.s.all.all() : this.s.endingAfter.all(now)) as SilenceRow[];
-    return rows.flatMap((r) => this.toSilence(r) ?? []);
+    const rows = (options.all ? this.s.all.all() : this.s.endingAfter.all(now)) as SilenceDbRow[];
+    return rows.flatMap((r) => toSilence(r, this.damaged) ?? []);
   }
 
   silence(id: string): Silence | undefined {
-    const row = this.s.byId.get(id) as SilenceRow | undefined;
-    return row === undefined ? undefined : this.toSilence(row);
+    const row = this.s.byId.get(id) as SilenceDbRow | undefined;
+    return row === undefined ? undefined : toSilence(row, this.damaged);
   }
 
   /** Ends a silence now (a pending one too: it is expired, never pending again); false if there is none with that id or it had already ended. */
@@ -71,19 +52,5 @@ export class SqliteSilences {
         return true;
       })
       .immediate();
-  }
-
-  private toSilence(row: SilenceRow): Silence | undefined {
-    const boxes = this.damaged.read<string[] | null>('silences', row.id, row.boxes, isStringArray, null);
-    const rules = this.damaged.read<string[] | null>('silences', row.id, row.rules, isStringArray, null);
-    if (boxes === undefined || rules === undefined) return undefined;
-    return {
-      id: row.id,
-      matchers: { ...(boxes ? { boxes } : {}), ...(rules ? { rules } : {}) },
-      startsAt: row.starts_at,
-      endsAt: row.ends_at,
-      comment: row.comment,
-      createdBy: row.created_by,
-    };
   }
 }

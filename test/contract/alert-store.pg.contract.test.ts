@@ -1,0 +1,39 @@
+/**
+ * The alert repositories contract (alert-store.contract.ts) against the PostgreSQL store, on a
+ * real throwaway PostgreSQL server (one cluster for this file, a database per suite, emptied for each test). The store
+ * does not record the fleet history yet, so the cycle tests are skipped and the alert stage is
+ * written alone (`commitAlerts`).
+ */
+import { afterAll, beforeAll } from 'vitest';
+import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
+import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
+import { PostgresStore } from '../../src/store/postgres/index.js';
+import { describeWithPostgres, PostgresServer, rawQuery } from '../helpers/postgres.js';
+import { alertStoreContract } from './alert-store.contract.js';
+
+describeWithPostgres('PostgreSQL alert repositories', () => {
+  let server: PostgresServer;
+  beforeAll(async () => {
+    server = await PostgresServer.start();
+  });
+  afterAll(() => server.stop());
+
+  alertStoreContract(
+    'PostgreSQL',
+    async () => {
+      const url = await server.cleanDatabase('alerts');
+      const store = await PostgresStore.open(url);
+      const queue = store.groupQueue<AlertItem, NotificationMessage>();
+      return {
+        commitAlerts: (now, decide) => store.commitAlerts(now, decide),
+        queries: store.alerts,
+        queue,
+        outbox: store.outbox<NotificationMessage>(looksLikeNotificationMessage),
+        enqueue: (items) => queue.enqueueItems(items),
+        plantDamagedItem: (notifier, now) => rawQuery(url, "INSERT INTO notification_queue (notifier, created_at, item) VALUES ($1, $2, '{broken')", [notifier, now]),
+        close: () => store.close(),
+      };
+    },
+    { cycles: false },
+  );
+});
