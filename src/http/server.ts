@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock.js';
+import { isoTime } from '../time.js';
 import { BoxwatchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -217,7 +218,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       'content-length': Buffer.byteLength(answer.body),
       'cache-control': 'no-store',
       // The daemon's clock (simulated time in the demo): the page measures "2m ago" against it.
-      'x-boxwatch-now': new Date(clock.now()).toISOString(),
+      'x-boxwatch-now': isoTime(clock.now()),
       ...answer.headers,
     };
     if (answer.allow !== undefined) headers.allow = answer.allow;
