@@ -15,7 +15,7 @@ import type { Awaitable } from '../../awaitable.js';
 import { HOUR_MS, SLOT, decodeRow, finalValues, hourOf, pushRun, rowRuns, runStats, type HourRow, type Run, type Slot } from '../codec.js';
 import { StoreError } from '../errors.js';
 import type { HistoryOptions, HistoryResult, Metric, RawPoint, RollupPoint, UptimeRow } from '../types.js';
-import { fromRollupRow, hourStats, pollCounter, type BoxRefRow, type HourStats, type RollupRow, type SampleRow } from './rows.js';
+import { fromBucketRow, hourStats, pollCounter, type BoxRefRow, type HourStats, type RollupBucketRow, type RollupRow, type SampleRow } from './rows.js';
 
 /** Longest range answered with raw points (beyond it: rollups); the HTTP API refuses raw history over a longer range. */
 export const RAW_MAX_RANGE_MS = 31 * 24 * HOUR_MS;
@@ -31,8 +31,8 @@ export interface HistoryRows {
   samplesOfBox(boxId: number, fromHour: number, toHour: number): Awaitable<SampleRow[]>;
   /** Every box's sample rows of these hours. */
   samplesOfHours(hours: readonly number[]): Awaitable<SampleRow[]>;
-  /** One box's rollups of hours [fromHour, toHour), by hour. */
-  rollupsOfBox(boxId: number, fromHour: number, toHour: number): Awaitable<RollupRow[]>;
+  /** One box's rollups of hours [fromHour, toHour) summed per bucket of `bucketH` hours, by bucket (rollupBucketsSql). */
+  rollupBucketsOfBox(boxId: number, fromHour: number, toHour: number, bucketH: number): Awaitable<RollupBucketRow[]>;
   /** The rollups of these (box, hour) pairs that exist. */
   rollupsAt(pairs: readonly { boxId: number; hour: number }[]): Awaitable<RollupRow[]>;
   /** Per box, the sums of observed and disconnected ms of its rollups of hours [fromHour, toHour). */
@@ -223,7 +223,7 @@ export class HistoryQueries {
     const bucketH = BUCKETS_H.find((h) => Math.ceil(span / (h * HOUR_MS)) <= maxPoints) ?? Math.ceil(span / HOUR_MS / maxPoints);
     const bucketMs = bucketH * HOUR_MS;
     const buckets = new Map<number, HourStats[]>();
-    for (const st of yield* this.hourStatsOfBox(box, hourOf(from), hourOf(to - 1) + 1)) {
+    for (const st of yield* this.hourStatsOfBox(box, hourOf(from), hourOf(to - 1) + 1, bucketH)) {
       const key = Math.floor((st.hour * HOUR_MS) / bucketMs) * bucketMs;
       let list = buckets.get(key);
       if (list === undefined) buckets.set(key, (list = []));
@@ -234,13 +234,16 @@ export class HistoryQueries {
     return { kind: 'rollup', metric, from, to, bucketMs, points };
   }
 
-  /** Hourly statistics of one box for hours [fromHour, toHour): rollups for closed hours, live for open ones. */
-  private *hourStatsOfBox(box: BoxRef, fromHour: number, toHour: number): Flow<HourStats[]> {
+  /**
+   * Statistics of one box for hours [fromHour, toHour): closed hours from the rollups, already
+   * summed per bucket of `bucketH` hours by the database, and open hours from the live rows, one each.
+   */
+  private *hourStatsOfBox(box: BoxRef, fromHour: number, toHour: number, bucketH: number): Flow<HourStats[]> {
     const latest = yield* ask((r) => r.latestCycle());
     const open = latest === null ? null : hourOf(latest);
     const closedTo = open === null ? toHour : Math.min(toHour, open);
     const out: HourStats[] = [];
-    if (closedTo > fromHour) for (const r of yield* ask((q) => q.rollupsOfBox(box.id, fromHour, closedTo))) out.push(fromRollupRow(r));
+    if (closedTo > fromHour) for (const r of yield* ask((q) => q.rollupBucketsOfBox(box.id, fromHour, closedTo, bucketH))) out.push(fromBucketRow(r));
     const [, lastHour] = this.dataHours(box, fromHour * HOUR_MS, toHour * HOUR_MS);
     const liveFrom = Math.max(fromHour, closedTo);
     const liveTo = Math.min(toHour - 1, lastHour);
@@ -322,7 +325,7 @@ function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
   return out;
 }
 
-/** Aggregates hourly statistics into one bucket's point. */
+/** Aggregates hourly (or already bucketed) statistics into one bucket's point. */
 function bucketPoint(t: number, metric: Metric, hours: readonly HourStats[]): RollupPoint {
   let count = 0;
   if (metric === 'connected') {

@@ -66,6 +66,60 @@ export const ROLLUP_COLUMNS = [
   'battery_mean_milli', 'signal_gap_ms', 'signal_min', 'signal_max', 'signal_mean_milli',
 ] as const;
 
+/** One box's closed hours summed per bucket of hours (`rollupBucketsOfBox`): what long charts read. */
+export interface RollupBucketRow {
+  /** The first hour of the bucket. */
+  bucket: number;
+  polls: number;
+  observed_ms: number;
+  connected_ms: number;
+  battery_ms: number;
+  battery_min: number | null;
+  battery_max: number | null;
+  battery_weighted_milli: number | null;
+  signal_ms: number;
+  signal_min: number | null;
+  signal_max: number | null;
+  signal_weighted_milli: number | null;
+}
+
+/**
+ * The SQL (the same in SQLite and PostgreSQL) that sums one box's rollups of hours [from, to) per
+ * bucket of `bucketH` hours. A metric's hours count only where they hold a value, as bucketPoint
+ * does. Parameters: :bucketH, :box, :from, :to (each store binds them its way). `%` works on
+ * integers whatever the bound number's type; `/` would divide as a float in SQLite.
+ */
+export function rollupBucketsSql(param: (name: 'bucketH' | 'box' | 'from' | 'to') => string, sumOf: (expr: string) => string = (e) => `sum(${e})`): string {
+  const metricSums = (m: 'battery' | 'signal'): string => {
+    const has = `${m}_mean_milli IS NOT NULL AND observed_ms > ${m}_gap_ms`;
+    return `${sumOf(`CASE WHEN ${has} THEN observed_ms - ${m}_gap_ms ELSE 0 END`)} AS ${m}_ms,
+    min(CASE WHEN ${has} THEN ${m}_min END) AS ${m}_min, max(CASE WHEN ${has} THEN ${m}_max END) AS ${m}_max,
+    ${sumOf(`CASE WHEN ${has} THEN ${m}_mean_milli * (observed_ms - ${m}_gap_ms) END`)} AS ${m}_weighted_milli`;
+  };
+  return `SELECT hour - hour % ${param('bucketH')} AS bucket, ${sumOf('polls')} AS polls, ${sumOf('observed_ms')} AS observed_ms,
+       ${sumOf('observed_ms - disconnected_ms')} AS connected_ms,
+       ${metricSums('battery')}, ${metricSums('signal')}
+     FROM rollups WHERE box_id = ${param('box')} AND hour >= ${param('from')} AND hour < ${param('to')} GROUP BY bucket ORDER BY bucket`;
+}
+
+/** The statistics of a bucket of summed rollups. */
+export function fromBucketRow(r: RollupBucketRow): HourStats {
+  const stats = (ms: number, min: number | null, max: number | null, weightedMilli: number | null): NumStats => ({
+    ms,
+    min,
+    max,
+    mean: weightedMilli === null || ms === 0 ? null : weightedMilli / ms / 1000,
+  });
+  return {
+    hour: r.bucket,
+    polls: r.polls,
+    observedMs: r.observed_ms,
+    connectedMs: r.connected_ms,
+    battery: stats(r.battery_ms, r.battery_min, r.battery_max, r.battery_weighted_milli),
+    signal: stats(r.signal_ms, r.signal_min, r.signal_max, r.signal_weighted_milli),
+  };
+}
+
 export interface BoxRefRow {
   id: number;
   serial: string;
@@ -180,17 +234,4 @@ export function rollupValues(boxId: number, st: HourStats): (number | null)[] {
     st.observedMs - st.battery.ms, st.battery.min, st.battery.max, milli(st.battery.mean),
     st.observedMs - st.signal.ms, st.signal.min, st.signal.max, milli(st.signal.mean),
   ];
-}
-
-/** The statistics a stored rollup row holds. */
-export function fromRollupRow(r: RollupRow): HourStats {
-  const mean = (v: number | null): number | null => (v === null ? null : v / 1000);
-  return {
-    hour: r.hour,
-    polls: r.polls,
-    observedMs: r.observed_ms,
-    connectedMs: r.observed_ms - r.disconnected_ms,
-    battery: { ms: r.observed_ms - r.battery_gap_ms, min: r.battery_min, max: r.battery_max, mean: mean(r.battery_mean_milli) },
-    signal: { ms: r.observed_ms - r.signal_gap_ms, min: r.signal_min, max: r.signal_max, mean: mean(r.signal_mean_milli) },
-  };
 }

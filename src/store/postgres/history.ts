@@ -8,7 +8,7 @@
 import { HOUR_MS } from '../codec.js';
 import { HistoryQueries, runLater, type HistoryRows } from '../history/reader.js';
 import { cutoffs, drainAwaitable, type PruneOptions, type RetentionMs } from '../history/retention.js';
-import { PRUNE_BATCH, RAW_PRUNED_BEFORE, ROLLUP_COLUMNS, toBoxState, toCycleRecord, type BoxRefRow, type BoxRow, type CycleRow, type RollupRow, type SampleRow } from '../history/rows.js';
+import { PRUNE_BATCH, RAW_PRUNED_BEFORE, ROLLUP_COLUMNS, rollupBucketsSql, toBoxState, toCycleRecord, type BoxRefRow, type BoxRow, type CycleRow, type RollupBucketRow, type RollupRow, type SampleRow } from '../history/rows.js';
 import { BOX_COLUMNS, CycleWriter, boxValues, closedHoursOf, openHourOf, rollupsOf, type BoxWrite, type HistoryPlan } from '../history/writer.js';
 import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../types.js';
 import type { PostgresDatabase, Transaction } from './database.js';
@@ -16,6 +16,8 @@ import type { PostgresDatabase, Transaction } from './database.js';
 /** PostgreSQL types of BOX_COLUMNS, for `unnest`. */
 const BOX_TYPES = ['bigint', 'text', 'integer', 'integer', 'integer', 'text', 'bigint', 'bigint', 'text', 'text', 'bigint'];
 const ROLLUP_TYPES = ['bigint', 'integer', 'integer', 'bigint', 'bigint', 'bigint', 'integer', 'integer', 'bigint', 'bigint', 'integer', 'integer', 'bigint'];
+/** rollupBucketsSql with PostgreSQL's parameters; its sums (numeric in PostgreSQL) read back as bigint, hence numbers. */
+const ROLLUP_BUCKETS = rollupBucketsSql((name) => ({ bucketH: '$1::integer', box: '$2::bigint', from: '$3::integer', to: '$4::integer' })[name], (e) => `sum(${e})::bigint`);
 const BOX_REF = 'SELECT id, serial, name, seg_start, last_polled, first_seen FROM boxes';
 
 /** `unnest($1::t1[], $2::t2[], ...)` over the given types, numbered from `first`. */
@@ -74,8 +76,8 @@ class PostgresHistoryRows implements HistoryRows {
     return this.db.query<SampleRow>('SELECT hour, box_id, data FROM samples WHERE hour = ANY($1::integer[])', [hours]);
   }
 
-  rollupsOfBox(boxId: number, fromHour: number, toHour: number): Promise<RollupRow[]> {
-    return this.db.query<RollupRow>('SELECT * FROM rollups WHERE box_id = $1 AND hour >= $2 AND hour < $3 ORDER BY hour', [boxId, fromHour, toHour]);
+  rollupBucketsOfBox(boxId: number, fromHour: number, toHour: number, bucketH: number): Promise<RollupBucketRow[]> {
+    return this.db.query<RollupBucketRow>(ROLLUP_BUCKETS, [bucketH, boxId, fromHour, toHour]);
   }
 
   rollupsAt(pairs: readonly { boxId: number; hour: number }[]): Promise<RollupRow[]> {

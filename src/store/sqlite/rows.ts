@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { HistoryRows } from '../history/reader.js';
-import { PRUNE_BATCH, RAW_PRUNED_BEFORE, type BoxRefRow, type RollupRow, type SampleRow } from '../history/rows.js';
+import { PRUNE_BATCH, RAW_PRUNED_BEFORE, rollupBucketsSql, type BoxRefRow, type RollupBucketRow, type RollupRow, type SampleRow } from '../history/rows.js';
 
 /** Every history statement the store runs, prepared once. */
 export function prepareStatements(db: Database.Database) {
@@ -42,7 +42,7 @@ export function prepareStatements(db: Database.Database) {
       `INSERT OR REPLACE INTO rollups (box_id, hour, polls, observed_ms, disconnected_ms, battery_gap_ms, battery_min, battery_max,
          battery_mean_milli, signal_gap_ms, signal_min, signal_max, signal_mean_milli) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    rollupsOfBox: p('SELECT * FROM rollups WHERE box_id = ? AND hour >= ? AND hour < ? ORDER BY hour'),
+    rollupBucketsOfBox: p(rollupBucketsSql((name) => `@${name}`)),
     uptimeOfBox: p('SELECT sum(observed_ms) AS observed, sum(disconnected_ms) AS disconnected FROM rollups WHERE box_id = ? AND hour >= ? AND hour < ?'),
     rollupOf: p('SELECT * FROM rollups WHERE box_id = ? AND hour = ?'),
     insertString: p('INSERT INTO strings (id, value) VALUES (?, ?)'),
@@ -90,8 +90,8 @@ export class SqliteHistoryRows implements HistoryRows {
     return hours.flatMap((h) => this.s.samplesOfHour.all(h) as SampleRow[]);
   }
 
-  rollupsOfBox(boxId: number, fromHour: number, toHour: number): RollupRow[] {
-    return this.s.rollupsOfBox.all(boxId, fromHour, toHour) as RollupRow[];
+  rollupBucketsOfBox(boxId: number, fromHour: number, toHour: number, bucketH: number): RollupBucketRow[] {
+    return this.s.rollupBucketsOfBox.all({ bucketH, box: boxId, from: fromHour, to: toHour }) as RollupBucketRow[];
   }
 
   rollupsAt(pairs: readonly { boxId: number; hour: number }[]): RollupRow[] {
