@@ -49,7 +49,15 @@ export function prepareStatements(db: Database.Database) {
       `INSERT OR REPLACE INTO rollups (box_id, hour, polls, observed_ms, disconnected_ms, battery_gap_ms, battery_min, battery_max,
          battery_mean_milli, signal_gap_ms, signal_min, signal_max, signal_mean_milli) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    rollupsOfBox: p('SELECT * FROM rollups WHERE box_id = ? AND hour >= ? AND hour < ? ORDER BY hour'),
+    // One box's closed hours summed per bucket of @bucketH hours (long charts read a few rows, not
+    // thousands). A metric's hours count only where they hold a value, as bucketPoint does. (`%`
+    // works on integers whatever the bound number's type; `/` would divide as a float.)
+    rollupBucketsOfBox: p(
+      `SELECT hour - hour % @bucketH AS bucket, sum(polls) AS polls, sum(observed_ms) AS observed_ms,
+         sum(observed_ms - disconnected_ms) AS connected_ms,
+         ${metricSums('battery')}, ${metricSums('signal')}
+       FROM rollups WHERE box_id = @box AND hour >= @from AND hour < @to GROUP BY bucket ORDER BY bucket`,
+    ),
     uptimeOfBox: p('SELECT sum(observed_ms) AS observed, sum(disconnected_ms) AS disconnected FROM rollups WHERE box_id = ? AND hour >= ? AND hour < ?'),
     rollupOf: p('SELECT * FROM rollups WHERE box_id = ? AND hour = ?'),
     internInsert: p('INSERT INTO strings (value) VALUES (?) ON CONFLICT (value) DO NOTHING'),
@@ -99,6 +107,31 @@ export interface CycleRow {
   error: string | null;
   boxes: number;
   details_fetched: number;
+}
+
+/** The SQL that sums one metric's rollup columns over a bucket (see rollupBucketsOfBox). */
+function metricSums(m: 'battery' | 'signal'): string {
+  const has = `${m}_mean_milli IS NOT NULL AND observed_ms > ${m}_gap_ms`;
+  return `sum(CASE WHEN ${has} THEN observed_ms - ${m}_gap_ms ELSE 0 END) AS ${m}_ms,
+    min(CASE WHEN ${has} THEN ${m}_min END) AS ${m}_min, max(CASE WHEN ${has} THEN ${m}_max END) AS ${m}_max,
+    sum(CASE WHEN ${has} THEN ${m}_mean_milli * (observed_ms - ${m}_gap_ms) END) AS ${m}_weighted_milli`;
+}
+
+/** One row of rollupBucketsOfBox: a bucket's summed rollups. */
+export interface RollupBucketRow {
+  /** The first hour of the bucket. */
+  bucket: number;
+  polls: number;
+  observed_ms: number;
+  connected_ms: number;
+  battery_ms: number;
+  battery_min: number | null;
+  battery_max: number | null;
+  battery_weighted_milli: number | null;
+  signal_ms: number;
+  signal_min: number | null;
+  signal_max: number | null;
+  signal_weighted_milli: number | null;
 }
 
 export interface RollupRow {
