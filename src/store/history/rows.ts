@@ -31,6 +31,7 @@ export interface BoxRow {
   last_polled: number;
   missing_since: number | null;
   seg_start: number | null;
+  forgotten_at: number | null;
 }
 
 export interface CycleRow {

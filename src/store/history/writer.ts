@@ -22,18 +22,22 @@
  *   the previous cycle is loaded from the database.
  * - Box ids and firmware string ids are given here (one writer per database: the daemon's hold),
  *   so a plan needs no answer from the database.
+ * - The writer also holds every box's row of `boxes` as it wrote it, and whether the box is
+ *   forgotten (`markForgotten`), so that `fleet()` answers the fleet without reading it back
+ *   after each write. It is this process's view: when another connection commits (a CLI
+ *   `box forget`, `ack`, `silence`), the SQLite store calls `reset()` and it is read again.
  *
  * If the transaction that applies a plan rolls back, the store calls `reset()`: the in-memory
  * state is dropped and loaded again before the next cycle.
  */
 import type { BoxSnapshot } from '../../model.js';
 import { HOUR_MS, addObservation, decodeRow, emptyRow, encodeRow, hourOf, type HourRow, type Values } from '../codec.js';
-import type { CycleRecord, CycleWrite, RecordedCycle } from '../types.js';
-import { hourStats, pollCounter, rollupValues, type BoxRow, type SampleRow } from './rows.js';
+import type { BoxState, CycleRecord, CycleWrite, RecordedCycle } from '../types.js';
+import { hourStats, pollCounter, rollupValues, toBoxState, type BoxRow, type SampleRow } from './rows.js';
 
 /** What the writer needs from the database, read once (and again after a rollback). */
 export interface WriterState {
-  /** Every box row. */
+  /** Every box row, by serial (byte order: SQLite's BINARY, PostgreSQL's "C"). */
   boxes: readonly BoxRow[];
   /** Start of the latest cycle, or null. */
   lastCycle: number | null;
@@ -90,6 +94,10 @@ interface Head {
   lastObs: number | null;
   values: Values | null;
   ref: RowRef | null;
+  /** The box's row of `boxes` as last written (a new object at each change, never mutated). */
+  state: BoxState;
+  /** Left out of the fleet (forgotten_at set) until the gateway lists the box again. */
+  forgotten: boolean;
 }
 
 /** The hour whose rows are still open after a cycle at `lastCycle`. */
@@ -99,6 +107,8 @@ export function openHourOf(lastCycle: number | null): number | null {
 
 export class CycleWriter {
   private heads: Map<string, Head> | null = null;
+  /** The heads in serial order; null: sort them again (a box was added). */
+  private order: Head[] | null = null;
   private strings = new Map<string, number>();
   private nextBoxId = 1;
   private nextStringId = 1;
@@ -139,6 +149,8 @@ export class CycleWriter {
         lastObs: b.last_polled,
         values: null,
         ref: null,
+        state: toBoxState(b),
+        forgotten: b.forgotten_at !== null,
       };
       heads.set(b.serial, head);
       byId.set(b.id, head);
@@ -151,6 +163,7 @@ export class CycleWriter {
       if (head !== undefined && (head.ref === null || head.ref.hour < r.hour)) head.ref = { id: r.box_id, hour: r.hour, row: decodeRow(r.data) };
     }
     this.heads = heads;
+    this.order = [...heads.values()]; // loaded in serial order
     // A box's last values are those of its row (interning a firmware not yet interned is a write: it goes into the next plan).
     const pending: { id: number; value: string }[] = [];
     for (const b of state.boxes) (heads.get(b.serial) as Head).values = [b.battery, b.signal, b.connected, this.intern(b.firmware, pending)];
@@ -188,9 +201,31 @@ export class CycleWriter {
     return plan;
   }
 
+  /**
+   * The fleet (every box not forgotten) in serial order, as the store's table would give it; null
+   * until this writer is loaded (then read the table).
+   */
+  fleet(): BoxState[] | null {
+    const heads = this.heads;
+    if (heads === null) return null;
+    this.order ??= [...heads.values()].map((h) => ({ h, key: Buffer.from(h.serial) })).sort((a, b) => Buffer.compare(a.key, b.key)).map((e) => e.h);
+    const fleet: BoxState[] = [];
+    for (const head of this.order) if (!head.forgotten) fleet.push(head.state);
+    return fleet;
+  }
+
+  /** The store forgot these boxes (Store.forgetBoxes, in the same transaction): they leave fleet(). */
+  markForgotten(serials: readonly string[]): void {
+    for (const serial of serials) {
+      const head = this.heads?.get(serial);
+      if (head !== undefined) head.forgotten = true;
+    }
+  }
+
   /** Forgets the in-memory state (after a rollback); the store loads it again before the next cycle. */
   reset(): void {
     this.heads = null;
+    this.order = null;
     this.lastCycleT = null;
     this.openHourValue = null;
     this.pendingStrings = [];
@@ -202,12 +237,15 @@ export class CycleWriter {
       for (const snap of write.seen) {
         let head = heads.get(snap.serial);
         if (head === undefined) {
-          head = { id: this.nextBoxId++, serial: snap.serial, segStart: null, lastObs: null, values: null, ref: null };
+          head = { id: this.nextBoxId++, serial: snap.serial, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, t, t), forgotten: false };
           heads.set(snap.serial, head);
+          this.order = null;
           plan.newBoxes.push({ id: head.id, snap, segStart: t });
         }
         this.observe(head, [snap.battery, snap.signal, snap.connected ? 1 : 0, this.intern(snap.firmware, plan.strings)], t);
         plan.seen.push({ id: head.id, snap, segStart: head.segStart });
+        head.state = polledState(snap, head.state.firstSeen, t);
+        head.forgotten = false; // listed again: back in the fleet
         seen.add(head.id);
       }
     }
@@ -217,7 +255,13 @@ export class CycleWriter {
       this.closeSegment(head, Math.min(t, (head.lastObs as number) + this.maxGapMs));
       plan.closed.push(head.id);
     }
-    if (write.cycle.outcome === 'ok') plan.missing.push(...write.missing);
+    if (write.cycle.outcome === 'ok') {
+      for (const serial of write.missing) {
+        plan.missing.push(serial);
+        const head = heads.get(serial);
+        if (head !== undefined && head.state.missingSince === null) head.state = { ...head.state, missingSince: t };
+      }
+    }
 
     const hour = hourOf(t);
     if (this.openHourValue === null || hour > this.openHourValue) {
@@ -298,6 +342,19 @@ export class CycleWriter {
     out.push({ id, value });
     return id;
   }
+}
+
+/** The row of `boxes` that a cycle at t leaves for a box in the device list. */
+function polledState(snap: BoxSnapshot, firstSeen: number, t: number): BoxState {
+  return { ...snapshotFields(snap), firstSeen, lastPolled: t, missingSince: null };
+}
+
+/** A snapshot's own fields (a caller's object may carry more). */
+function snapshotFields(snap: BoxSnapshot): BoxSnapshot {
+  return {
+    serial: snap.serial, id: snap.id, name: snap.name, connected: snap.connected, battery: snap.battery, signal: snap.signal, firmware: snap.firmware,
+    lastSeen: snap.lastSeen, registeredAt: snap.registeredAt, location: snap.location, ip: snap.ip, detailsAt: snap.detailsAt,
+  };
 }
 
 /** The values of a box row's snapshot columns, in BOX_COLUMNS order. */

@@ -154,7 +154,7 @@ export class PostgresHistory {
     const lastCycle = last?.t ?? null;
     const open = openHourOf(lastCycle);
     this.writer.load({
-      boxes: await tx.query<BoxRow>('SELECT * FROM boxes'),
+      boxes: await tx.query<BoxRow>('SELECT * FROM boxes ORDER BY serial COLLATE "C"'),
       lastCycle,
       openRows: open === null ? [] : await tx.query<SampleRow>('SELECT hour, box_id, data FROM samples WHERE hour >= $1', [open]),
       strings: await tx.query<{ id: number; value: string }>('SELECT id, value FROM strings'),

@@ -26,6 +26,8 @@ export function prepareStatements(db: Database.Database) {
     closeSegment: p('UPDATE boxes SET seg_start = NULL WHERE id = ?'),
     markMissing: p('UPDATE boxes SET missing_since = coalesce(missing_since, ?) WHERE serial = ?'),
     allBoxes: p('SELECT * FROM boxes ORDER BY serial'),
+    /** Changes when another connection commits (SQLite's PRAGMA data_version). */
+    dataVersion: p('PRAGMA data_version').pluck(),
     /** The fleet: every box not forgotten. */
     fleetBoxes: p('SELECT * FROM boxes WHERE forgotten_at IS NULL ORDER BY serial'),
     forgetBox: p('UPDATE boxes SET forgotten_at = ? WHERE serial = ? AND forgotten_at IS NULL'),

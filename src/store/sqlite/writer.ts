@@ -6,7 +6,7 @@
 import { HOUR_MS } from '../codec.js';
 import { closedHoursOf, CycleWriter, boxValues, openHourOf, rollupsOf, type HistoryPlan } from '../history/writer.js';
 import type { BoxRow, SampleRow } from '../history/rows.js';
-import type { CycleWrite, RecordedCycle } from '../types.js';
+import type { BoxState, CycleWrite, RecordedCycle } from '../types.js';
 import type { Statements } from './rows.js';
 
 export class SqliteHistoryWriter {
@@ -31,6 +31,19 @@ export class SqliteHistoryWriter {
     const plan = this.writer.record(write);
     this.apply(plan);
     return plan.recorded;
+  }
+
+  /** The fleet from the writer's memory (see CycleWriter.fleet); null before it is loaded. */
+  fleet(): BoxState[] | null {
+    return this.writer.fleet();
+  }
+
+  /** The boxes leave the fleet (see Store.forgetBoxes); call inside a transaction. Returns how many were not forgotten already. */
+  forget(serials: readonly string[], now: number): number {
+    let n = 0;
+    for (const serial of serials) n += this.s.forgetBox.run(now, serial).changes;
+    this.writer.markForgotten(serials);
+    return n;
   }
 
   /** Forgets the in-memory state (after a rollback); it is loaded again when next needed. */
