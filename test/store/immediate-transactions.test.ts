@@ -46,7 +46,7 @@ function cliWrites(id: string): string {
 }
 
 /**
- * Runs `during` once, right after the first statement that reads inside one of the store's
+ * Runs `during` once, right after the first statement that reads a table inside one of the store's
  * transactions has returned: the moment between a transaction's first read and its first write.
  * In a deferred transaction a writer that commits then makes the transaction's later write fail
  * with SQLITE_BUSY_SNAPSHOT; in an immediate one the writer is kept waiting.
@@ -59,7 +59,7 @@ function afterFirstReadInTransaction(store: SqliteStore, during: () => void): vo
     const original = statement[method];
     vi.spyOn(statement, method).mockImplementation(function (this: Database.Statement, ...args: unknown[]) {
       const result = original.apply(this, args);
-      if (!done && this.database === db && db.inTransaction && this.reader) {
+      if (!done && this.database === db && db.inTransaction && this.reader && !/^\s*PRAGMA/i.test(this.source)) {
         done = true;
         during();
       }
