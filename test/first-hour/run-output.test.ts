@@ -111,6 +111,7 @@ describe('boxwatch run', () => {
 describe('colour on a terminal', () => {
   const hasScript = spawnSync('script', ['--version']).status === 0;
   /** The first alert block's header, coloured or not, up to its severity. */
+  // eslint-disable-next-line no-control-regex
   const FIRST_HEADER = /FIRING(\u001b\[0m)? \d+ · (\u001b\[\d+m)?(critical|warning|info)/;
 
   /**
