@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AwaitableMethods } from '../../src/awaitable.js';
 import { dayOf, type CallObservation, type CallRecord, type CallsRepo, type CallSyncState } from '../../src/store/calls-repo.js';
+import { callObservation } from '../helpers/calls.js';
 
 export interface CallsRepoFixture {
   /** An empty repository. */
@@ -22,30 +23,7 @@ const DAY = 24 * HOUR;
 const T = Date.parse('2026-05-04T00:00:00Z');
 const NO_SYNC: CallSyncState = { highWater: null, syncedAt: null, resume: null };
 
-/** A call as ingestion observes it: by default a completed 60 s call of BX-1, agent 101, read from the list only. */
-function call(callId: string, over: Partial<CallObservation> = {}): CallObservation {
-  const startedAt = over.startedAt ?? T;
-  const status = over.status ?? 'completed';
-  return {
-    callId,
-    serial: 'BX-1',
-    agentId: 101,
-    status,
-    direction: 'outbound',
-    startedAt,
-    endedAt: status === 'initiated' ? null : startedAt + 60_000,
-    durationSec: status === 'completed' ? 60 : status === 'failed' ? 0 : null,
-    toHash: `hash-of-${callId}`,
-    toMasked: '+1415•••0123',
-    toNumber: null,
-    recording: null,
-    transcript: null,
-    variables: null,
-    detailsRead: false,
-    wantsDetails: false,
-    ...over,
-  };
-}
+const call = (callId: string, over: Partial<CallObservation> = {}): CallObservation => callObservation(callId, { startedAt: T, ...over });
 
 /** The stored form of an observation. */
 function record(o: CallObservation): CallRecord {

@@ -109,10 +109,11 @@ log: { level: info, format: json }
 });
 
 describe('a second daemon on the same database', () => {
-  it('is refused at start, naming the holder (pid, host, since) and the database; the first keeps running', async () => {
-    const dbPath = join(dir, 'second.db');
+  /** A daemon on `name`.db that polls every second a gateway nobody answers at; returns the database and the configuration file. */
+  function idleDaemon(name: string): { dbPath: string; config: string } {
+    const dbPath = join(dir, `${name}.db`);
     const config = writeConfig(
-      'second.yaml',
+      `${name}.yaml`,
       `gateway: { base_url: "http://127.0.0.1:9", secret_key: "\${BOXWATCH_SECRET_KEY}", timeout: 1s }
 poll: { schedule: "* * * * * *" }
 storage: { path: "${dbPath}" }
@@ -121,6 +122,11 @@ http: false
 log: { level: info, format: json }
 `,
     );
+    return { dbPath, config };
+  }
+
+  it('is refused at start, naming the holder (pid, host, since) and the database; the first keeps running', async () => {
+    const { dbPath, config } = idleDaemon('second');
     output.length = 0;
     const first = daemons.spawn(config);
     await daemons.until('the first daemon to poll', () => output.join('').includes('boxwatch polling'));
@@ -140,17 +146,7 @@ log: { level: info, format: json }
   }, 60_000);
 
   it('a daemon killed on another host is taken over once its heartbeat is older than the bound; one taken over stops', async () => {
-    const dbPath = join(dir, 'heartbeat.db');
-    const config = writeConfig(
-      'heartbeat.yaml',
-      `gateway: { base_url: "http://127.0.0.1:9", secret_key: "\${BOXWATCH_SECRET_KEY}", timeout: 1s }
-poll: { schedule: "* * * * * *" }
-storage: { path: "${dbPath}" }
-notifiers: [{ name: console, type: console }]
-http: false
-log: { level: info, format: json }
-`,
-    );
+    const { dbPath, config } = idleDaemon('heartbeat');
     const holder = (): DaemonHolder => JSON.parse(query<{ value: string }>(dbPath, "SELECT value FROM meta WHERE key = 'daemon'")[0]!.value) as DaemonHolder;
     const plant = (h: DaemonHolder): void => {
       const db = new Database(dbPath);
