@@ -36,7 +36,7 @@ import { RecordQuarantine } from './poller/quarantine.js';
 import { createHeartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
-import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
+import { DAEMON_HEARTBEAT_MS, openStore, pruneGradually, StoreError, type SqliteStore } from './store/index.js';
 import { walMissingAdvice } from './store/errors.js';
 import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -45,6 +45,7 @@ import { alertViewSource } from './views/alerts.js';
 import { apiReader } from './views/api-reader.js';
 import { createCallIngest, type CallIngest, type CallSyncResult } from './calls/index.js';
 import { registerCallMetrics } from './calls/metrics.js';
+import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/test-calls.js';
 
 export interface AppDeps {
   config: Config;
@@ -70,6 +71,11 @@ export interface AppDeps {
    * The schedule ticks in real time, so limits compared with `clock` (the health limit) scale by it.
    */
   clockRate?: number;
+  /**
+   * Called when another daemon took the database over (this one's heartbeat had stopped for too
+   * long): the app has stopped polling and delivering; `boxwatch run` ends with an error.
+   */
+  onLockLost?: (err: Error) => void;
 }
 
 export interface AppCycle extends CycleResult {
@@ -95,6 +101,10 @@ export interface App {
   readonly calls: CallIngest | null;
   /** One call-sync cycle now (no-overlap rules apply); undefined when skipped or calls are off. */
   runCallsOnce(): Promise<CallSyncResult | undefined>;
+  /** Test calls (null without `test_calls:`). */
+  readonly testCalls: TestCalls | null;
+  /** One tick of every test-call entry's schedule now (or of the one named); what the attempts did. */
+  runTestCallsOnce(entry?: string): Promise<TestCallAttempt[]>;
   /** Groups what is ready and runs one delivery pass for every notifier (tests, demo). */
   deliverNow(): Promise<void>;
   readonly skippedTicks: number;
@@ -142,7 +152,12 @@ export function createApp(deps: AppDeps): App {
   const outbox = store.outbox<NotificationMessage>(looksLikeNotificationMessage);
   const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
   const configured = new Set(config.notifiers.map((n) => n.name));
-  const pipeline = new AlertPipeline({ config, callFacts: () => calls?.facts() ?? null });
+  const pipeline = new AlertPipeline({
+    config,
+    callFacts: () => calls?.facts() ?? null,
+    // Judged with the call facts: only after a successful call sync are the test calls' ends known.
+    testCallVerdicts: () => (testCalls !== null && calls?.facts() ? testCalls.verdicts(clock.now()) : null),
+  });
   const notifiers =
     deps.notifiers ??
     notifiersFromConfig(config.notifiers, {
@@ -194,6 +209,7 @@ export function createApp(deps: AppDeps): App {
   let pruning: Promise<void> | null = null;
   let last: AppCycle | undefined;
   let groupTimer: NodeJS.Timeout | undefined;
+  let lockTimer: NodeJS.Timeout | undefined;
   let running = false;
   let stopping: Promise<void> | null = null;
   // The -wal file deleted under the running daemon: every other process then fails to read the
@@ -302,6 +318,8 @@ export function createApp(deps: AppDeps): App {
       pruning = pruneGradually(store, now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention }, { signal: controller.signal })
         .then((deleted) => {
           if (calls) deleted += calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
+          // Test-call attempts are kept at least two days: today's count against the caps.
+          if (testCalls) deleted += store.testCalls.prune(now - Math.max(config.storage.rawRetention, 2 * 86_400_000));
           if (deleted > 0) logger.info({ deleted }, 'pruned history past retention');
         })
         .catch((err: unknown) => {
@@ -348,6 +366,23 @@ export function createApp(deps: AppDeps): App {
   };
   let callsScheduler: Scheduler = startScheduler({ task: callsCycle, logger });
 
+  // Test calls: one schedule per entry, each never overlapping itself (src/calls/test-calls.ts).
+  const testCalls =
+    calls && config.testCalls
+      ? createTestCalls({ entries: config.testCalls, repo: store.testCalls, boxes: () => store.boxes(), client, clock, logger, concurrency: config.gateway.concurrency })
+      : null;
+  let lastAttempts: TestCallAttempt[] = [];
+  const testCallTask = (name: string) => async (): Promise<void> => {
+    if (!testCalls) return;
+    try {
+      lastAttempts.push(...(await testCalls.runEntry(name, controller.signal)));
+    } catch (err) {
+      if (controller.signal.aborted) return;
+      throw err; // the scheduler logs it
+    }
+  };
+  let testCallSchedulers = (config.testCalls ?? []).map((e) => ({ name: e.name, scheduler: startScheduler({ task: testCallTask(e.name), logger }) }));
+
   return {
     store,
     alerts,
@@ -357,7 +392,10 @@ export function createApp(deps: AppDeps): App {
       return http?.url ?? null;
     },
     async start() {
-      store.lockForDaemon();
+      const { tookOver } = store.lockForDaemon();
+      if (tookOver !== null) logger.warn({ db: config.storage.path, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
+      lockTimer = setInterval(beatLock, DAEMON_HEARTBEAT_MS);
+      lockTimer.unref();
       running = true;
       if (config.http.enabled) {
         http = await startHttpServer({
@@ -384,6 +422,13 @@ export function createApp(deps: AppDeps): App {
         void callsScheduler.stop();
         callsScheduler = startScheduler({ schedule: config.calls.schedule, timezone: config.poll.timezone, task: callsCycle, logger });
       }
+      if (testCalls) {
+        for (const s of testCallSchedulers) void s.scheduler.stop();
+        testCallSchedulers = testCalls.entries.map((e) => ({
+          name: e.name,
+          scheduler: startScheduler({ schedule: e.schedule, timezone: config.poll.timezone, task: testCallTask(e.name), logger }),
+        }));
+      }
       dispatcher.start();
       resender.start();
       logger.info({ schedule: config.poll.schedule, gateway: redactUrl(config.gateway.baseUrl), db: config.storage.path }, 'boxwatch polling');
@@ -399,6 +444,12 @@ export function createApp(deps: AppDeps): App {
       await callsScheduler.tick();
       return lastCalls;
     },
+    testCalls,
+    async runTestCallsOnce(entry) {
+      lastAttempts = [];
+      for (const s of testCallSchedulers) if (entry === undefined || s.name === entry) await s.scheduler.tick();
+      return lastAttempts;
+    },
     async deliverNow() {
       await group();
       await dispatcher.runAllOnce();
@@ -412,9 +463,25 @@ export function createApp(deps: AppDeps): App {
     },
   };
 
+  /** The hold's heartbeat: a busy database only delays it; a hold taken over by another daemon stops this app. */
+  function beatLock(): void {
+    try {
+      store.heartbeatForDaemon();
+    } catch (err) {
+      if (!(err instanceof StoreError && err.code === 'store_in_use')) {
+        logger.warn({ code: sqliteCode(err), err: errorMessage(err) }, 'could not refresh the database hold; trying again at the next heartbeat');
+        return;
+      }
+      clearInterval(lockTimer);
+      logger.error({ code: err.code, db: config.storage.path }, err.message);
+      void (stopping ??= stopOnce()).finally(() => deps.onLockLost?.(err));
+    }
+  }
+
   async function stopOnce(): Promise<void> {
     running = false;
     clearTimeout(groupTimer);
+    clearInterval(lockTimer);
     // The cycle and the delivery in flight may finish within the grace period; then their
     // requests are aborted (a gateway that never answers must not hold up a shutdown).
     const abandon = setTimeout(() => {
@@ -422,7 +489,7 @@ export function createApp(deps: AppDeps): App {
       controller.abort(new Error('boxwatch is stopping'));
     }, deps.stopGraceMs ?? STOP_GRACE_MS);
     try {
-      await Promise.all([scheduler.stop(), callsScheduler.stop(), dispatcher.stop(), resender.stop()]);
+      await Promise.all([scheduler.stop(), callsScheduler.stop(), ...testCallSchedulers.map((s) => s.scheduler.stop()), dispatcher.stop(), resender.stop()]);
     } finally {
       clearTimeout(abandon);
     }

@@ -2,7 +2,7 @@
 export * from './types.js';
 export { StoreError, type StoreErrorCode } from './errors.js';
 export { DamagedRows, type JsonTable } from './damaged-rows.js';
-export { openStore, SqliteStore, type StoreOptions, type DaemonHolder } from './sqlite/store.js';
+export { openStore, SqliteStore, DAEMON_HEARTBEAT_MS, DAEMON_STALE_AFTER_MS, type StoreOptions, type DaemonHolder, type DaemonLock } from './sqlite/store.js';
 export { DEFAULT_MAX_GAP_MS } from './history/writer.js';
 export { RAW_MAX_RANGE_MS } from './history/reader.js';
 export { pruneGradually, type RetentionMs, type PruneOptions } from './history/retention.js';
