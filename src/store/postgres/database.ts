@@ -151,7 +151,8 @@ export class PostgresDatabase {
     return new StoreError('store_unavailable', `cannot use the PostgreSQL database ${this.name}: ${this.scrub((err as Error).message)}`);
   }
 
-  private scrub(text: string): string {
+  /** `text` with the URL's password replaced by ***. */
+  scrub(text: string): string {
     return this.password === undefined ? text : text.split(this.password).join('***');
   }
 

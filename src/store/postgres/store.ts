@@ -8,6 +8,7 @@
  *   notifications in one transaction);
  * - the outbox (OutboxRepository of src/notify/outbox.ts), safe for several processes at once;
  * - the group_wait queue (GroupQueue of src/alerts/repositories.ts);
+ * - calls (CallsRepo of src/store/calls-repo.ts, calls.ts), answering with Promises;
  * - silences, alert states, transitions and acks, and the alert queries and silence writes
  *   (AlertQueries & SilenceWrites), answering with Promises.
  */
@@ -19,6 +20,7 @@ import type { PruneOptions, RetentionMs } from '../history/retention.js';
 import { DEFAULT_MAX_GAP_MS } from '../history/writer.js';
 import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, Store, UptimeRow } from '../types.js';
 import { PostgresAcks } from './acks.js';
+import { PostgresCallsRepo } from './calls.js';
 import { PostgresAlertStates } from './alert-states.js';
 import { PostgresDatabase, type PostgresOptions, type Transaction } from './database.js';
 import { PostgresGroupQueue } from './group-queue.js';
@@ -43,6 +45,7 @@ export class PostgresStore implements AwaitableMethods<Store> {
   /** The alert reads of the CLI and the HTTP API, and the silence writes of `boxwatch silence`, answering later. */
   readonly alerts: AwaitableMethods<AlertQueries & SilenceWrites>;
   private readonly history_: PostgresHistory;
+  private callsRepo: PostgresCallsRepo | undefined;
 
   private constructor(
     private readonly db: PostgresDatabase,
@@ -76,6 +79,12 @@ export class PostgresStore implements AwaitableMethods<Store> {
   /** The database as it may be shown (`postgres://user@host:port/db`, no password). */
   get name(): string {
     return this.db.name;
+  }
+
+  /** The calls repository (src/store/calls-repo.ts), answering with Promises. */
+  get calls(): PostgresCallsRepo {
+    this.callsRepo ??= new PostgresCallsRepo(this.db);
+    return this.callsRepo;
   }
 
   /** The outbox, its messages of type M (checked by `looksRight` when read back). */

@@ -9,7 +9,7 @@ import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, 
 const BATCH = 500;
 const LISTED = 'SELECT c.*, t.entry AS test_entry FROM calls c LEFT JOIN test_calls t ON t.call_id = c.call_id';
 
-interface CallRow {
+export interface CallRow {
   call_id: string;
   serial: string;
   agent_id: number;
@@ -237,13 +237,13 @@ function statsSql(key: string): string {
 }
 
 /** The middle value of sorted numbers (the mean of the two middle ones for an even count). */
-function median(sorted: readonly number[] | undefined): number | null {
+export function median(sorted: readonly number[] | undefined): number | null {
   if (sorted === undefined || sorted.length === 0) return null;
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-function bindings(c: CallObservation, now: number): Record<string, unknown> {
+export function bindings(c: CallObservation, now: number): Record<string, unknown> {
   return {
     callId: c.callId,
     serial: c.serial,
@@ -264,7 +264,7 @@ function bindings(c: CallObservation, now: number): Record<string, unknown> {
   };
 }
 
-function fromRow(r: CallRow): CallRecord {
+export function fromRow(r: CallRow): CallRecord {
   return {
     callId: r.call_id,
     serial: r.serial,
