@@ -8,7 +8,7 @@ import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, 
 
 const BATCH = 500;
 
-interface CallRow {
+export interface CallRow {
   call_id: string;
   serial: string;
   agent_id: number;
@@ -262,7 +262,7 @@ function bindings(c: CallObservation, now: number): Record<string, unknown> {
   };
 }
 
-function fromRow(r: CallRow): CallRecord {
+export function fromRow(r: CallRow): CallRecord {
   return {
     callId: r.call_id,
     serial: r.serial,

@@ -22,6 +22,7 @@ import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, 
 import { SqliteAcks } from './acks.js';
 import { SqliteAlertStates } from './alert-states.js';
 import { SqliteCallsRepo } from './calls.js';
+import { SqliteRecordingsRepo } from './recordings.js';
 import { SqliteGroupQueue } from './group-queue.js';
 import { SqliteOutbox } from './outbox.js';
 import { HistoryReader } from './reader.js';
@@ -92,6 +93,7 @@ export class SqliteStore implements Store {
   private readonly retention: Retention;
   private heldByUs: DaemonHolder | null = null;
   private callsRepo: SqliteCallsRepo | undefined;
+  private recordingsRepo: SqliteRecordingsRepo | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -133,6 +135,12 @@ export class SqliteStore implements Store {
   get calls(): SqliteCallsRepo {
     this.callsRepo ??= new SqliteCallsRepo(this.db);
     return this.callsRepo;
+  }
+
+  /** The recording archive's repository (built on first use, like `calls`). */
+  get recordings(): SqliteRecordingsRepo {
+    this.recordingsRepo ??= new SqliteRecordingsRepo(this.db);
+    return this.recordingsRepo;
   }
 
   /** The outbox, its messages of type M (checked by `looksRight` when read back). */
