@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { startHttpServer, type AlertsReader, type RunningHttpServer } from '../../src/http/index.js';
 import { parseListen } from '../../src/http/listen.js';
 import { silentLogger } from '../../src/log.js';
@@ -325,9 +326,10 @@ describe('/api/boxes', () => {
   it('one stored time that no date can hold does not break the list: it reads "invalid time"', async () => {
     await start();
     record(okCycle(T0, [snap('SN-0001'), snap('SN-0002')]));
-    (store as unknown as { db: { prepare(sql: string): { run(...a: unknown[]): unknown } } }).db
-      .prepare('UPDATE boxes SET last_seen = ?, registered_at = ? WHERE serial = ?')
-      .run(1e17, -1e17, 'SN-0002');
+    // Written by another process (as an older version would have), next to the running store.
+    const other = new Database(join(dir, 'boxwatch.db'));
+    other.prepare('UPDATE boxes SET last_seen = ?, registered_at = ? WHERE serial = ?').run(1e17, -1e17, 'SN-0002');
+    other.close();
     const res = await get('/api/boxes');
     expect(res.status).toBe(200);
     const boxes = (res.body as { boxes: { serial: string; lastSeen: string; registeredAt: string }[] }).boxes;

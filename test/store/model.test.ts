@@ -125,6 +125,23 @@ describe('store against a brute-force model', () => {
             want.map((p) => ({ ...p, mean: p.mean === null ? null : Math.round(p.mean * 1000) / 1000 })),
           );
         }
+        // Buckets of several hours (long charts): the hours' rollups summed, open hours included.
+        for (const metric of ['battery', 'signal', 'connected'] as Metric[]) {
+          const h = store.history(serial, metric, Math.floor(first / HOUR) * HOUR, last + HOUR, { kind: 'rollup', maxPoints: 5 });
+          if (h.kind !== 'rollup') throw new Error('want rollups');
+          expect(h.bucketMs).toBeGreaterThanOrEqual(3 * HOUR);
+          const want = [];
+          for (let t = Math.floor(first / h.bucketMs) * h.bucketMs; t < last + HOUR; t += h.bucketMs) {
+            const st = model.hourStats(serial, metric, t, h.bucketMs);
+            if (st === undefined) continue;
+            const mean = metric === 'connected' ? model.uptime(serial, t, t + h.bucketMs).fraction : st.mean;
+            const [min, max] = metric === 'connected' ? [mean === null ? null : mean < 1 ? 0 : 1, mean === null ? null : mean > 0 ? 1 : 0] : [st.min, st.max];
+            want.push({ t, count: st.count, mean, min, max });
+          }
+          // Rollups keep means to a thousandth per hour: a bucket's mean is within that of the model's.
+          const near = (m: number | null) => (m === null ? null : expect.closeTo(m, 2));
+          expect(h.points).toEqual(want.map((p) => ({ ...p, mean: near(p.mean) })));
+        }
       }
       // Uptime over random windows (partial hours at both ends, the open hour included).
       for (let i = 0; i < 6; i++) {

@@ -130,9 +130,10 @@ export class Model {
   }
 
   /** Hourly statistics as a rollup would hold them. */
-  hourStats(serial: string, metric: Metric, hourStart: number): { min: number | null; max: number | null; mean: number | null; count: number; observed: number } | undefined {
-    const iv = this.intervals(serial, metric, hourStart, hourStart + HOUR);
-    const count = this.cycles.filter((c) => c.t >= hourStart && c.t < hourStart + HOUR && c.seen?.has(serial)).length;
+  /** Statistics of [start, start + span): one hour by default, or a longer bucket of hours. */
+  hourStats(serial: string, metric: Metric, start: number, span = HOUR): { min: number | null; max: number | null; mean: number | null; count: number; observed: number } | undefined {
+    const iv = this.intervals(serial, metric, start, start + span);
+    const count = this.cycles.filter((c) => c.t >= start && c.t < start + span && c.seen?.has(serial)).length;
     if (iv.length === 0) return undefined;
     let observed = 0;
     let ms = 0;

@@ -8,9 +8,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { openStore, pruneGradually, type SqliteStore } from '../../src/store/index.js';
+import type { BoxState, CycleWrite } from '../../src/store/types.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { connectionOf } from '../helpers/sqlite.js';
-import { HOUR, okCycle, snap, tempDir } from './model.js';
+import { HOUR, failedCycle, okCycle, snap, tempDir } from './model.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
 const DAY = 24 * HOUR;
@@ -34,6 +35,93 @@ function poll(from: number, n: number, seen: (t: number, i: number) => ReturnTyp
   for (let i = 0; i < n; i++, t += 30_000) store.recordCycle(okCycle(t, seen(t, i)));
   return t - 30_000;
 }
+
+describe('boxes: the fleet the writer holds in memory', () => {
+  /** What a fresh connection reads from the table: the answer boxes() must give. */
+  const stored = (): BoxState[] => {
+    const reader = openStore(path, { readonly: true });
+    try {
+      return reader.boxes();
+    } finally {
+      reader.close();
+    }
+  };
+  /** Commits a cycle as the daemon does, forgetting `forget`; returns the fleet its alert stage was given. */
+  const commit = (write: CycleWrite, forget: string[] = []): BoxState[] => {
+    let fleet: BoxState[] = [];
+    store.commitCycle(write, write.cycle.startedAt, (view) => {
+      fleet = [...view.boxes];
+      return { alerts: { states: view.states, dropped: [], transitions: [], queued: [], forget }, result: undefined };
+    });
+    return fleet;
+  };
+  /** A second read-write connection, as `boxwatch box forget` opens next to the daemon. */
+  const otherConnection = <T>(fn: (other: SqliteStore) => T): T => {
+    const other = openStore(path, { clock: new FakeClock(T0) });
+    try {
+      return fn(other);
+    } finally {
+      other.close();
+    }
+  };
+
+  it('answers what the database holds after every cycle: new boxes in any order, changes, missing, forgotten and returning boxes, failed cycles', () => {
+    const cycles = [
+      okCycle(T0, [snap('BX-20'), snap('BX-03', { battery: 12 })]),
+      okCycle(T0 + 30_000, [snap('BX-20', { connected: false, battery: null }), snap('BX-03'), snap('BX-ü1'), snap('BX-10', { detailsAt: T0 + 30_000, signal: -99 })]),
+      okCycle(T0 + 60_000, [snap('BX-20'), snap('BX-ü1')], ['BX-03', 'BX-10']),
+      failedCycle(T0 + 90_000),
+      okCycle(T0 + 120_000, [snap('BX-03', { firmware: '3.5.0', name: 'Renamed "box"' }), snap('BX-20'), snap('BX-01')], ['BX-10', 'BX-ü1']),
+      okCycle(T0 + 150_000, [snap('BX-10'), snap('BX-01')], ['BX-03', 'BX-20', 'BX-ü1']),
+    ];
+    for (const write of cycles) {
+      expect(commit(write)).toEqual(stored());
+      expect(store.boxes()).toEqual(stored());
+    }
+    expect(store.boxes().map((b) => b.serial)).toEqual(['BX-01', 'BX-03', 'BX-10', 'BX-20', 'BX-ü1']);
+    expect(store.boxes().find((b) => b.serial === 'BX-03')).toMatchObject({ missingSince: T0 + 150_000, name: 'Renamed "box"', firstSeen: T0 });
+
+    // Forgotten by the cycle (forget_after): gone from the fleet at once and in the next cycles.
+    expect(commit(okCycle(T0 + 180_000, [snap('BX-10'), snap('BX-01')], ['BX-03', 'BX-20', 'BX-ü1']), ['BX-ü1'])).toContainEqual(expect.objectContaining({ serial: 'BX-ü1' }));
+    expect(store.boxes().map((b) => b.serial)).toEqual(['BX-01', 'BX-03', 'BX-10', 'BX-20']);
+    expect(commit(okCycle(T0 + 210_000, [snap('BX-10'), snap('BX-01')], ['BX-03', 'BX-20', 'BX-ü1'])).map((b) => b.serial)).toEqual(['BX-01', 'BX-03', 'BX-10', 'BX-20']);
+    expect(store.boxes()).toEqual(stored());
+    // Listed again: back.
+    expect(commit(okCycle(T0 + 240_000, [snap('BX-ü1', { battery: 3 }), snap('BX-01')], ['BX-03', 'BX-10', 'BX-20'])).map((b) => b.serial)).toContain('BX-ü1');
+    expect(store.boxes()).toEqual(stored());
+  });
+
+  it('answers the database as it was when a cycle rolls back', () => {
+    commit(okCycle(T0, [snap('BX-01'), snap('BX-02')]));
+    const before = store.boxes();
+    expect(() =>
+      store.commitCycle(okCycle(T0 + 30_000, [snap('BX-01', { battery: 5 }), snap('BX-03')], ['BX-02']), T0 + 30_000, () => {
+        throw new Error('the alert stage failed');
+      }),
+    ).toThrow('the alert stage failed');
+    expect(store.boxes()).toEqual(before);
+    expect(store.boxes()).toEqual(stored());
+    commit(okCycle(T0 + 60_000, [snap('BX-01', { battery: 7 })], ['BX-02']));
+    expect(store.boxes()).toEqual(stored());
+  });
+
+  it('a box forgotten by another connection (boxwatch box forget) leaves boxes() and the next cycles\' alert stage; a row changed there is seen', () => {
+    commit(okCycle(T0, [snap('BX-01'), snap('BX-02'), snap('BX-03')]));
+    commit(okCycle(T0 + 30_000, [snap('BX-01'), snap('BX-03')], ['BX-02']));
+    expect(store.boxes().map((b) => b.serial)).toEqual(['BX-01', 'BX-02', 'BX-03']);
+
+    expect(otherConnection((cli) => cli.forgetBoxes(['BX-02'], T0 + 40_000))).toBe(1);
+    expect(store.boxes().map((b) => b.serial)).toEqual(['BX-01', 'BX-03']);
+    for (let i = 2; i < 5; i++) expect(commit(okCycle(T0 + i * 30_000, [snap('BX-01'), snap('BX-03')], ['BX-02'])).map((b) => b.serial)).toEqual(['BX-01', 'BX-03']);
+    expect(store.boxes()).toEqual(stored());
+
+    // Any committed change of another connection is read again, not answered from memory.
+    otherConnection((cli) => connectionOf(cli).prepare("UPDATE boxes SET name = 'changed elsewhere' WHERE serial = 'BX-03'").run());
+    expect(store.boxes().find((b) => b.serial === 'BX-03')?.name).toBe('changed elsewhere');
+    expect(commit(okCycle(T0 + 150_000, [snap('BX-01')], ['BX-02', 'BX-03'])).find((b) => b.serial === 'BX-03')).toMatchObject({ name: 'changed elsewhere', missingSince: T0 + 150_000 });
+    expect(store.boxes()).toEqual(stored());
+  });
+});
 
 describe('prune', () => {
   it('deletes raw samples past raw retention, rollups and cycles past rollup retention, in batches', async () => {

@@ -17,6 +17,7 @@ import {
   type BoxRow,
   type CycleRow,
   type HourStats,
+  type RollupBucketRow,
   type RollupRow,
   type Statements,
   type StringTable,
@@ -160,7 +161,7 @@ export class HistoryReader {
     const bucketH = BUCKETS_H.find((h) => Math.ceil(span / (h * HOUR_MS)) <= maxPoints) ?? Math.ceil(span / HOUR_MS / maxPoints);
     const bucketMs = bucketH * HOUR_MS;
     const buckets = new Map<number, HourStats[]>();
-    for (const st of this.hourStatsOfBox(box, hourOf(from), hourOf(to - 1) + 1)) {
+    for (const st of this.hourStatsOfBox(box, hourOf(from), hourOf(to - 1) + 1, bucketH)) {
       const key = Math.floor((st.hour * HOUR_MS) / bucketMs) * bucketMs;
       let list = buckets.get(key);
       if (list === undefined) buckets.set(key, (list = []));
@@ -171,12 +172,15 @@ export class HistoryReader {
     return { kind: 'rollup', metric, from, to, bucketMs, points };
   }
 
-  /** Hourly statistics of one box for hours [fromHour, toHour): rollups for closed hours, live for open ones. */
-  private hourStatsOfBox(box: BoxRef, fromHour: number, toHour: number): HourStats[] {
+  /**
+   * Statistics of one box for hours [fromHour, toHour): closed hours from the rollups, already
+   * summed per bucket of `bucketH` hours by SQLite, and open hours from the live rows, one each.
+   */
+  private hourStatsOfBox(box: BoxRef, fromHour: number, toHour: number, bucketH: number): HourStats[] {
     const open = this.currentOpenHour();
     const out: HourStats[] = [];
     const closedTo = open === null ? toHour : Math.min(toHour, open);
-    for (const r of this.s.rollupsOfBox.all(box.id, fromHour, closedTo) as RollupRow[]) out.push(fromRollupRow(r));
+    for (const r of this.s.rollupBucketsOfBox.all({ bucketH, box: box.id, from: fromHour, to: closedTo }) as RollupBucketRow[]) out.push(fromBucketRow(r));
     const polls = new Map<string, number>();
     const [, lastHour] = this.dataHours(box, fromHour * HOUR_MS, toHour * HOUR_MS);
     for (let hour = Math.max(fromHour, closedTo); hour < toHour && hour <= lastHour; hour++) {
@@ -251,19 +255,24 @@ function toBoxRef(r: BoxRefRow): BoxRef {
   return { id: r.id, serial: r.serial, name: r.name, segStart: r.seg_start, lastPolled: r.last_polled, firstSeen: r.first_seen };
 }
 
-function fromRollupRow(r: RollupRow): HourStats {
-  const mean = (v: number | null): number | null => (v === null ? null : v / 1000);
+function fromBucketRow(r: RollupBucketRow): HourStats {
+  const stats = (ms: number, min: number | null, max: number | null, weightedMilli: number | null) => ({
+    ms,
+    min,
+    max,
+    mean: weightedMilli === null || ms === 0 ? null : weightedMilli / ms / 1000,
+  });
   return {
-    hour: r.hour,
+    hour: r.bucket,
     polls: r.polls,
     observedMs: r.observed_ms,
-    connectedMs: r.observed_ms - r.disconnected_ms,
-    battery: { ms: r.observed_ms - r.battery_gap_ms, min: r.battery_min, max: r.battery_max, mean: mean(r.battery_mean_milli) },
-    signal: { ms: r.observed_ms - r.signal_gap_ms, min: r.signal_min, max: r.signal_max, mean: mean(r.signal_mean_milli) },
+    connectedMs: r.connected_ms,
+    battery: stats(r.battery_ms, r.battery_min, r.battery_max, r.battery_weighted_milli),
+    signal: stats(r.signal_ms, r.signal_min, r.signal_max, r.signal_weighted_milli),
   };
 }
 
-/** Aggregates hourly statistics into one bucket's point. */
+/** Aggregates hourly (or already bucketed) statistics into one bucket's point. */
 function bucketPoint(t: number, metric: Metric, hours: readonly HourStats[]): RollupPoint {
   let count = 0;
   if (metric === 'connected') {

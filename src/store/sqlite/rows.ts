@@ -31,6 +31,9 @@ export function prepareStatements(db: Database.Database) {
     closeSegment: p('UPDATE boxes SET seg_start = NULL WHERE id = ?'),
     markMissing: p('UPDATE boxes SET missing_since = coalesce(missing_since, ?) WHERE serial = ?'),
     allBoxes: p('SELECT * FROM boxes ORDER BY serial'),
+    serials: p('SELECT serial FROM boxes ORDER BY serial').pluck(),
+    /** Changes when another connection commits (SQLite's PRAGMA data_version). */
+    dataVersion: p('PRAGMA data_version').pluck(),
     /** The fleet: every box not forgotten. */
     fleetBoxes: p('SELECT * FROM boxes WHERE forgotten_at IS NULL ORDER BY serial'),
     forgetBox: p('UPDATE boxes SET forgotten_at = ? WHERE serial = ? AND forgotten_at IS NULL'),
@@ -46,7 +49,15 @@ export function prepareStatements(db: Database.Database) {
       `INSERT OR REPLACE INTO rollups (box_id, hour, polls, observed_ms, disconnected_ms, battery_gap_ms, battery_min, battery_max,
          battery_mean_milli, signal_gap_ms, signal_min, signal_max, signal_mean_milli) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    rollupsOfBox: p('SELECT * FROM rollups WHERE box_id = ? AND hour >= ? AND hour < ? ORDER BY hour'),
+    // One box's closed hours summed per bucket of @bucketH hours (long charts read a few rows, not
+    // thousands). A metric's hours count only where they hold a value, as bucketPoint does. (`%`
+    // works on integers whatever the bound number's type; `/` would divide as a float.)
+    rollupBucketsOfBox: p(
+      `SELECT hour - hour % @bucketH AS bucket, sum(polls) AS polls, sum(observed_ms) AS observed_ms,
+         sum(observed_ms - disconnected_ms) AS connected_ms,
+         ${metricSums('battery')}, ${metricSums('signal')}
+       FROM rollups WHERE box_id = @box AND hour >= @from AND hour < @to GROUP BY bucket ORDER BY bucket`,
+    ),
     uptimeOfBox: p('SELECT sum(observed_ms) AS observed, sum(disconnected_ms) AS disconnected FROM rollups WHERE box_id = ? AND hour >= ? AND hour < ?'),
     rollupOf: p('SELECT * FROM rollups WHERE box_id = ? AND hour = ?'),
     internInsert: p('INSERT INTO strings (value) VALUES (?) ON CONFLICT (value) DO NOTHING'),
@@ -84,6 +95,7 @@ export interface BoxRow {
   last_polled: number;
   missing_since: number | null;
   seg_start: number | null;
+  forgotten_at: number | null;
 }
 
 export interface CycleRow {
@@ -95,6 +107,31 @@ export interface CycleRow {
   error: string | null;
   boxes: number;
   details_fetched: number;
+}
+
+/** The SQL that sums one metric's rollup columns over a bucket (see rollupBucketsOfBox). */
+function metricSums(m: 'battery' | 'signal'): string {
+  const has = `${m}_mean_milli IS NOT NULL AND observed_ms > ${m}_gap_ms`;
+  return `sum(CASE WHEN ${has} THEN observed_ms - ${m}_gap_ms ELSE 0 END) AS ${m}_ms,
+    min(CASE WHEN ${has} THEN ${m}_min END) AS ${m}_min, max(CASE WHEN ${has} THEN ${m}_max END) AS ${m}_max,
+    sum(CASE WHEN ${has} THEN ${m}_mean_milli * (observed_ms - ${m}_gap_ms) END) AS ${m}_weighted_milli`;
+}
+
+/** One row of rollupBucketsOfBox: a bucket's summed rollups. */
+export interface RollupBucketRow {
+  /** The first hour of the bucket. */
+  bucket: number;
+  polls: number;
+  observed_ms: number;
+  connected_ms: number;
+  battery_ms: number;
+  battery_min: number | null;
+  battery_max: number | null;
+  battery_weighted_milli: number | null;
+  signal_ms: number;
+  signal_min: number | null;
+  signal_max: number | null;
+  signal_weighted_milli: number | null;
 }
 
 export interface RollupRow {

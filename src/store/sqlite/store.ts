@@ -94,6 +94,8 @@ export class SqliteStore implements Store {
   private heldByUs: DaemonHolder | null = null;
   private callsRepo: SqliteCallsRepo | undefined;
   private recordingsRepo: SqliteRecordingsRepo | undefined;
+  /** SQLite's data_version when this connection last looked (followOtherConnections). */
+  private dataVersion: number | null = null;
 
   constructor(
     private readonly db: Database.Database,
@@ -172,7 +174,8 @@ export class SqliteStore implements Store {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(() => {
       const recorded = this.writer.record(write);
-      const view: CycleView = { boxes: this.reader.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now), acks: this.acks.latestByKey() };
+      // The fleet as the writer just wrote it (inside this transaction), not read back.
+      const view: CycleView = { boxes: this.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now), acks: this.acks.latestByKey() };
       const { alerts, result } = decide(view);
       if (alerts.forget !== undefined && alerts.forget.length > 0) this.forgetIn(alerts.forget, now);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);
@@ -188,19 +191,32 @@ export class SqliteStore implements Store {
   }
 
   private forgetIn(serials: readonly string[], now: number): number {
-    let n = 0;
-    for (const serial of serials) n += this.s.forgetBox.run(now, serial).changes;
-    return n;
+    return this.writer.forget(serials, now);
   }
 
   private unitOfWork<T>(fn: () => T): T {
     this.writable();
     try {
-      return this.db.transaction(fn).immediate();
+      return this.db.transaction(() => {
+        this.followOtherConnections();
+        return fn();
+      }).immediate();
     } catch (err) {
       this.writer.reset(); // the in-memory write state may hold what was rolled back
       throw err;
     }
+  }
+
+  /**
+   * The writer's in-memory fleet is this connection's: when another connection committed since we
+   * last looked (a CLI's `box forget`, `ack`, `silence`: SQLite's data_version changed), it is
+   * dropped and read again, so that boxes() and the next cycle see the changed rows.
+   */
+  private followOtherConnections(): void {
+    const version = this.s.dataVersion.get() as number;
+    if (version === this.dataVersion) return;
+    this.dataVersion = version;
+    this.writer.reset();
   }
 
   private writable(): true {
@@ -250,8 +266,10 @@ export class SqliteStore implements Store {
 
   // ---------------------------------------------------------------- reading
 
+  /** The fleet: from the writer's memory once it recorded a cycle (and no other connection wrote since), else read. */
   boxes(): BoxState[] {
-    return this.reader.boxes();
+    this.followOtherConnections();
+    return this.writer.fleet() ?? this.reader.boxes();
   }
 
   box(serial: string): BoxState | undefined {

@@ -18,13 +18,18 @@
  *   told by how much the clock was behind (it logs and counts it). This holds across restarts:
  *   the previous cycle is read from the database.
  *
+ * The writer also holds every box's row of `boxes` as it wrote it, and whether the box is
+ * forgotten (`forget`), so that `fleet()` answers the fleet without reading it back after each
+ * write. It is this connection's view: when another connection commits (a CLI `box forget`,
+ * `ack`, `silence`), the store calls `reset()` and it is read again (store.ts).
+ *
  * The caller runs `record` inside a transaction (store.ts); if that rolls back, `reset()` drops
  * the in-memory state and it is reloaded from the database at the next cycle.
  */
 import type { BoxSnapshot } from '../../model.js';
 import { HOUR_MS, addObservation, decodeRow, emptyRow, encodeRow, hourOf, type HourRow, type Values } from '../codec.js';
-import type { CycleWrite, RecordedCycle } from '../types.js';
-import { hourStats, type BoxRow, type HourStats, type Statements, type StringTable } from './rows.js';
+import type { BoxState, CycleWrite, RecordedCycle } from '../types.js';
+import { hourStats, toBoxState, type BoxRow, type HourStats, type Statements, type StringTable } from './rows.js';
 
 /** One box and hour of stored or live data. */
 interface RowRef {
@@ -41,10 +46,16 @@ interface Head {
   lastObs: number | null;
   values: Values | null;
   ref: RowRef | null;
+  /** The box's row of `boxes` as last written (a new object at each change, never mutated). */
+  state: BoxState;
+  /** Left out of the fleet (forgotten_at set) until the gateway lists the box again. */
+  forgotten: boolean;
 }
 
 export class CycleWriter {
   private heads: Map<string, Head> | null = null;
+  /** The heads in serial order (the order of `SELECT ... ORDER BY serial`); null: read it again. */
+  private order: Head[] | null = null;
   private lastCycleT: number | null = null;
   private openHourValue: number | null = null;
   /** Rows changed by the cycle being recorded. */
@@ -82,9 +93,36 @@ export class CycleWriter {
     return { startedAt, clockBehindMs: startedAt === own ? 0 : (last as number) - own };
   }
 
+  /**
+   * The fleet (every box not forgotten) in serial order, as `fleetBoxes` would read it; null until
+   * this writer is loaded (it is by the first cycle recorded): then read the table.
+   */
+  fleet(): BoxState[] | null {
+    const heads = this.heads;
+    if (heads === null) return null;
+    // New boxes were added: their place in SQLite's order of serials is read from the index.
+    this.order ??= (this.s.serials.all() as string[]).map((serial) => heads.get(serial) as Head);
+    const fleet: BoxState[] = [];
+    for (const head of this.order) if (!head.forgotten) fleet.push(head.state);
+    return fleet;
+  }
+
+  /** The boxes leave the fleet (see Store.forgetBoxes); call inside a transaction. Returns how many were not forgotten already. */
+  forget(serials: readonly string[], now: number): number {
+    let n = 0;
+    for (const serial of serials) {
+      if (this.s.forgetBox.run(now, serial).changes === 0) continue;
+      n++;
+      const head = this.heads?.get(serial);
+      if (head !== undefined) head.forgotten = true;
+    }
+    return n;
+  }
+
   /** Forgets the in-memory state (after a rollback); it is reloaded from the database when next needed. */
   reset(): void {
     this.heads = null;
+    this.order = null;
     this.lastCycleT = null;
     this.openHourValue = null;
     this.strings.load();
@@ -104,12 +142,15 @@ export class CycleWriter {
             s.insertBox.run(snap.serial, snap.id, snap.name, snap.connected ? 1 : 0, snap.battery, snap.signal, snap.firmware, snap.lastSeen,
               snap.registeredAt, snap.location, snap.ip, snap.detailsAt, t, t, t).lastInsertRowid,
           );
-          head = { id, serial: snap.serial, segStart: null, lastObs: null, values: null, ref: null };
+          head = { id, serial: snap.serial, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, t, t), forgotten: false };
           heads.set(snap.serial, head);
+          this.order = null;
         }
         this.observe(head, this.valuesOf(snap), t);
         s.updateBox.run(snap.id, snap.name, snap.connected ? 1 : 0, snap.battery, snap.signal, snap.firmware, snap.lastSeen,
           snap.registeredAt, snap.location, snap.ip, snap.detailsAt, t, head.segStart, head.id);
+        head.state = polledState(snap, head.state.firstSeen, t);
+        head.forgotten = false; // listed again: back in the fleet
         seen.add(head.id);
       }
     }
@@ -119,7 +160,13 @@ export class CycleWriter {
       this.closeSegment(head, Math.min(t, (head.lastObs as number) + this.maxGapMs));
       s.closeSegment.run(head.id);
     }
-    if (c.outcome === 'ok') for (const serial of write.missing) s.markMissing.run(t, serial);
+    if (c.outcome === 'ok') {
+      for (const serial of write.missing) {
+        s.markMissing.run(t, serial);
+        const head = heads.get(serial);
+        if (head !== undefined && head.state.missingSince === null) head.state = { ...head.state, missingSince: t };
+      }
+    }
 
     const hour = hourOf(t);
     if (this.openHourValue === null || hour > this.openHourValue) {
@@ -218,6 +265,8 @@ export class CycleWriter {
         lastObs: b.last_polled,
         values: [b.battery, b.signal, b.connected, this.strings.intern(b.firmware)],
         ref: null,
+        state: toBoxState(b),
+        forgotten: b.forgotten_at !== null,
       };
       heads.set(b.serial, head);
       byId.set(b.id, head);
@@ -231,6 +280,28 @@ export class CycleWriter {
       }
     }
     this.heads = heads;
+    this.order = [...heads.values()]; // read in serial order
     return heads;
   }
+}
+
+/** The row of `boxes` that `updateBox` leaves for a box in the device list at cycle t. */
+function polledState(snap: BoxSnapshot, firstSeen: number, t: number): BoxState {
+  return {
+    serial: snap.serial,
+    id: snap.id,
+    name: snap.name,
+    connected: snap.connected,
+    battery: snap.battery,
+    signal: snap.signal,
+    firmware: snap.firmware,
+    lastSeen: snap.lastSeen,
+    registeredAt: snap.registeredAt,
+    location: snap.location,
+    ip: snap.ip,
+    detailsAt: snap.detailsAt,
+    firstSeen,
+    lastPolled: t,
+    missingSince: null,
+  };
 }
