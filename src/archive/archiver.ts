@@ -109,7 +109,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     logger.warn({ call: d.call.callId, box: d.call.serial, attempts: d.attempts }, 'recording lost: it expired at the vendor before it could be archived');
   };
 
-  /** One attempt at one recording: 'archived', 'lost' or 'failed'. */
+  /** One attempt at one recording: 'archived', 'lost' or 'failed'. Never throws (a pass must never leave an attempt running behind it). */
   const attempt = async (d: DueRecording): Promise<'archived' | 'lost' | 'failed' | 'aborted'> => {
     const { call } = d;
     let url = fresh.get(call.callId);
@@ -152,8 +152,13 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
       if (fsCode !== undefined && STORAGE_ERRORS.has(fsCode)) storageFailed(fsCode, err);
       const attempts = d.attempts + 1;
       const next = clock.now() + jitteredBackoff(attempts, RETRY_BASE_MS, RETRY_MAX_MS, deps.random);
-      repo.failed(call.callId, call.serial, next, code);
       deps.metrics?.failed(code);
+      try {
+        repo.failed(call.callId, call.serial, next, code);
+      } catch (dbErr) {
+        // The database refused too (locked, full): the recording stays due and is tried next pass.
+        logger.error({ call: call.callId, code: (dbErr as { code?: unknown }).code, err: errorMessage(dbErr) }, 'cannot record a failed recording attempt');
+      }
       const fields = { call: call.callId, box: call.serial, code, attempts, err: errorMessage(err) };
       if (attempts === 1) logger.warn(fields, 'recording not archived yet; it is retried until the vendor lets it expire');
       else logger.debug(fields, 'recording not archived yet');

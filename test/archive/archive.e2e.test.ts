@@ -240,8 +240,9 @@ describe('recording archive', () => {
     await minutes(r, 20);
     expect(r.app.store.recordings.archivedAll().length).toBeGreaterThan(before);
     expect(slackWith(r, 'expired before')).toHaveLength(1);
-    // ... and resolves once an hour has passed without a loss.
-    await minutes(r, 45);
+    // ... and resolves once an hour has passed without a loss (the last recordings of the outage
+    // are found expired up to their 10 minutes' TTL after it).
+    await minutes(r, 55);
     const told = slackWith(r, 'recording');
     expect(told).toHaveLength(2);
     expect(told[1]).toMatch(/RESOLVED/);
@@ -249,7 +250,10 @@ describe('recording archive', () => {
 
     const stats = await runBuilt(['calls', 'stats', '--db', r.dbPath, '--format', 'json']);
     const rows = (JSON.parse(stats.out) as { rows: { recordingsLost: number }[] }).rows;
-    expect(rows.reduce((t, x) => t + x.recordingsLost, 0)).toBe(lost.length);
+    const lostInTheEnd = r.app.store.calls.list({ limit: 1000 }).filter((c) => c.recording === 'expired').length;
+    expect(lostInTheEnd).toBeGreaterThanOrEqual(lost.length);
+    expect(rows.reduce((t, x) => t + x.recordingsLost, 0)).toBe(lostInTheEnd);
+    expect(await metric(r, 'boxwatch_recordings_lost_total')).toBe(lostInTheEnd);
   }, 120_000);
 
   it('never follows a redirect to another host unless archive.allow_hosts names it', async () => {
