@@ -3,6 +3,7 @@ import type { RegisterCommand } from './context.js';
 import { registerSim } from './sim.js';
 import { registerCall } from './call.js';
 import { registerCalls } from './calls.js';
+import { registerTestCall } from './test-call.js';
 import { registerCheckConfig } from './check-config.js';
 import { registerRun } from './run.js';
 import { registerDemo } from './demo.js';
@@ -22,4 +23,4 @@ import { registerSql } from './sql.js';
 import { registerExport } from './export.js';
 import { registerRecordings } from './recordings.js';
 
-export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerRecordings, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerNotifications, registerSilence, registerAck, registerBox, registerRulesTest, registerNotifyTest, registerBackup, registerSql, registerExport];
+export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerRecordings, registerTestCall, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerNotifications, registerSilence, registerAck, registerBox, registerRulesTest, registerNotifyTest, registerBackup, registerSql, registerExport];

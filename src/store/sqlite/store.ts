@@ -23,6 +23,7 @@ import { SqliteAcks } from './acks.js';
 import { SqliteAlertStates } from './alert-states.js';
 import { SqliteCallsRepo } from './calls.js';
 import { SqliteRecordingsRepo } from './recordings.js';
+import { SqliteTestCallsRepo } from './test-calls.js';
 import { SqliteGroupQueue } from './group-queue.js';
 import { SqliteOutbox } from './outbox.js';
 import { HistoryReader } from './reader.js';
@@ -94,6 +95,7 @@ export class SqliteStore implements Store {
   private heldByUs: DaemonHolder | null = null;
   private callsRepo: SqliteCallsRepo | undefined;
   private recordingsRepo: SqliteRecordingsRepo | undefined;
+  private testCallsRepo: SqliteTestCallsRepo | undefined;
   /** SQLite's data_version when this connection last looked (followOtherConnections). */
   private dataVersion: number | null = null;
 
@@ -143,6 +145,12 @@ export class SqliteStore implements Store {
   get recordings(): SqliteRecordingsRepo {
     this.recordingsRepo ??= new SqliteRecordingsRepo(this.db);
     return this.recordingsRepo;
+  }
+
+  /** Test calls (`test_calls:`, migrations/0010_test_calls.sql). */
+  get testCalls(): SqliteTestCallsRepo {
+    this.testCallsRepo ??= new SqliteTestCallsRepo(this.db);
+    return this.testCallsRepo;
   }
 
   /** The outbox, its messages of type M (checked by `looksRight` when read back). */
