@@ -1,5 +1,6 @@
--- boxwatch PostgreSQL schema 3: calls placed through the boxes, their daily rollups and how far
--- the call list has been read. The same columns as SQLite's (migrations/0006_calls.sql), so the
+-- boxwatch PostgreSQL schema 3: calls placed through the boxes, their daily rollups, how far
+-- the call list has been read, test calls and the recording archive. The same columns as SQLite's
+-- (migrations/0006_calls.sql, 0009, 0010), so the
 -- row mapping is the same (src/store/postgres/calls.ts). Times are milliseconds since the epoch.
 CREATE TABLE calls (
   call_id text PRIMARY KEY,
@@ -64,3 +65,24 @@ CREATE INDEX test_calls_entry_day ON test_calls (entry, day, serial) WHERE state
 CREATE INDEX test_calls_serial_at ON test_calls (serial, at);
 CREATE INDEX test_calls_at ON test_calls (at);
 CREATE UNIQUE INDEX test_calls_call ON test_calls (call_id) WHERE call_id IS NOT NULL;
+
+-- The recording archive (migrations/0009_recordings.sql): what the archive needs besides
+-- calls.recording. Kept so that `boxwatch migrate` carries it; the archive itself runs on SQLite
+-- in this version.
+CREATE TABLE recordings (
+  call_id text PRIMARY KEY,
+  serial text NOT NULL,
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at bigint NOT NULL DEFAULT 0,
+  last_error text,
+  path text,
+  sha256 text,
+  bytes bigint,
+  sidecar text,
+  sidecar_sha256 text,
+  archived_at bigint,
+  lost_at bigint
+);
+CREATE INDEX recordings_archived ON recordings (archived_at) WHERE archived_at IS NOT NULL;
+CREATE INDEX recordings_lost ON recordings (lost_at) WHERE lost_at IS NOT NULL;
+CREATE INDEX calls_recording_available ON calls (ended_at) WHERE recording = 'available';

@@ -21,6 +21,7 @@ import { registerBackup } from './backup.js';
 import { registerInit } from './init.js';
 import { registerSql } from './sql.js';
 import { registerExport } from './export.js';
+import { registerRecordings } from './recordings.js';
 import { registerMigrate } from './migrate.js';
 
-export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerTestCall, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerNotifications, registerSilence, registerAck, registerBox, registerRulesTest, registerNotifyTest, registerBackup, registerMigrate, registerSql, registerExport];
+export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerRecordings, registerTestCall, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerNotifications, registerSilence, registerAck, registerBox, registerRulesTest, registerNotifyTest, registerBackup, registerMigrate, registerSql, registerExport];

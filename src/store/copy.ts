@@ -42,6 +42,7 @@ export const COPIED_TABLES: readonly TableSpec[] = [
   { name: 'call_rollups', key: ['day', 'serial', 'agent_id'] },
   { name: 'call_sync', key: ['id'] },
   { name: 'test_calls', key: ['id'], identity: 'id' },
+  { name: 'recordings', key: ['call_id'] },
 ];
 
 /** Rows per batch. */
