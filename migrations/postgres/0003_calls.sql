@@ -1,7 +1,7 @@
--- boxwatch PostgreSQL schema 3: calls placed through the boxes, their daily rollups, how far
--- the call list has been read, test calls and the recording archive. The same columns as SQLite's
--- (migrations/0006_calls.sql, 0009, 0010), so the
--- row mapping is the same (src/store/postgres/calls.ts). Times are milliseconds since the epoch.
+-- boxwatch PostgreSQL schema 3: calls placed through the boxes, their daily rollups, how far the
+-- call list has been read, test calls and the recording archive. The same columns as SQLite's
+-- (migrations/0006_calls.sql, 0009_recordings.sql, 0010_test_calls.sql), so the row mapping is
+-- the same (src/store/postgres/calls.ts). Times are milliseconds since the epoch.
 CREATE TABLE calls (
   call_id text PRIMARY KEY,
   serial text NOT NULL,

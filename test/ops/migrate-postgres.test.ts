@@ -1,7 +1,7 @@
 /**
  * `boxwatch migrate` between a real SQLite file and a real PostgreSQL cluster (throwaway, Debian's
  * binaries), run as the built program: a whole database (history over an hour boundary, alert
- * state and transitions, silences, acks, queued items, the outbox, calls) goes to PostgreSQL and
+ * state and transitions, silences, acks, queued items, the outbox, calls, test calls, recordings) goes to PostgreSQL and
  * reads back the same through the PostgreSQL store, then back into a new SQLite file that reads
  * the same as the original; counts are printed and verified; a non-empty target is refused
  * untouched; the URL's password never appears in the output, on success or failure.
@@ -17,6 +17,7 @@ import { PostgresStore } from '../../src/store/postgres/index.js';
 import { ensureBuilt } from '../e2e/build.js';
 import { runBuilt } from '../helpers/cli-process.js';
 import { describeWithPostgres, PostgresServer } from '../helpers/postgres.js';
+import { connectionOf } from '../helpers/sqlite.js';
 import { item } from '../notify/fixtures.js';
 import { HOUR, MAX_GAP, okCycle, snap, tempDir } from '../store/model.js';
 
@@ -50,6 +51,8 @@ function fill(store: SqliteStore): void {
   store.alerts.addSilence({ matchers: { boxes: ['BX-001'] }, startsAt: T0, endsAt: T0 + 10 * HOUR, comment: 'maintenance', createdBy: 'ops' }, T0);
   store.acks.add({ key: a.key, rule: a.rule, serial: a.serial, firingSince: T0, severity: 'critical', by: 'ana', comment: 'on it', at: T0 + 60_000, until: null });
   store.outbox().enqueue('mail', { items: [item({ serial: 'BX-002' })] }, T0 + 120_000);
+  connectionOf(store).prepare("INSERT INTO recordings (call_id, serial, path, sha256, bytes, archived_at) VALUES ('c1', 'BX-001', 'BX-001/c1.wav', 'ab12', 4096, ?)").run(T0 + HOUR);
+  connectionOf(store).prepare("INSERT INTO test_calls (entry, serial, agent_id, day, at, state, call_id) VALUES ('daily', 'BX-002', 7, ?, ?, 'placed', 'c2')").run(dayOf(T0), T0);
   store.calls.write({ now: T0 + HOUR, upserts: [call('c1', 'BX-001', T0, 'completed'), call('c2', 'BX-002', T0 + 60_000, 'failed'), call('c3', 'BX-002', T0 + 120_000, 'initiated')], checked: [], sync: { highWater: T0 + 120_000, syncedAt: T0 + HOUR, resume: null }, stuckAfterMs: HOUR });
 }
 
@@ -106,6 +109,8 @@ describeWithPostgres('boxwatch migrate (SQLite <-> PostgreSQL)', () => {
     expect(there.out).toMatch(/^ {2}samples +\d+ rows$/m);
     expect(there.out).toMatch(/^ {2}alert_transitions +1 rows$/m);
     expect(there.out).toMatch(/^ {2}calls +3 rows$/m);
+    expect(there.out).toMatch(/^ {2}recordings +1 rows$/m);
+    expect(there.out).toMatch(/^ {2}test_calls +1 rows$/m);
     expect(there.out).toContain('every count verified');
     expect(there.out + there.err).not.toContain(PASSWORD);
 
