@@ -36,7 +36,7 @@ import { RecordQuarantine } from './poller/quarantine.js';
 import { createHeartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
-import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
+import { DAEMON_HEARTBEAT_MS, openStore, pruneGradually, StoreError, type SqliteStore } from './store/index.js';
 import { walMissingAdvice } from './store/errors.js';
 import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -71,6 +71,11 @@ export interface AppDeps {
    * The schedule ticks in real time, so limits compared with `clock` (the health limit) scale by it.
    */
   clockRate?: number;
+  /**
+   * Called when another daemon took the database over (this one's heartbeat had stopped for too
+   * long): the app has stopped polling and delivering; `boxwatch run` ends with an error.
+   */
+  onLockLost?: (err: Error) => void;
 }
 
 export interface AppCycle extends CycleResult {
@@ -204,6 +209,7 @@ export function createApp(deps: AppDeps): App {
   let pruning: Promise<void> | null = null;
   let last: AppCycle | undefined;
   let groupTimer: NodeJS.Timeout | undefined;
+  let lockTimer: NodeJS.Timeout | undefined;
   let running = false;
   let stopping: Promise<void> | null = null;
   // The -wal file deleted under the running daemon: every other process then fails to read the
@@ -386,7 +392,10 @@ export function createApp(deps: AppDeps): App {
       return http?.url ?? null;
     },
     async start() {
-      store.lockForDaemon();
+      const { tookOver } = store.lockForDaemon();
+      if (tookOver !== null) logger.warn({ db: config.storage.path, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
+      lockTimer = setInterval(beatLock, DAEMON_HEARTBEAT_MS);
+      lockTimer.unref();
       running = true;
       if (config.http.enabled) {
         http = await startHttpServer({
@@ -454,9 +463,25 @@ export function createApp(deps: AppDeps): App {
     },
   };
 
+  /** The hold's heartbeat: a busy database only delays it; a hold taken over by another daemon stops this app. */
+  function beatLock(): void {
+    try {
+      store.heartbeatForDaemon();
+    } catch (err) {
+      if (!(err instanceof StoreError && err.code === 'store_in_use')) {
+        logger.warn({ code: sqliteCode(err), err: errorMessage(err) }, 'could not refresh the database hold; trying again at the next heartbeat');
+        return;
+      }
+      clearInterval(lockTimer);
+      logger.error({ code: err.code, db: config.storage.path }, err.message);
+      void (stopping ??= stopOnce()).finally(() => deps.onLockLost?.(err));
+    }
+  }
+
   async function stopOnce(): Promise<void> {
     running = false;
     clearTimeout(groupTimer);
+    clearInterval(lockTimer);
     // The cycle and the delivery in flight may finish within the grace period; then their
     // requests are aborted (a gateway that never answers must not hold up a shutdown).
     const abandon = setTimeout(() => {
