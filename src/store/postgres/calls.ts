@@ -32,7 +32,8 @@ const FINAL = "status IN ('completed', 'failed')";
 function statsSql(key: string): string {
   return `SELECT ${key} AS key, count(*)::bigint AS placed, count(*) FILTER (WHERE status = 'completed')::bigint AS completed,
       count(*) FILTER (WHERE status = 'failed')::bigint AS failed, count(*) FILTER (WHERE status = 'initiated' AND started_at < $2)::bigint AS stuck,
-      count(*) FILTER (WHERE recording = 'archived')::bigint AS archived, count(*) FILTER (WHERE recording = 'expired')::bigint AS lost
+      count(*) FILTER (WHERE recording = 'archived')::bigint AS archived, count(*) FILTER (WHERE recording = 'expired')::bigint AS lost,
+      count(*) FILTER (WHERE call_id IN (SELECT call_id FROM test_calls WHERE call_id IS NOT NULL))::bigint AS test
     FROM calls WHERE started_at >= $1 GROUP BY 1 ORDER BY ${key} COLLATE "C"`;
 }
 
