@@ -4,6 +4,7 @@
  * it and turns nodemailer's errors into NotifyErrors without the URL or the password.
  */
 import { createRequire } from 'node:module';
+import type nodemailerModule from 'nodemailer';
 import type { Mail } from 'nodemailer';
 import { cleanText, escapeHtml } from './escape.js';
 import { NotifyError, type NotifyErrorCode, abortKind, redact, safeCause, urlSecrets } from './errors.js';
@@ -147,7 +148,7 @@ export class EmailNotifier implements Notifier {
     }
     if (options.to.length === 0) throw new NotifyError('notify_config', options.name, 'no recipients (to)', { retryable: false });
     const timeout = options.timeoutMs ?? 15_000;
-    const nodemailer = load('nodemailer') as typeof import('nodemailer');
+    const nodemailer = load('nodemailer') as typeof nodemailerModule;
     this.transport = nodemailer.createTransport({
       url: options.smtpUrl,
       connectionTimeout: timeout,

@@ -43,8 +43,8 @@ export interface FleetStats {
 const load = createRequire(import.meta.url);
 
 function engine(outputEscape?: (value: unknown) => string): Liquid {
-  const { Liquid } = load('liquidjs') as typeof import('liquidjs');
-  return new Liquid({
+  const { Liquid: Engine } = load('liquidjs') as { Liquid: typeof Liquid };
+  return new Engine({
     templates: {},
     ownPropertyOnly: true,
     strictFilters: true,
