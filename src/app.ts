@@ -45,6 +45,7 @@ import { alertViewSource } from './views/alerts.js';
 import { apiReader } from './views/api-reader.js';
 import { createCallIngest, type CallIngest, type CallSyncResult } from './calls/index.js';
 import { registerCallMetrics } from './calls/metrics.js';
+import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/test-calls.js';
 
 export interface AppDeps {
   config: Config;
@@ -95,6 +96,10 @@ export interface App {
   readonly calls: CallIngest | null;
   /** One call-sync cycle now (no-overlap rules apply); undefined when skipped or calls are off. */
   runCallsOnce(): Promise<CallSyncResult | undefined>;
+  /** Test calls (null without `test_calls:`). */
+  readonly testCalls: TestCalls | null;
+  /** One tick of every test-call entry's schedule now (or of the one named); what the attempts did. */
+  runTestCallsOnce(entry?: string): Promise<TestCallAttempt[]>;
   /** Groups what is ready and runs one delivery pass for every notifier (tests, demo). */
   deliverNow(): Promise<void>;
   readonly skippedTicks: number;
@@ -142,7 +147,12 @@ export function createApp(deps: AppDeps): App {
   const outbox = store.outbox<NotificationMessage>(looksLikeNotificationMessage);
   const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
   const configured = new Set(config.notifiers.map((n) => n.name));
-  const pipeline = new AlertPipeline({ config, callFacts: () => calls?.facts() ?? null });
+  const pipeline = new AlertPipeline({
+    config,
+    callFacts: () => calls?.facts() ?? null,
+    // Judged with the call facts: only after a successful call sync are the test calls' ends known.
+    testCallVerdicts: () => (testCalls !== null && calls?.facts() ? testCalls.verdicts(clock.now()) : null),
+  });
   const notifiers =
     deps.notifiers ??
     notifiersFromConfig(config.notifiers, {
@@ -302,6 +312,8 @@ export function createApp(deps: AppDeps): App {
       pruning = pruneGradually(store, now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention }, { signal: controller.signal })
         .then((deleted) => {
           if (calls) deleted += calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
+          // Test-call attempts are kept at least two days: today's count against the caps.
+          if (testCalls) deleted += store.testCalls.prune(now - Math.max(config.storage.rawRetention, 2 * 86_400_000));
           if (deleted > 0) logger.info({ deleted }, 'pruned history past retention');
         })
         .catch((err: unknown) => {
@@ -348,6 +360,23 @@ export function createApp(deps: AppDeps): App {
   };
   let callsScheduler: Scheduler = startScheduler({ task: callsCycle, logger });
 
+  // Test calls: one schedule per entry, each never overlapping itself (src/calls/test-calls.ts).
+  const testCalls =
+    calls && config.testCalls
+      ? createTestCalls({ entries: config.testCalls, repo: store.testCalls, boxes: () => store.boxes(), client, clock, logger, concurrency: config.gateway.concurrency })
+      : null;
+  let lastAttempts: TestCallAttempt[] = [];
+  const testCallTask = (name: string) => async (): Promise<void> => {
+    if (!testCalls) return;
+    try {
+      lastAttempts.push(...(await testCalls.runEntry(name, controller.signal)));
+    } catch (err) {
+      if (controller.signal.aborted) return;
+      throw err; // the scheduler logs it
+    }
+  };
+  let testCallSchedulers = (config.testCalls ?? []).map((e) => ({ name: e.name, scheduler: startScheduler({ task: testCallTask(e.name), logger }) }));
+
   return {
     store,
     alerts,
@@ -384,6 +413,13 @@ export function createApp(deps: AppDeps): App {
         void callsScheduler.stop();
         callsScheduler = startScheduler({ schedule: config.calls.schedule, timezone: config.poll.timezone, task: callsCycle, logger });
       }
+      if (testCalls) {
+        for (const s of testCallSchedulers) void s.scheduler.stop();
+        testCallSchedulers = testCalls.entries.map((e) => ({
+          name: e.name,
+          scheduler: startScheduler({ schedule: e.schedule, timezone: config.poll.timezone, task: testCallTask(e.name), logger }),
+        }));
+      }
       dispatcher.start();
       resender.start();
       logger.info({ schedule: config.poll.schedule, gateway: redactUrl(config.gateway.baseUrl), db: config.storage.path }, 'boxwatch polling');
@@ -398,6 +434,12 @@ export function createApp(deps: AppDeps): App {
       lastCalls = undefined;
       await callsScheduler.tick();
       return lastCalls;
+    },
+    testCalls,
+    async runTestCallsOnce(entry) {
+      lastAttempts = [];
+      for (const s of testCallSchedulers) if (entry === undefined || s.name === entry) await s.scheduler.tick();
+      return lastAttempts;
     },
     async deliverNow() {
       await group();
@@ -422,7 +464,7 @@ export function createApp(deps: AppDeps): App {
       controller.abort(new Error('boxwatch is stopping'));
     }, deps.stopGraceMs ?? STOP_GRACE_MS);
     try {
-      await Promise.all([scheduler.stop(), callsScheduler.stop(), dispatcher.stop(), resender.stop()]);
+      await Promise.all([scheduler.stop(), callsScheduler.stop(), ...testCallSchedulers.map((s) => s.scheduler.stop()), dispatcher.stop(), resender.stop()]);
     } finally {
       clearTimeout(abandon);
     }

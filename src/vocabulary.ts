@@ -34,6 +34,12 @@ export function isCallRuleKind(kind: string): kind is CallRuleKind {
   return (CALL_RULE_KINDS as readonly string[]).includes(kind);
 }
 
+/**
+ * The built-in alert of test calls (`test_calls:`, docs/calls.md): one per box, raised when a test
+ * call from it fails or does not complete in time; name = kind.
+ */
+export const TEST_CALL_FAILED = 'test_call_failed';
+
 /** The built-in rules about the gateway itself (configured under `alerting.gateway`); name = kind. */
 export const GATEWAY_RULES = ['gateway_unreachable', 'gateway_unauthorized', 'gateway_schema', 'gateway_clock'] as const;
 export type GatewayRuleName = (typeof GATEWAY_RULES)[number];

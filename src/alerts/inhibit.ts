@@ -15,7 +15,7 @@ export interface InhibitRule {
 export const DEFAULT_INHIBIT_RULES: readonly InhibitRule[] = [
   { sourceKinds: ['disconnected'], targetKinds: ['low_battery', 'weak_signal', 'stale'] },
   // A disconnected box places no calls, and the calls it had in flight fail or hang: its call alerts say nothing new.
-  { sourceKinds: ['disconnected'], targetKinds: ['call_failure_rate', 'call_stuck', 'calls_silent'] },
+  { sourceKinds: ['disconnected'], targetKinds: ['call_failure_rate', 'call_stuck', 'calls_silent', 'test_call_failed'] },
 ];
 
 /**

@@ -7,6 +7,9 @@
  */
 import type { Config } from '../config/index.js';
 import type { CallFacts } from '../calls/health.js';
+import type { TestCallVerdict } from '../calls/test-calls.js';
+import { testCallEvaluations } from '../rules/test-call-failed.js';
+import { TEST_CALL_FAILED } from '../vocabulary.js';
 import { boxesToForget, evaluateFleetRule, evaluateRule, fleetContext, isFleetRule } from '../rules/index.js';
 import type { AlertItem } from '../notify/types.js';
 import type { BoxState, CycleRecord } from '../store/types.js';
@@ -22,6 +25,8 @@ export interface AlertPipelineDeps {
   config: Config;
   /** The call rules' facts from the last successful call sync (src/calls/health.ts); null or absent: none. */
   callFacts?: () => CallFacts | null;
+  /** The test calls' verdicts per box (src/calls/test-calls.ts); null or absent: none fresh (test_call_failed says unknown). */
+  testCallVerdicts?: () => ReadonlyMap<string, TestCallVerdict> | null;
 }
 
 export interface CycleAlerts extends EngineResult {
@@ -46,6 +51,7 @@ export function cycleEvaluations(
   now: number,
   gatewayNow: number | null,
   calls: CallFacts | null = null,
+  testCalls: ReadonlyMap<string, TestCallVerdict> | null = null,
 ): RuleEvaluation[] {
   const evaluations = gatewayEvaluations(cycle, config.alerting.gateway);
   if (isGatewayDown(cycle)) return evaluations;
@@ -66,6 +72,7 @@ export function cycleEvaluations(
       evaluations.push({ rule: ref, serial: box.serial, condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
     }
   }
+  if (testCalls !== null) evaluations.push(...testCallEvaluations(testCalls, boxes.filter((b) => b.missingSince === null).map((b) => b.serial)));
   return evaluations;
 }
 
@@ -94,7 +101,7 @@ export class AlertPipeline {
     // Boxes missing past a missing rule's forget_after leave the fleet now (never on a failed cycle).
     const forget = down ? [] : boxesToForget(config.rules, view.boxes, now);
     const fleet = forget.length === 0 ? view.boxes : view.boxes.filter((b) => !forget.includes(b.serial));
-    const evaluations = cycleEvaluations(config, cycle, fleet, prev, now, gatewayNow, this.deps.callFacts?.() ?? null);
+    const evaluations = cycleEvaluations(config, cycle, fleet, prev, now, gatewayNow, this.deps.callFacts?.() ?? null, this.deps.testCallVerdicts?.() ?? null);
     const acks = view.acks ?? new Map<string, Ack>();
     const result = evaluateCycle(prev, evaluations, {
       now,
@@ -103,7 +110,7 @@ export class AlertPipeline {
       silences: view.silences,
       inhibit: config.alerting.inhibit,
       repeatIntervalMs: config.alerting.repeatInterval,
-      ruleNames: [...config.rules.map((r) => r.name), ...GATEWAY_RULE_NAMES],
+      ruleNames: [...config.rules.map((r) => r.name), ...GATEWAY_RULE_NAMES, ...(config.testCalls ? [TEST_CALL_FAILED] : [])],
       serials: fleet.map((b) => b.serial),
     });
     const bySerial = new Map(view.boxes.map((b) => [b.serial, b]));

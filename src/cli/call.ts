@@ -4,10 +4,10 @@
  * connected. Bad arguments are UsageErrors (exit 2) and send no request.
  */
 import { BoxwatchError, UsageError } from '../errors.js';
-import { GatewayError } from '../gateway/errors.js';
+import { requireConnected } from '../calls/place.js';
 import { E164 } from '../gateway/messages.js';
 import type { CliContext, RegisterCommand } from './context.js';
-import { boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
+import { boxSerial, configOption, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
 import { formatOption, formatTable, type OutputFormat } from './output.js';
 
 interface CallOptions {
@@ -42,18 +42,10 @@ async function runCall(opts: CallOptions, ctx: CliContext): Promise<void> {
   const gateway = resolveGateway(opts, ctx.env);
 
   const result = await withGateway(gateway, async (client) => {
-    const device = await client.getDevice(serial, { signal: ctx.signal }).catch((err: unknown) => {
-      if (err instanceof GatewayError && err.code === 'device_not_found') {
-        throw new BoxwatchError('box_not_found', `box ${serial} is not known to the gateway (${err.message})`, { cause: err });
-      }
+    await requireConnected(client, serial, { signal: ctx.signal }).catch((err: unknown) => {
+      if (err instanceof BoxwatchError && err.code === 'box_disconnected') throw new BoxwatchError(err.code, `${err.message}; not placing the call`);
       throw err;
     });
-    if (!device.connected) {
-      throw new BoxwatchError(
-        'box_disconnected',
-        `box ${serial} ("${terminalSafe(device.device_name)}") is disconnected (last seen ${formatTimestamp(device.last_seen)}); not placing the call`,
-      );
-    }
     return client.makeCall({ from: `box:${serial}`, to: opts.to, agentId }, { signal: ctx.signal });
   });
 

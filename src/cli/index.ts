@@ -3,6 +3,7 @@ import type { RegisterCommand } from './context.js';
 import { registerSim } from './sim.js';
 import { registerCall } from './call.js';
 import { registerCalls } from './calls.js';
+import { registerTestCall } from './test-call.js';
 import { registerCheckConfig } from './check-config.js';
 import { registerRun } from './run.js';
 import { registerDemo } from './demo.js';
@@ -21,4 +22,4 @@ import { registerInit } from './init.js';
 import { registerSql } from './sql.js';
 import { registerExport } from './export.js';
 
-export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerNotifications, registerSilence, registerAck, registerBox, registerRulesTest, registerNotifyTest, registerBackup, registerSql, registerExport];
+export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerTestCall, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerNotifications, registerSilence, registerAck, registerBox, registerRulesTest, registerNotifyTest, registerBackup, registerSql, registerExport];

@@ -12,7 +12,7 @@ import { formatIssues } from './issues.js';
 import { formatPath, valueAt } from './paths.js';
 import { isGlob, matchesGlob } from '../glob.js';
 import { readYaml } from '../yaml.js';
-import { GATEWAY_RULES } from '../vocabulary.js';
+import { GATEWAY_RULES, TEST_CALL_FAILED } from '../vocabulary.js';
 import { DEFAULT_RULES, configSchema, type Config, type RawConfig } from './schema.js';
 
 export { readYaml, MAX_YAML_ALIASES } from '../yaml.js';
@@ -215,7 +215,8 @@ function crossChecks(raw: unknown): ConfigIssue[] {
   }
 
   const userRules = doc['rules'] === undefined ? DEFAULT_RULES.map((r, index) => ({ name: r.name, index })) : namesOf(doc['rules']);
-  const ruleNames = new Set<string>([...GATEWAY_RULES, ...userRules.map((r) => r.name)]);
+  const builtIn = [...GATEWAY_RULES, ...(doc['test_calls'] === undefined ? [] : [TEST_CALL_FAILED])];
+  const ruleNames = new Set<string>([...builtIn, ...userRules.map((r) => r.name)]);
   for (const { name, index } of userRules) {
     if ((GATEWAY_RULES as readonly string[]).includes(name)) {
       issues.push({ path: formatPath(['rules', index, 'name']), message: `"${name}" is a built-in rule name (configure it under alerting.gateway)` });

@@ -10,6 +10,7 @@ import { ConfigError } from '../errors.js';
 import { readDuration, tryParseDuration } from '../duration.js';
 import { templateProblem } from '../notify/templates.js';
 import { DEFAULT_MAX_BODY } from '../gateway/client.js';
+import { E164 } from '../gateway/messages.js';
 
 import { isCallRuleKind, SEVERITIES, type RuleKind } from '../vocabulary.js';
 
@@ -132,6 +133,35 @@ const callsSchema = z.strictObject({
   store_numbers: z.boolean().default(false),
   /** Store transcripts and variables (default: never). */
   store_transcripts: z.boolean().default(false),
+});
+
+/**
+ * `test_calls:` (docs/calls.md, "Test calls"): calls boxwatch places itself, on a schedule, from
+ * the boxes an entry selects. A call costs money: `daily_cap` (per box and for the entry, per UTC
+ * day) is required and counted in the database.
+ */
+const testCallSchema = z.strictObject({
+  name,
+  boxes: z.preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.string().min(1)).min(1)),
+  to: z.string().regex(E164, { error: 'must be an E.164 phone number (+ then 8 to 15 digits, e.g. +14155550123)' }),
+  agent: z.int().min(1),
+  schedule: z.string().refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "0 0 9 * * *")' }),
+  daily_cap: z.strictObject({
+    /** Test calls per box and UTC day, at most. */
+    per_box: z.int().min(1).max(1_000),
+    /** Test calls of this entry per UTC day, all boxes together, at most. */
+    total: z.int().min(1).max(100_000),
+  }),
+  /** A test call not completed this long after it was placed counts as failed. */
+  timeout: duration('15m', { positive: true, max: '1d' }),
+  severity: z.enum(SEVERITIES).default('critical'),
+});
+const testCallsSchema = z.array(testCallSchema).superRefine((entries, ctx) => {
+  const seen = new Set<string>();
+  entries.forEach((e, i) => {
+    if (seen.has(e.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate name "${e.name}"` });
+    seen.add(e.name);
+  });
 });
 
 /** The SQLite file when neither storage.path nor storage.url is given. */
@@ -499,9 +529,12 @@ export const configSchema = z.strictObject({
   notifiers: z.array(notifierSchema).prefault([{ name: 'console', type: 'console' }]),
   http: httpSchema.prefault({}),
   log: logSchema.prefault({}),
+  test_calls: testCallsSchema.optional(),
 }).superRefine((c, ctx) => {
   // Call rules are judged from the calls boxwatch reads; without `calls:` it reads none.
   if (c.calls !== undefined) return;
+  // Test calls are followed to their end by the call sync.
+  if (c.test_calls !== undefined) ctx.addIssue({ code: 'custom', path: ['test_calls'], message: 'test calls need a calls: section (the call sync follows them to their end)' });
   c.rules.forEach((r, i) => {
     if (isCallRuleKind(r.kind)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'kind'], message: `${r.kind} needs a calls: section (boxwatch reads no calls without it)` });
   });
@@ -535,6 +568,7 @@ export function sqlitePath(storage: StorageConfig): string {
   );
 }
 export type CallsConfig = NonNullable<Config['calls']>;
+export type TestCallConfig = NonNullable<Config['testCalls']>[number];
 export type RuleConfig = Config['rules'][number];
 export type AlertingConfig = Config['alerting'];
 export type NotifierConfig = Config['notifiers'][number];

@@ -5,6 +5,7 @@
  */
 import cron from 'node-cron';
 import type { Logger } from '../log.js';
+import { isoTime } from '../time.js';
 
 export interface Scheduler {
   /** Runs one tick now (what the schedule calls); resolves when it ran or was skipped. */
@@ -66,6 +67,11 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
         { timezone: options.timezone ?? DEFAULT_TIMEZONE },
       )
     : null;
+  // node-cron notices a run it missed (the process was blocked or suspended at that second) and,
+  // unless someone listens, prints a raw warning on stdout: it goes through our log instead.
+  task?.on('execution:missed', (ctx) => {
+    options.logger.warn({ at: isoTime(ctx.date.getTime()) }, 'a scheduled run was missed: the process was busy or suspended at that time');
+  });
 
   return {
     tick,

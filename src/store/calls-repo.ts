@@ -31,6 +31,12 @@ export interface CallRecord {
   variables: Record<string, string> | null;
 }
 
+/** A call as listed for people and programs. */
+export interface ListedCall extends CallRecord {
+  /** The `test_calls` entry that placed it (a test call); null for every other call. */
+  testCall: string | null;
+}
+
 /** A call as read this cycle (from the list, or from its details when `detailsRead`). */
 export interface CallObservation extends CallRecord {
   /** True when read through call details: recording, transcript and variables are known. */
@@ -114,7 +120,7 @@ export interface CallsRepo {
   /** Stored calls started at or after `since` (gateway clock). */
   countSince(since: number): number;
   /** Calls started in [since, until), newest first. */
-  list(options: { serial?: string; since?: number; until?: number; limit: number }): CallRecord[];
+  list(options: { serial?: string; since?: number; until?: number; limit: number }): ListedCall[];
   /** Per box or agent, the calls started at or after `since`, in key order. */
   stats(options: { since: number; by: 'box' | 'agent'; stuckBefore: number }): CallStats[];
   /** The box's final calls started in [from, to) per bucket of `bucketMs` (index 0 starts at `from`); empty buckets left out. */

@@ -25,9 +25,11 @@ export interface CallJson {
   /** Only when calls.store_transcripts. */
   transcript?: string;
   variables?: Record<string, string>;
+  /** Only for a test call: the test_calls entry that placed it. */
+  testCall?: string;
 }
 
-export function callJson(c: CallRecord): CallJson {
+export function callJson(c: CallRecord & { testCall?: string | null }): CallJson {
   return {
     callId: c.callId,
     box: c.serial,
@@ -42,6 +44,7 @@ export function callJson(c: CallRecord): CallJson {
     recording: c.recording,
     ...(c.transcript !== null && { transcript: c.transcript }),
     ...(c.variables !== null && { variables: c.variables }),
+    ...(typeof c.testCall === 'string' && { testCall: c.testCall }),
   };
 }
 

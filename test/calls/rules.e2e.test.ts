@@ -5,7 +5,7 @@
  * and a delivery pass run.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { slackTexts, startRig, type Rig } from '../e2e/harness.js';
+import { callMinutes, slackTexts, startRig, type Rig } from '../e2e/harness.js';
 
 const M = 60_000;
 
@@ -33,15 +33,7 @@ async function callRig(scenario: string): Promise<Rig> {
   return rig;
 }
 
-/** Every simulated minute: a call sync, a poll cycle, a delivery pass. */
-async function minutes(r: Rig, n: number): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    r.clock.advance(M);
-    await r.app.runCallsOnce();
-    await r.app.runOnce();
-    await r.app.deliverNow();
-  }
-}
+const minutes = callMinutes;
 
 /** The Slack messages (all their texts) that contain `text` and name box `serial` (grouped messages show summaries, not rule names). */
 function slackOf(r: Rig, text: string, serial: string): string[] {

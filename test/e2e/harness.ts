@@ -129,6 +129,16 @@ ${options.http ? `http: { listen: "127.0.0.1:0", base_path: "${options.http.base
   return rig;
 }
 
+/** Every simulated minute for `n` minutes: a call sync, a poll cycle, a delivery pass (the call tests' rhythm). */
+export async function callMinutes(r: Rig, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    r.clock.advance(60_000);
+    await r.app.runCallsOnce();
+    await r.app.runOnce();
+    await r.app.deliverNow();
+  }
+}
+
 /** Every `text` string of a Slack payload (header, sections, fields, context), in order. */
 export function slackTexts(body: unknown): string[] {
   const out: string[] = [];

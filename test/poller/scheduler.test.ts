@@ -1,6 +1,7 @@
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { silentLogger } from '../../src/log.js';
+import { createLogger, silentLogger } from '../../src/log.js';
 import { startScheduler } from '../../src/poller/scheduler.js';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -110,5 +111,43 @@ describe('the time zone of the schedule (poll.timezone)', () => {
 
   it('an unknown time zone is a configuration error naming poll.timezone', () => {
     expect(() => parseConfig('gateway: { secret_key: k }\npoll: { timezone: Mars/Olympus }\n', {}, 'test')).toThrow(/poll\.timezone: unknown time zone/);
+  });
+});
+
+describe('a missed run', () => {
+  it('is told through the log, not as node-cron raw text on stdout', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const stdout: string[] = [];
+    const realWrite = process.stdout.write.bind(process.stdout);
+    const realWarn = console.warn;
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      stdout.push(String(chunk));
+      return realWrite(chunk, ...rest);
+    }) as typeof process.stdout.write;
+    console.warn = (...args: unknown[]) => stdout.push(args.map(String).join(' '));
+    const scheduler = startScheduler({ schedule: '* * * * * *', logger: createLogger({ destination }), task: async () => undefined });
+    try {
+      // Block the event loop across a few whole seconds: the runs due meanwhile are missed.
+      await new Promise((r) => setTimeout(r, 100));
+      const until = Date.now() + 2500;
+      while (Date.now() < until) {
+        /* busy: the process cannot run its schedule */
+      }
+      await new Promise((r) => setTimeout(r, 1200));
+    } finally {
+      await scheduler.stop();
+      process.stdout.write = realWrite;
+      console.warn = realWarn;
+    }
+    const missed = lines.map((l) => JSON.parse(l) as { level: number; msg: string; at?: string }).filter((l) => /missed/.test(l.msg));
+    expect(missed.length).toBeGreaterThan(0);
+    expect(missed[0]).toMatchObject({ level: 40, msg: expect.stringContaining('a scheduled run was missed') as string, at: expect.stringMatching(/Z$/) as string });
+    expect(stdout.join('')).not.toMatch(/missed execution/);
   });
 });

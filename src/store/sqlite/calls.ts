@@ -4,9 +4,10 @@
  * from the calls of every (day, box, agent) a write touches, so they never drift from the rows.
  */
 import type Database from 'better-sqlite3';
-import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallStats, type CallsWrite, type CallSyncState, type FailureCount, type RecordingState, type StuckCalls } from '../calls-repo.js';
+import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallStats, type CallsWrite, type CallSyncState, type FailureCount, type ListedCall, type RecordingState, type StuckCalls } from '../calls-repo.js';
 
 const BATCH = 500;
+const LISTED = 'SELECT c.*, t.entry AS test_entry FROM calls c LEFT JOIN test_calls t ON t.call_id = c.call_id';
 
 interface CallRow {
   call_id: string;
@@ -61,8 +62,9 @@ export class SqliteCallsRepo implements CallsRepo {
       due: p('SELECT * FROM calls WHERE details_due = 1 ORDER BY ended_at LIMIT ?'),
       initiated: p(`SELECT * FROM calls WHERE status = 'initiated' AND checked_at < ? AND started_at >= ? ORDER BY checked_at LIMIT ?`),
       countSince: p('SELECT count(*) FROM calls WHERE started_at >= ?').pluck(),
-      list: p('SELECT * FROM calls WHERE started_at >= ? AND started_at < ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
-      listBox: p('SELECT * FROM calls WHERE serial = ? AND started_at >= ? AND started_at < ? ORDER BY started_at DESC, call_id DESC LIMIT ?'),
+      // With the test_calls entry that placed the call (migrations/0010_test_calls.sql), if one did.
+      list: p(`${LISTED} WHERE c.started_at >= ? AND c.started_at < ? ORDER BY c.started_at DESC, c.call_id DESC LIMIT ?`),
+      listBox: p(`${LISTED} WHERE c.serial = ? AND c.started_at >= ? AND c.started_at < ? ORDER BY c.started_at DESC, c.call_id DESC LIMIT ?`),
       statsBox: p(statsSql('serial')),
       statsAgent: p(statsSql('CAST(agent_id AS TEXT)')),
       durationsBox: p(`SELECT serial AS key, duration_sec AS d FROM calls WHERE started_at >= ? AND status = 'completed' AND duration_sec IS NOT NULL ORDER BY 1, 2`),
@@ -158,11 +160,11 @@ export class SqliteCallsRepo implements CallsRepo {
     return this.s.countSince.get(since) as number;
   }
 
-  list(options: { serial?: string; since?: number; until?: number; limit: number }): CallRecord[] {
+  list(options: { serial?: string; since?: number; until?: number; limit: number }): ListedCall[] {
     const since = options.since ?? 0;
     const until = options.until ?? Number.MAX_SAFE_INTEGER;
     const rows = options.serial === undefined ? this.s.list.all(since, until, options.limit) : this.s.listBox.all(options.serial, since, until, options.limit);
-    return (rows as CallRow[]).map(fromRow);
+    return (rows as (CallRow & { test_entry: string | null })[]).map((r) => ({ ...fromRow(r), testCall: r.test_entry }));
   }
 
   stats(options: { since: number; by: 'box' | 'agent'; stuckBefore: number }): CallStats[] {

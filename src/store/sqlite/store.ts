@@ -22,6 +22,7 @@ import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, 
 import { SqliteAcks } from './acks.js';
 import { SqliteAlertStates } from './alert-states.js';
 import { SqliteCallsRepo } from './calls.js';
+import { SqliteTestCallsRepo } from './test-calls.js';
 import { SqliteGroupQueue } from './group-queue.js';
 import { SqliteOutbox } from './outbox.js';
 import { HistoryReader } from './reader.js';
@@ -92,6 +93,7 @@ export class SqliteStore implements Store {
   private readonly retention: Retention;
   private heldByUs: DaemonHolder | null = null;
   private callsRepo: SqliteCallsRepo | undefined;
+  private testCallsRepo: SqliteTestCallsRepo | undefined;
   /** SQLite's data_version when this connection last looked (followOtherConnections). */
   private dataVersion: number | null = null;
 
@@ -138,6 +140,12 @@ export class SqliteStore implements Store {
   get calls(): SqliteCallsRepo {
     this.callsRepo ??= new SqliteCallsRepo(this.db);
     return this.callsRepo;
+  }
+
+  /** Test calls (`test_calls:`, migrations/0010_test_calls.sql). */
+  get testCalls(): SqliteTestCallsRepo {
+    this.testCallsRepo ??= new SqliteTestCallsRepo(this.db);
+    return this.testCallsRepo;
   }
 
   /** The outbox, its messages of type M (checked by `looksRight` when read back). */

@@ -1,0 +1,188 @@
+/**
+ * Test calls (docs/calls.md, "Test calls"): synthetic monitoring of the whole call path. Each
+ * `test_calls:` entry places a call on its schedule from every box it selects, to its number with
+ * its agent, and `boxwatch test-call run` places one now. This module owns the attempt (caps,
+ * connected check, make-call) and the verdict on how each box's latest test call went; the call
+ * sync (sync.ts) follows the calls themselves, and the `test_call_failed` alert is judged by the
+ * alert pipeline from `testCallVerdicts`.
+ *
+ * One attempt: the day's calls are counted against the caps (skip if reached), the box is read
+ * through device details (skip unless connected), then a slot is reserved in the same SQLite
+ * transaction that counts the caps again, and only then is make-call sent. A process that dies
+ * after reserving leaves the slot used: boxwatch errs on the side of placing fewer test calls,
+ * never more than the caps.
+ */
+import type { Clock } from '../clock.js';
+import type { TestCallConfig } from '../config/schema.js';
+import { formatDuration } from '../duration.js';
+import { BoxwatchError, errorMessage } from '../errors.js';
+import type { GatewayClient } from '../gateway/types.js';
+import { matchesAny } from '../glob.js';
+import type { Logger } from '../log.js';
+import { mapWithConcurrency } from '../poller/pool.js';
+import { dayOf } from '../store/calls-repo.js';
+import type { CapUse, TestCallsRepo, TestCallWithCall } from '../store/test-calls-repo.js';
+import type { BoxState } from '../store/types.js';
+import type { Severity } from '../vocabulary.js';
+import { requireConnected } from './place.js';
+import { maskNumber } from './privacy.js';
+
+/** What one attempt did. */
+export type TestCallAttempt =
+  | { entry: string; serial: string; outcome: 'placed'; callId: string; used: CapUse }
+  | { entry: string; serial: string; outcome: 'rejected'; reason: string; used: CapUse }
+  | { entry: string; serial: string; outcome: 'skipped'; skip: 'cap' | 'disconnected' | 'unknown_box' | 'error'; reason: string };
+
+/** How a box's latest decided test call went: what `test_call_failed` judges. */
+export interface TestCallVerdict {
+  failed: boolean;
+  entry: string;
+  severity: Severity;
+  /** The call's id (null when make-call failed). */
+  callId: string | null;
+  /** E.g. `completed within 15m`. */
+  threshold: string;
+  /** One line: what happened. */
+  summary: string;
+}
+
+export interface TestCalls {
+  readonly entries: readonly TestCallConfig[];
+  /** One attempt from every box the entry selects (its schedule's tick). */
+  runEntry(name: string, signal?: AbortSignal): Promise<TestCallAttempt[]>;
+  /**
+   * One test call now (`boxwatch test-call run`): from `serial`, or else from the first selected
+   * box the last poll saw connected that has calls left today.
+   */
+  runOne(entry: TestCallConfig, serial: string | undefined, signal?: AbortSignal): Promise<TestCallAttempt>;
+  /** Per box, the verdict on its latest decided test call (boxes without one are absent). */
+  verdicts(now: number): Map<string, TestCallVerdict>;
+}
+
+export interface TestCallsDeps {
+  entries: readonly TestCallConfig[];
+  repo: TestCallsRepo;
+  /** The fleet as the last poll left it (which boxes exist, and were connected). */
+  boxes: () => readonly BoxState[];
+  client: GatewayClient;
+  clock: Clock;
+  logger: Logger;
+  /** Attempts in flight at most (device details and make-call requests). */
+  concurrency: number;
+}
+
+/** Test calls looked at per box to find its latest decided one. */
+const RECENT_PER_BOX = 10;
+
+export function createTestCalls(deps: TestCallsDeps): TestCalls {
+  const { repo, clock, logger } = deps;
+  const byName = new Map(deps.entries.map((e) => [e.name, e]));
+
+  const skip = (entry: TestCallConfig, serial: string, skipKind: Extract<TestCallAttempt, { outcome: 'skipped' }>['skip'], reason: string): TestCallAttempt => {
+    const at = clock.now();
+    repo.skipped({ entry: entry.name, serial, agentId: entry.agent, day: dayOf(at), at, reason });
+    logger.info({ entry: entry.name, box: serial, reason }, 'test call skipped');
+    return { entry: entry.name, serial, outcome: 'skipped', skip: skipKind, reason };
+  };
+
+  const capText = (entry: TestCallConfig, cap: 'per_box' | 'total', used: CapUse): string =>
+    cap === 'per_box'
+      ? `daily cap reached: ${used.box} of ${entry.dailyCap.perBox} test calls from this box today (UTC)`
+      : `daily cap reached: ${used.total} of ${entry.dailyCap.total} test calls of ${entry.name} today (UTC)`;
+
+  const attempt = async (entry: TestCallConfig, serial: string, signal?: AbortSignal): Promise<TestCallAttempt> => {
+    const caps = entry.dailyCap;
+    // A cheap check first: no device-details request for a box whose calls are used up.
+    const before = repo.used(entry.name, dayOf(clock.now()), serial);
+    if (before.box >= caps.perBox) return skip(entry, serial, 'cap', capText(entry, 'per_box', before));
+    if (before.total >= caps.total) return skip(entry, serial, 'cap', capText(entry, 'total', before));
+    try {
+      await requireConnected(deps.client, serial, { signal });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      const code = err instanceof BoxwatchError ? err.code : 'internal';
+      if (code === 'box_disconnected') return skip(entry, serial, 'disconnected', errorMessage(err));
+      if (code === 'box_not_found') return skip(entry, serial, 'unknown_box', errorMessage(err));
+      return skip(entry, serial, 'error', `cannot read the box's state: ${errorMessage(err)}`);
+    }
+    // The slot is taken (and the caps checked again) in one transaction before make-call is sent.
+    const at = clock.now();
+    const reserved = repo.reserve({ entry: entry.name, serial, agentId: entry.agent, day: dayOf(at), at, caps });
+    if (!reserved.ok) return skip(entry, serial, 'cap', capText(entry, reserved.cap, reserved.used));
+    const to = maskNumber(entry.to);
+    try {
+      const result = await deps.client.makeCall({ from: `box:${serial}`, to: entry.to, agentId: entry.agent }, { signal });
+      repo.placed(reserved.id, result.call_id);
+      logger.info({ entry: entry.name, box: serial, call: result.call_id, to, agent: entry.agent, used: reserved.used }, 'test call placed');
+      return { entry: entry.name, serial, outcome: 'placed', callId: result.call_id, used: reserved.used };
+    } catch (err) {
+      const reason = `make-call failed: ${errorMessage(err)}`;
+      repo.rejected(reserved.id, reason);
+      if (signal?.aborted) throw err;
+      logger.warn({ entry: entry.name, box: serial, to, code: err instanceof BoxwatchError ? err.code : 'internal', err: errorMessage(err) }, 'test call could not be placed');
+      return { entry: entry.name, serial, outcome: 'rejected', reason, used: reserved.used };
+    }
+  };
+
+  const selected = (entry: TestCallConfig): BoxState[] => deps.boxes().filter((b) => b.missingSince === null && matchesAny(b.serial, entry.boxes));
+
+  return {
+    entries: deps.entries,
+    async runEntry(name, signal) {
+      const entry = byName.get(name);
+      if (entry === undefined) return [];
+      return mapWithConcurrency(selected(entry), deps.concurrency, async (box) => {
+        // The vendor's rule is checked fresh before each call; a box the last poll saw disconnected is not even asked.
+        if (box.connected !== true) return skip(entry, box.serial, 'disconnected', `box ${box.serial} was disconnected at the last poll`);
+        return attempt(entry, box.serial, signal);
+      });
+    },
+    async runOne(entry, serial, signal) {
+      if (serial !== undefined) return attempt(entry, serial, signal);
+      const day = dayOf(clock.now());
+      const candidates = selected(entry)
+        .filter((b) => b.connected === true)
+        .map((b) => ({ serial: b.serial, used: repo.used(entry.name, day, b.serial) }))
+        .sort((a, b) => a.used.box - b.used.box || (a.serial < b.serial ? -1 : a.serial > b.serial ? 1 : 0));
+      const first = candidates[0];
+      if (first === undefined) {
+        throw new BoxwatchError('no_box', `no box selected by test call ${entry.name} (boxes: ${entry.boxes.join(', ')}) was connected at the last poll`);
+      }
+      return attempt(entry, first.serial, signal);
+    },
+    verdicts(now) {
+      const out = new Map<string, TestCallVerdict>();
+      for (const [serial, calls] of repo.recent(RECENT_PER_BOX)) {
+        for (const call of calls) {
+          const verdict = judge(call, byName.get(call.entry), now);
+          if (verdict === null) continue;
+          out.set(serial, verdict);
+          break;
+        }
+      }
+      return out;
+    },
+  };
+}
+
+/** Used for a test call whose entry is no longer configured. */
+const DEFAULT_TIMEOUT_MS = 15 * 60_000;
+
+/** The verdict on one test call, or null while it is not decided (in flight, or reserved by a process that died). */
+function judge(call: TestCallWithCall, entry: TestCallConfig | undefined, now: number): TestCallVerdict | null {
+  const timeoutMs = entry?.timeout ?? DEFAULT_TIMEOUT_MS;
+  const base = { entry: call.entry, severity: entry?.severity ?? 'critical', callId: call.callId, threshold: `completed within ${formatDuration(timeoutMs)}` };
+  const id = call.callId === null ? 'test call' : `test call ${call.callId}`;
+  if (call.state === 'rejected') return { ...base, failed: true, summary: `${id} (${call.entry}) could not be placed: ${call.reason ?? 'make-call failed'}` };
+  if (call.state !== 'placed') return null;
+  if (call.callStatus === 'completed') {
+    const length = call.durationSec === null ? '' : ` (${formatDuration(call.durationSec * 1000)})`;
+    return { ...base, failed: false, summary: `${id} (${call.entry}) completed${length}` };
+  }
+  if (call.callStatus === 'failed') return { ...base, failed: true, summary: `${id} (${call.entry}) failed` };
+  if (now - call.at > timeoutMs) {
+    const seen = call.callStatus === null ? 'not seen in the call list' : `still ${call.callStatus}`;
+    return { ...base, failed: true, summary: `${id} (${call.entry}) not completed within ${formatDuration(timeoutMs)} (${seen})` };
+  }
+  return null;
+}

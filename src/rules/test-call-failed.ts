@@ -1,0 +1,22 @@
+/**
+ * `test_call_failed`, the built-in alert of test calls (docs/calls.md, "Test calls"): per box,
+ * active while the box's latest decided test call failed (the call failed, was not completed
+ * within its entry's `timeout`, or make-call refused it), inactive once a later test call from
+ * the box completed. The verdicts come from src/calls/test-calls.ts; a box without one is not
+ * judged. Fires at once (no `for`); the engine's silences, inhibition and grouping apply.
+ */
+import type { AlertRuleRef, RuleEvaluation } from '../alerts/types.js';
+import type { TestCallVerdict } from '../calls/test-calls.js';
+import { TEST_CALL_FAILED } from '../vocabulary.js';
+
+/** The evaluations of `test_call_failed` for the boxes of this cycle that have a verdict. */
+export function testCallEvaluations(verdicts: ReadonlyMap<string, TestCallVerdict>, serials: Iterable<string>): RuleEvaluation[] {
+  const out: RuleEvaluation[] = [];
+  for (const serial of serials) {
+    const v = verdicts.get(serial);
+    if (v === undefined) continue;
+    const rule: AlertRuleRef = { name: TEST_CALL_FAILED, kind: TEST_CALL_FAILED, severity: v.severity, forMs: 0, keepFiringForMs: 0 };
+    out.push({ rule, serial, condition: v.failed ? 'active' : 'inactive', value: v.failed ? 'failed' : 'completed', threshold: v.threshold, summary: v.summary });
+  }
+  return out;
+}
