@@ -36,7 +36,7 @@ import { RecordQuarantine } from './poller/quarantine.js';
 import { createHeartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
-import { openStore, pruneGradually, type SqliteStore } from './store/index.js';
+import { DAEMON_HEARTBEAT_MS, openStore, pruneGradually, StoreError, type SqliteStore } from './store/index.js';
 import { walMissingAdvice } from './store/errors.js';
 import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -45,6 +45,7 @@ import { alertViewSource } from './views/alerts.js';
 import { apiReader } from './views/api-reader.js';
 import { createCallIngest, type CallIngest, type CallSyncResult } from './calls/index.js';
 import { registerCallMetrics } from './calls/metrics.js';
+import { createArchiver, withArchiveFacts, registerArchiveMetrics, type ArchiveFs, type Archiver, type ArchivePassResult } from './archive/index.js';
 import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/test-calls.js';
 
 export interface AppDeps {
@@ -61,6 +62,8 @@ export interface AppDeps {
   stdout?: LineSink;
   /** Called after every cycle (the demo prints from it). */
   onCycle?: (result: AppCycle) => void;
+  /** The recording archive's file-system boundary (tests fill the disk up); default node:fs. */
+  archiveFs?: ArchiveFs;
   /**
    * How long `stop()` lets the cycle and the delivery in flight finish before it aborts their
    * requests (default 5 s, so that SIGTERM ends `boxwatch run` well within 10 s).
@@ -71,6 +74,11 @@ export interface AppDeps {
    * The schedule ticks in real time, so limits compared with `clock` (the health limit) scale by it.
    */
   clockRate?: number;
+  /**
+   * Called when another daemon took the database over (this one's heartbeat had stopped for too
+   * long): the app has stopped polling and delivering; `boxwatch run` ends with an error.
+   */
+  onLockLost?: (err: Error) => void;
 }
 
 export interface AppCycle extends CycleResult {
@@ -96,6 +104,10 @@ export interface App {
   readonly calls: CallIngest | null;
   /** One call-sync cycle now (no-overlap rules apply); undefined when skipped or calls are off. */
   runCallsOnce(): Promise<CallSyncResult | undefined>;
+  /** The recording archive (null without an `archive:` section). */
+  readonly archive: Archiver | null;
+  /** Waits for the archive pass in flight and runs one more (tests); undefined without an archive. */
+  runArchiveOnce(): Promise<ArchivePassResult | undefined>;
   /** Test calls (null without `test_calls:`). */
   readonly testCalls: TestCalls | null;
   /** One tick of every test-call entry's schedule now (or of the one named); what the attempts did. */
@@ -149,7 +161,7 @@ export function createApp(deps: AppDeps): App {
   const configured = new Set(config.notifiers.map((n) => n.name));
   const pipeline = new AlertPipeline({
     config,
-    callFacts: () => calls?.facts() ?? null,
+    callFacts: () => withArchiveFacts(calls?.facts() ?? null, archive?.facts() ?? null),
     // Judged with the call facts: only after a successful call sync are the test calls' ends known.
     testCallVerdicts: () => (testCalls !== null && calls?.facts() ? testCalls.verdicts(clock.now()) : null),
   });
@@ -204,6 +216,7 @@ export function createApp(deps: AppDeps): App {
   let pruning: Promise<void> | null = null;
   let last: AppCycle | undefined;
   let groupTimer: NodeJS.Timeout | undefined;
+  let lockTimer: NodeJS.Timeout | undefined;
   let running = false;
   let stopping: Promise<void> | null = null;
   // The -wal file deleted under the running daemon: every other process then fails to read the
@@ -341,9 +354,27 @@ export function createApp(deps: AppDeps): App {
         clock,
         logger,
         gatewayOffsetMs: () => skewMs ?? 0,
+        wantRecordings: config.archive !== undefined,
       })
     : null;
   const callMetrics = calls ? registerCallMetrics(metrics.registry) : null;
+  // The recording archive: a pass after every call sync, not awaited by it (src/archive/).
+  const archive =
+    config.archive && config.calls
+      ? createArchiver({
+          config: config.archive,
+          privacy: config.calls,
+          rules: config.rules,
+          repo: store.recordings,
+          client,
+          clock,
+          logger,
+          timeoutMs: config.gateway.timeout,
+          metrics: registerArchiveMetrics(metrics.registry),
+          signal: controller.signal,
+          ...(deps.archiveFs && { fs: deps.archiveFs }),
+        })
+      : null;
   let lastCalls: CallSyncResult | undefined;
   const callsCycle = async (): Promise<void> => {
     if (!calls) return;
@@ -357,6 +388,10 @@ export function createApp(deps: AppDeps): App {
       return;
     }
     callMetrics?.observeSync(lastCalls);
+    if (archive) {
+      archive.offer(lastCalls.recordings);
+      void archive.pass();
+    }
   };
   let callsScheduler: Scheduler = startScheduler({ task: callsCycle, logger });
 
@@ -386,7 +421,10 @@ export function createApp(deps: AppDeps): App {
       return http?.url ?? null;
     },
     async start() {
-      store.lockForDaemon();
+      const { tookOver } = store.lockForDaemon();
+      if (tookOver !== null) logger.warn({ db: config.storage.path, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
+      lockTimer = setInterval(beatLock, DAEMON_HEARTBEAT_MS);
+      lockTimer.unref();
       running = true;
       if (config.http.enabled) {
         http = await startHttpServer({
@@ -435,6 +473,10 @@ export function createApp(deps: AppDeps): App {
       await callsScheduler.tick();
       return lastCalls;
     },
+    archive,
+    async runArchiveOnce() {
+      return archive?.pass();
+    },
     testCalls,
     async runTestCallsOnce(entry) {
       lastAttempts = [];
@@ -454,9 +496,25 @@ export function createApp(deps: AppDeps): App {
     },
   };
 
+  /** The hold's heartbeat: a busy database only delays it; a hold taken over by another daemon stops this app. */
+  function beatLock(): void {
+    try {
+      store.heartbeatForDaemon();
+    } catch (err) {
+      if (!(err instanceof StoreError && err.code === 'store_in_use')) {
+        logger.warn({ code: sqliteCode(err), err: errorMessage(err) }, 'could not refresh the database hold; trying again at the next heartbeat');
+        return;
+      }
+      clearInterval(lockTimer);
+      logger.error({ code: err.code, db: config.storage.path }, err.message);
+      void (stopping ??= stopOnce()).finally(() => deps.onLockLost?.(err));
+    }
+  }
+
   async function stopOnce(): Promise<void> {
     running = false;
     clearTimeout(groupTimer);
+    clearInterval(lockTimer);
     // The cycle and the delivery in flight may finish within the grace period; then their
     // requests are aborted (a gateway that never answers must not hold up a shutdown).
     const abandon = setTimeout(() => {
@@ -471,6 +529,7 @@ export function createApp(deps: AppDeps): App {
     await http?.close();
     controller.abort();
     await pruning; // stops at its next batch
+    await archive?.close();
     await client.close();
     await Promise.all(notifiers.map((n) => n.close?.()));
     store.close();

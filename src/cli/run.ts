@@ -51,7 +51,8 @@ export const registerRun: RegisterCommand = (program: Command, ctx: CliContext) 
           return true;
         },
       };
-      const daemon = new Daemon(first.config, first.source, logger, (config) => createApp({ config, logger, stdout: consoleSink }), load);
+      // Another daemon taking the database over (this one's heartbeat had stopped) ends the command.
+      const daemon: Daemon = new Daemon(first.config, first.source, logger, (config) => createApp({ config, logger, stdout: consoleSink, onLockLost: (err) => daemon.abandon(err) }), load);
       logger.info({ config: first.source }, 'boxwatch starting');
       // Subscribed before the start, so that a SIGHUP during it is served once it is done.
       const unsubscribe = ctx.onReload?.(() => daemon.requestReload()) ?? (() => undefined);
@@ -112,6 +113,11 @@ class Daemon {
     await this.app?.start();
     this.started = true;
     this.kick();
+  }
+
+  /** The running app gave up (its database was taken over): the command ends with `err`. */
+  abandon(err: Error): void {
+    this.fail(err);
   }
 
   requestReload(): void {

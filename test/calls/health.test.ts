@@ -14,6 +14,7 @@ import { ConfigError } from '../../src/errors.js';
 import { evaluateFleetRule, evaluateRule, fleetContext, isFleetRule } from '../../src/rules/index.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { box } from '../rules/helpers.js';
+import { callObservation } from '../helpers/calls.js';
 
 const M = 60_000;
 const H = 60 * M;
@@ -41,26 +42,8 @@ afterEach(() => {
 /** Stores calls of `serial`: one per `status`, `everyMs` apart, the newest starting at `newest`. */
 function calls(serial: string, statuses: string[], newest: number, everyMs = M): void {
   const upserts: CallObservation[] = statuses.map((status, i) => {
-    const startedAt = newest - (statuses.length - 1 - i) * everyMs;
     seq += 1;
-    return {
-      callId: String(100000 + seq),
-      serial,
-      agentId: 101,
-      status,
-      direction: 'outbound',
-      startedAt,
-      endedAt: status === 'initiated' ? null : startedAt + 30_000,
-      durationSec: status === 'completed' ? 30 : status === 'failed' ? 0 : null,
-      toHash: 'h',
-      toMasked: '+1415•••0123',
-      toNumber: null,
-      recording: null,
-      transcript: null,
-      variables: null,
-      detailsRead: false,
-      wantsDetails: false,
-    };
+    return callObservation(String(100000 + seq), { serial, status, startedAt: newest - (statuses.length - 1 - i) * everyMs });
   });
   repo.write({ now: NOW, upserts, checked: [], sync: { highWater: null, syncedAt: null, resume: null }, stuckAfterMs: H });
 }

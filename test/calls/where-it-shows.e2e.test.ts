@@ -5,9 +5,10 @@
  * one box's calls fail from 20 minutes on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRig, type Rig } from '../e2e/harness.js';
+import type { Rig } from '../e2e/harness.js';
 import { runCommand } from '../helpers/cli.js';
 import type { CallStatsJson } from '../../src/views/calls.js';
+import { startCallsRig } from './rig.js';
 
 const M = 60_000;
 let rig: Rig;
@@ -17,25 +18,11 @@ let numbers: string[];
 
 beforeAll(async () => {
   // The CLI measures its windows from this machine's clock: the hour of calls ends about now.
-  rig = await startRig({
+  rig = await startCallsRig({
     start: Math.floor(Date.now() / 60_000) * 60_000 - 80 * M,
-    devices: 6,
-    seed: 9,
-    http: {},
-    yaml: 'rules: []\nalerting: { group_wait: 0s }\ncalls: {}\n',
-    scenario: `calls: { per_box_per_hour: 30 }
-timeline:
-  - { at: 0s, box: "BX-*", connect: true }
-  - { at: 20m, calls_fail: { box: BX-00003, rate: 1 } }
-  - { at: 5m, calls_stuck: { box: BX-00005 } }
-`,
-    sim: { historyCalls: 0 },
+    minutes: 80,
+    timeline: ['{ at: 5m, calls_stuck: { box: BX-00005 } }'],
   });
-  for (let i = 0; i < 80; i++) {
-    rig.clock.advance(M);
-    await rig.app.runCallsOnce();
-    await rig.app.runOnce();
-  }
   base = rig.app.httpUrl as string;
   numbers = rig.sim.sim.calls.page(100_000, 1).items.map((c) => c.to);
 }, 120_000);

@@ -5,15 +5,9 @@
  * unacknowledged one goes on; `alerts`, `status` and the API show the ack and its author; the
  * resolve is still sent and says who acknowledged it.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig, type Config } from '../../src/config/index.js';
-import { startHttpServer, type RunningHttpServer } from '../../src/http/index.js';
-import { silentLogger } from '../../src/log.js';
-import { alertViewSource } from '../../src/views/alerts.js';
-import { apiReader } from '../../src/views/api-reader.js';
-import { createLiveEvents } from '../../src/web/live.js';
-import { KEY, startCliRig, type CliRig } from './rig.js';
+import type { RunningHttpServer } from '../../src/http/index.js';
+import { KEY, startCliRig, startRigHttp, type CliRig } from './rig.js';
 import { run, type Run } from './run.js';
 
 const TOKEN = 'ack-test-admin-token-0123456789';
@@ -57,19 +51,7 @@ beforeAll(async () => {
   - { name: box-offline, kind: disconnected, severity: critical }
 alerting: { group_wait: 0s, repeat_interval: 1h }`,
   });
-  const parsed = parseConfig(readFileSync(rig.configPath, 'utf8'), rig.env, rig.configPath);
-  const config: Config = { ...parsed, http: { ...parsed.http, adminToken: TOKEN } };
-  const acks = rig.app.store.acks;
-  http = await startHttpServer({
-    listen: '127.0.0.1:0',
-    store: rig.app.store,
-    metrics: rig.app.metrics,
-    clock: rig.clock,
-    health: { maxCycleAgeMs: 60_000 },
-    alerts: apiReader(alertViewSource(rig.app.store, rig.app.alerts, acks), config, rig.clock),
-    dashboard: { alerts: rig.app.store.alerts, acks, config, events: createLiveEvents() },
-    logger: silentLogger,
-  });
+  http = await startRigHttp(rig, { adminToken: TOKEN });
   [byCli, byApi, unacked] = rig.sim.sim.fleet.boxes.map((b) => b.serial) as [string, string, string];
   rig.sim.sim.fleet.apply([rig.box(byCli), rig.box(byApi), rig.box(unacked)], { kind: 'disconnect' });
   await rig.cycle(1_000);

@@ -5,16 +5,10 @@
  * server (the same view: identical JSON), and `boxwatch alerts` / `/api/alerts` saying where each
  * alert was delivered. The Slack URL's secret path never shows, not even when Slack quotes it.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
-import { startHttpServer, type RunningHttpServer } from '../../src/http/index.js';
-import { silentLogger } from '../../src/log.js';
-import { alertViewSource } from '../../src/views/alerts.js';
-import { apiReader } from '../../src/views/api-reader.js';
-import { createLiveEvents } from '../../src/web/live.js';
 import { SLACK_TEST_PATH } from '../helpers/slack-receiver.js';
-import { KEY, startCliRig, type CliRig } from './rig.js';
+import type { RunningHttpServer } from '../../src/http/index.js';
+import { KEY, startCliRig, startRigHttp, type CliRig } from './rig.js';
 import { run, type Run } from './run.js';
 
 let rig: CliRig;
@@ -49,17 +43,7 @@ interface NotificationJson {
 
 beforeAll(async () => {
   rig = await startCliRig({ devices: 4 });
-  const config = parseConfig(readFileSync(rig.configPath, 'utf8'), rig.env, rig.configPath);
-  http = await startHttpServer({
-    listen: '127.0.0.1:0',
-    store: rig.app.store,
-    metrics: rig.app.metrics,
-    clock: rig.clock,
-    health: { maxCycleAgeMs: 60_000 },
-    alerts: apiReader(alertViewSource(rig.app.store, rig.app.alerts), config, rig.clock),
-    dashboard: { alerts: rig.app.store.alerts, config, events: createLiveEvents() },
-    logger: silentLogger,
-  });
+  http = await startRigHttp(rig);
   [delivered, dead, pending] = rig.sim.sim.fleet.boxes.map((b) => b.serial) as [string, string, string];
   rig.sim.sim.fleet.apply([rig.box(delivered)], { kind: 'disconnect' });
   await rig.cycle(1_000);

@@ -5,16 +5,20 @@
  * at the real time: the CLI stamps silences with the real clock, so both must roughly agree.
  * Each cycle moves the fake clock ahead of real time, never behind it.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type App } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig, type Config } from '../../src/config/index.js';
 import { createGatewayClient } from '../../src/gateway/client.js';
+import { startHttpServer, type RunningHttpServer } from '../../src/http/index.js';
 import { silentLogger } from '../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import type { SimBox } from '../../src/sim/fleet.js';
 import { openStore } from '../../src/store/index.js';
+import { alertViewSource } from '../../src/views/alerts.js';
+import { apiReader } from '../../src/views/api-reader.js';
+import { createLiveEvents } from '../../src/web/live.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
@@ -102,4 +106,24 @@ notifiers:
   };
   await rig.cycle(0);
   return rig;
+}
+
+/**
+ * The real HTTP server (JSON API and dashboard) over the rig's app, wired as `boxwatch run` wires
+ * it, on a free port; `adminToken` allows the API's writes (silences, acks).
+ */
+export async function startRigHttp(rig: CliRig, options: { adminToken?: string } = {}): Promise<RunningHttpServer> {
+  const parsed = parseConfig(readFileSync(rig.configPath, 'utf8'), rig.env, rig.configPath);
+  const config: Config = options.adminToken === undefined ? parsed : { ...parsed, http: { ...parsed.http, adminToken: options.adminToken } };
+  const { store } = rig.app;
+  return startHttpServer({
+    listen: '127.0.0.1:0',
+    store,
+    metrics: rig.app.metrics,
+    clock: rig.clock,
+    health: { maxCycleAgeMs: 60_000 },
+    alerts: apiReader(alertViewSource(store, rig.app.alerts, store.acks), config, rig.clock),
+    dashboard: { alerts: store.alerts, acks: store.acks, config, events: createLiveEvents() },
+    logger: silentLogger,
+  });
 }

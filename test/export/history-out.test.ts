@@ -110,27 +110,30 @@ describe('boxwatch sql', () => {
   });
 
   it('the views: boxes, rollups of closed hours, alert transitions, notifications', async () => {
-    const boxes = json<{ serial: string; name: string }[]>(await sql('SELECT serial, name FROM v_boxes ORDER BY serial', '--format', 'json'));
+    const [boxesRun, rollupsRun, transitionsRun, notesRun] = await Promise.all([
+      sql('SELECT serial, name FROM v_boxes ORDER BY serial', '--format', 'json'),
+      sql(`SELECT * FROM v_rollups WHERE serial = '${serials[2]}'`, '--format', 'json'),
+      sql("SELECT rule, serial, to_status FROM v_alert_transitions WHERE to_status = 'firing'", '--format', 'json'),
+      sql('SELECT notifier, status FROM v_notifications', '--format', 'json'),
+    ]);
+    const boxes = json<{ serial: string; name: string }[]>(boxesRun);
     expect(boxes.map((b) => b.serial)).toEqual(serials);
     expect(boxes[0]!.name).toBe(HOSTILE_NAME);
-    const rollups = json<{ serial: string; polls: number; connected_fraction: number; battery_mean: number }[]>(
-      await sql(`SELECT * FROM v_rollups WHERE serial = '${serials[2]}'`, '--format', 'json'),
-    );
+    const rollups = json<{ serial: string; polls: number; connected_fraction: number; battery_mean: number }[]>(rollupsRun);
     expect(rollups.length).toBeGreaterThanOrEqual(1);
     expect(rollups.every((x) => x.polls > 0 && x.connected_fraction >= 0 && x.connected_fraction <= 1)).toBe(true);
-    const transitions = json<{ rule: string; serial: string; to_status: string }[]>(await sql("SELECT rule, serial, to_status FROM v_alert_transitions WHERE to_status = 'firing'", '--format', 'json'));
+    const transitions = json<{ rule: string; serial: string; to_status: string }[]>(transitionsRun);
     expect(transitions).toEqual(expect.arrayContaining([{ rule: 'battery-low', serial: serials[1], to_status: 'firing' }, { rule: 'box-offline', serial: serials[2], to_status: 'firing' }]));
-    const notes = json<{ notifier: string; status: string }[]>(await sql('SELECT notifier, status FROM v_notifications', '--format', 'json'));
+    const notes = json<{ notifier: string; status: string }[]>(notesRun);
     expect(notes.map((n) => n.notifier)).toEqual(expect.arrayContaining(['ops-mail', 'ops-slack']));
     expect(notes.every((n) => n.status === 'delivered')).toBe(true);
   });
 
   it('prints an aligned table by default and CSV on request, control characters escaped', async () => {
-    const table = await sql(`SELECT serial, name FROM v_boxes WHERE serial = '${serials[0]}'`);
+    const [table, csv] = await Promise.all([sql(`SELECT serial, name FROM v_boxes WHERE serial = '${serials[0]}'`), sql(`SELECT serial, battery FROM v_boxes ORDER BY serial`, '--format', 'csv')]);
     expect(table.code).toBe(0);
     expect(table.out).toMatch(/^serial\s+name\n/);
     expect(table.out).toContain('Lobby "A"\\x0arow\\2');
-    const csv = await sql(`SELECT serial, battery FROM v_boxes ORDER BY serial`, '--format', 'csv');
     expect(csv.out.trim().split('\n')).toHaveLength(5);
     expect(csv.out.split('\n')[0]).toBe('serial,battery');
   });
@@ -143,25 +146,27 @@ describe('boxwatch sql', () => {
   });
 
   it('refuses statements that write, and leaves the database as it was (exit 2)', async () => {
-    for (const statement of ['DELETE FROM boxes', "INSERT INTO meta (key, value) VALUES ('x', 'y')", 'DROP VIEW v_boxes', 'CREATE TABLE t (x)', 'PRAGMA journal_mode = DELETE', "ATTACH 'other.db' AS o"]) {
-      const r = await sql(statement);
-      expect(r.code, statement).toBe(2);
-      expect(r.err, statement).toMatch(/refused|readonly|read-only/i);
+    const statements = ['DELETE FROM boxes', "INSERT INTO meta (key, value) VALUES ('x', 'y')", 'DROP VIEW v_boxes', 'CREATE TABLE t (x)', 'PRAGMA journal_mode = DELETE', "ATTACH 'other.db' AS o"];
+    const runs = await Promise.all(statements.map((statement) => sql(statement)));
+    for (const [i, r] of runs.entries()) {
+      expect(r.code, statements[i]).toBe(2);
+      expect(r.err, statements[i]).toMatch(/refused|readonly|read-only/i);
     }
     expect(reader.boxes()).toHaveLength(4);
     expect(connectionOf(reader).prepare("SELECT count(*) FROM sqlite_master WHERE name = 'v_boxes'").pluck().get()).toBe(1);
   });
 
   it('a bad query, a bad function argument or an unknown box is one error line and exit 2', async () => {
-    for (const [query, message] of [
+    const cases = [
       ['SELEC 1', /syntax error/],
       [`SELECT * FROM points('${serials[0]}', 'temperature')`, /unknown metric "temperature"/],
       [`SELECT * FROM points('${serials[0]}', 'battery', 'yesterday')`, /from: invalid time "yesterday"/],
       ["SELECT * FROM points('NOPE-1', 'battery')", /unknown box "NOPE-1"/],
-    ] as const) {
-      const r = await sql(query);
-      expect(r.code, query).toBe(2);
-      expect(r.err, query).toMatch(message);
+    ] as const;
+    const runs = await Promise.all(cases.map(([query]) => sql(query)));
+    for (const [i, [query, message]] of cases.entries()) {
+      expect(runs[i]!.code, query).toBe(2);
+      expect(runs[i]!.err, query).toMatch(message);
     }
   });
 
@@ -221,8 +226,8 @@ describe('boxwatch export', () => {
   });
 
   it('a bad --metric or a missing --format is one line and exit 2', async () => {
-    expect((await cli('export', '--format', 'csv', '--db', rig.dbPath, '--metric', 'temperature')).code).toBe(2);
-    const r = await cli('export', '--db', rig.dbPath);
+    const [metric, r] = await Promise.all([cli('export', '--format', 'csv', '--db', rig.dbPath, '--metric', 'temperature'), cli('export', '--db', rig.dbPath)]);
+    expect(metric.code).toBe(2);
     expect(r.code).toBe(2);
     expect(r.err).toContain('--format');
   });

@@ -46,8 +46,8 @@ export class DaemonProcesses {
     }
   }
 
-  /** Polls `check` every 50 ms until it holds (rejects after `timeoutMs`, with the daemons' output). */
-  async until(what: string, check: () => boolean, timeoutMs = 8_000): Promise<void> {
+  /** Polls `check` every 50 ms until it holds (rejects after `timeoutMs`, with the daemons' output; the default is generous for a loaded machine: a condition that holds sooner ends the wait sooner). */
+  async until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!check()) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${this.tail()}`);

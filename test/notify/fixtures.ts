@@ -1,22 +1,14 @@
-/** Messages and items for the notification tests. */
+/** Messages and items for the notification tests, built from the sample group (src/notify/sample.ts). */
+import { sampleMessage } from '../../src/notify/sample.js';
 import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
 
 export const T0 = Date.parse('2026-01-01T00:00:00Z');
+const [SAMPLE_OFFLINE, SAMPLE_BATTERY] = sampleMessage(T0).items as [AlertItem, AlertItem];
 export const HOSTILE = '<!channel> *bold* _x_ & <http://evil|click>';
 
+/** An alert item: by default the sample group's first one (box-offline, SN-0042 "Lobby"), firing since T0. */
 export function item(overrides: Partial<AlertItem> = {}): AlertItem {
-  return {
-    status: 'firing',
-    rule: 'box-offline',
-    ruleKind: 'disconnected',
-    severity: 'critical',
-    serial: 'SN-0042',
-    boxName: 'Lobby',
-    location: 'Building A',
-    since: T0,
-    summary: 'disconnected',
-    ...overrides,
-  };
+  return { ...SAMPLE_OFFLINE, since: T0, ...overrides };
 }
 
 export function message(items: AlertItem[], createdAt = T0 + 5 * 60_000): NotificationMessage {
@@ -32,14 +24,5 @@ export function powerCut(count: number): NotificationMessage {
   );
 }
 
-export const batteryItem = item({
-  rule: 'battery-low',
-  ruleKind: 'low_battery',
-  severity: 'warning',
-  serial: 'SN-0007',
-  boxName: 'Dock 2',
-  location: 'Warehouse',
-  value: 12,
-  threshold: 'below 20',
-  summary: 'battery 12% below 20%',
-});
+/** The sample group's battery-low item (SN-0007 "Dock 2", 12 % below 20), firing since T0. */
+export const batteryItem: AlertItem = { ...SAMPLE_BATTERY, since: T0 };

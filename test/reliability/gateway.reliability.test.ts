@@ -27,9 +27,16 @@ function expectFleetIntact(r: Rig): void {
   }
 }
 
+/**
+ * The client's per-attempt timeout in these tests: what a faulty request waits for, and far above
+ * what a healthy request takes even on a loaded machine (a healthy request that timed out would be
+ * counted as a fault).
+ */
+const TIMEOUT_MS = 1_500;
+
 /** A fault that comes and goes: `count` requests are hit, then the gateway answers normally. */
 const TRANSIENT: [string, FaultSpec][] = [
-  ['a latency spike longer than the timeout', { latencyMs: 600, count: 1 }],
+  ['a latency spike longer than the timeout', { latencyMs: 4 * TIMEOUT_MS, count: 1 }],
   ['a request that never answers (hang)', { hang: true, count: 2 }],
   ['connection resets', { reset: true, count: 2 }],
   ['a burst of 503', { status: 503, count: 3 }],
@@ -47,7 +54,7 @@ const PERSISTENT: [string, FaultSpec, string][] = [
 
 describe('gateway faults absorbed within a cycle', () => {
   it.each(TRANSIENT)('%s: retried within the cycle, which succeeds; no alert', async (_name, fault) => {
-    rig = await startRig({ gatewayTimeoutMs: 400, retries: 3 });
+    rig = await startRig({ gatewayTimeoutMs: TIMEOUT_MS, retries: 3 });
     await rig.cycle(0);
     rig.sim.sim.inject({ ...fault, endpoints: ['device_list'] });
     await rig.cycle();
@@ -64,7 +71,7 @@ describe('gateway faults absorbed within a cycle', () => {
 
 describe('gateway faults that outlast the retries', () => {
   it.each(PERSISTENT)('%s: failed cycles, one gateway_unreachable after 3, no box alert, recovery', async (_name, fault, code) => {
-    rig = await startRig({ gatewayTimeoutMs: 250, retries: 1 });
+    rig = await startRig({ gatewayTimeoutMs: TIMEOUT_MS, retries: 1 });
     await rig.cycle(0);
     const remove = rig.sim.sim.inject(fault);
     for (let i = 0; i < 4; i++) await rig.cycle();

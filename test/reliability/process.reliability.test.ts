@@ -4,7 +4,9 @@
  *
  * - SIGTERM while a cycle hangs on a gateway that never answers: the process ends well within
  *   10 s (the cycle is abandoned after the stop grace period, nothing of it is recorded);
- * - a second daemon on the same database is refused at start, naming the one that holds it;
+ * - a second daemon on the same database is refused at start, naming the one that holds it; a
+ *   daemon killed on another host (a container) is taken over once its heartbeat is too old, and
+ *   a daemon whose hold was taken over stops;
  * - kill -9 while a cycle is in flight: after the restart the database opens, every committed
  *   cycle is there, and every notification arrives exactly once per channel.
  *
@@ -20,6 +22,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint } from '../../src/gateway/types.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { DAEMON_STALE_AFTER_MS, type DaemonHolder } from '../../src/store/index.js';
 import { ensureBuilt } from '../e2e/build.js';
 import { DaemonProcesses } from '../helpers/daemon-process.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
@@ -106,10 +109,11 @@ log: { level: info, format: json }
 });
 
 describe('a second daemon on the same database', () => {
-  it('is refused at start, naming the holder (pid, host, since) and the database; the first keeps running', async () => {
-    const dbPath = join(dir, 'second.db');
+  /** A daemon on `name`.db that polls every second a gateway nobody answers at; returns the database and the configuration file. */
+  function idleDaemon(name: string): { dbPath: string; config: string } {
+    const dbPath = join(dir, `${name}.db`);
     const config = writeConfig(
-      'second.yaml',
+      `${name}.yaml`,
       `gateway: { base_url: "http://127.0.0.1:9", secret_key: "\${BOXWATCH_SECRET_KEY}", timeout: 1s }
 poll: { schedule: "* * * * * *" }
 storage: { path: "${dbPath}" }
@@ -118,6 +122,11 @@ http: false
 log: { level: info, format: json }
 `,
     );
+    return { dbPath, config };
+  }
+
+  it('is refused at start, naming the holder (pid, host, since) and the database; the first keeps running', async () => {
+    const { dbPath, config } = idleDaemon('second');
     output.length = 0;
     const first = daemons.spawn(config);
     await daemons.until('the first daemon to poll', () => output.join('').includes('boxwatch polling'));
@@ -134,7 +143,50 @@ log: { level: info, format: json }
     await daemons.until('the next daemon to poll', () => output.join('').includes('boxwatch polling'));
     third.kill('SIGTERM');
     expect(await daemons.exited(third, 10_000)).toEqual({ code: 0, signal: null });
-  }, 30_000);
+  }, 60_000);
+
+  it('a daemon killed on another host is taken over once its heartbeat is older than the bound; one taken over stops', async () => {
+    const { dbPath, config } = idleDaemon('heartbeat');
+    const holder = (): DaemonHolder => JSON.parse(query<{ value: string }>(dbPath, "SELECT value FROM meta WHERE key = 'daemon'")[0]!.value) as DaemonHolder;
+    const plant = (h: DaemonHolder): void => {
+      const db = new Database(dbPath);
+      try {
+        db.prepare("UPDATE meta SET value = ? WHERE key = 'daemon'").run(JSON.stringify(h));
+      } finally {
+        db.close();
+      }
+    };
+    output.length = 0;
+    const first = daemons.spawn(config);
+    await daemons.until('the first daemon to poll', () => output.join('').includes('boxwatch polling'));
+    const started = holder();
+    expect(started).toMatchObject({ pid: first.pid, host: hostname() });
+    await daemons.until('a heartbeat', () => (holder().beat as number) > (started.beat as number)); // the running daemon beats
+
+    // It was killed in a container on another host: its pid cannot be checked from here.
+    first.kill('SIGKILL');
+    await daemons.exited(first);
+    const killed = { ...holder(), host: 'container-a' };
+    plant(killed);
+    const refused = daemons.spawn(config);
+    expect(await daemons.exited(refused)).toEqual({ code: 1, signal: null });
+    expect(output.join('')).toMatch(new RegExp(`in use by another boxwatch daemon \\(pid ${first.pid} on container-a, since [^,]+, last heartbeat \\d+s ago\\)`));
+
+    // No heartbeat for longer than the bound (instead of waiting for it): taken over.
+    plant({ ...killed, beat: Date.now() - DAEMON_STALE_AFTER_MS - 10_000 });
+    output.length = 0;
+    const next = daemons.spawn(config);
+    await daemons.until('the next daemon to poll', () => output.join('').includes('boxwatch polling'));
+    expect(output.join('')).toContain(`took the database over from a daemon that is gone (pid ${first.pid} on container-a)`);
+    expect(holder()).toMatchObject({ pid: next.pid, host: hostname() });
+
+    // Its own heartbeat stalls too long and another daemon takes the database: at its next heartbeat it stops.
+    const other = { pid: 4242, host: 'container-b', since: Date.now(), beat: Date.now() };
+    plant(other);
+    expect(await daemons.exited(next, 30_000)).toEqual({ code: 1, signal: null });
+    expect(output.join('')).toContain(`was taken over by another boxwatch daemon (now held by pid 4242 on container-b`);
+    expect(holder()).toEqual(other); // left as the other daemon wrote it
+  }, 90_000);
 });
 
 describe('kill -9 mid-cycle', () => {

@@ -2,12 +2,13 @@
  * Write transactions that read first take the write lock at BEGIN (IMMEDIATE), so a CLI writer
  * next to the daemon waits (busy_timeout) instead of committing between the daemon's read and its
  * write, which would fail the daemon's transaction with SQLITE_BUSY_SNAPSHOT. The moment between
- * the read and the write is reached through the damaged-row listener, which the store calls while
- * it reads.
+ * the read and the write is reached in two ways: through the damaged-row listener, which the store
+ * calls while it reads (the group queue), and by running the CLI's write right after the first
+ * read of a transaction returns (the cycle: a restarted daemon loads its write state first).
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { alertKey } from '../../src/alerts/types.js';
 import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
 import { silentLogger } from '../../src/log.js';
@@ -44,7 +45,32 @@ function cliWrites(id: string): string {
   }
 }
 
+/**
+ * Runs `during` once, right after the first statement that reads a table inside one of the store's
+ * transactions has returned: the moment between a transaction's first read and its first write.
+ * In a deferred transaction a writer that commits then makes the transaction's later write fail
+ * with SQLITE_BUSY_SNAPSHOT; in an immediate one the writer is kept waiting.
+ */
+function afterFirstReadInTransaction(store: SqliteStore, during: () => void): void {
+  const db = connectionOf(store);
+  const statement = Object.getPrototypeOf(db.prepare('SELECT 1')) as Record<'get' | 'all' | 'iterate', (...args: unknown[]) => unknown>;
+  let done = false;
+  for (const method of ['get', 'all', 'iterate'] as const) {
+    const original = statement[method];
+    vi.spyOn(statement, method).mockImplementation(function (this: Database.Statement, ...args: unknown[]) {
+      const result = original.apply(this, args);
+      if (!done && this.database === db && db.inTransaction && this.reader && !/^\s*PRAGMA/i.test(this.source)) {
+        done = true;
+        during();
+      }
+      return result;
+    });
+  }
+}
+
 describe('IMMEDIATE write transactions next to a CLI writer', () => {
+  afterEach(() => vi.restoreAllMocks());
+
   it('the group queue read (which deletes the damaged items it meets) holds the write lock from its start', () => {
     const queue = store.groupQueue<AlertItem, NotificationMessage>();
     connectionOf(store).prepare("INSERT INTO notification_queue (notifier, created_at, item) VALUES ('mail', ?, '{broken')").run(T0);
@@ -70,6 +96,23 @@ describe('IMMEDIATE write transactions next to a CLI writer', () => {
     expect(met).toEqual(['SQLITE_BUSY']);
     expect(recorded.startedAt).toBe(T0 + 30_000);
     expect(store.lastCycle()?.startedAt).toBe(T0 + 30_000);
+    expect(cliWrites('after')).toBe('ok');
+  });
+
+  it('the first cycle after a restart, which reads the write state before it writes, holds the write lock from its start', () => {
+    store.recordCycle(okCycle(T0, [snap('BX-1'), snap('BX-2')]));
+    store.close();
+    store = openStore(path, { clock: new FakeClock(T0 + 30_000) }); // the restart: the write state is read at the next cycle
+    const met: string[] = [];
+    afterFirstReadInTransaction(store, () => met.push(cliWrites('during-cycle')));
+    const { recorded } = store.commitCycle(okCycle(T0 + 30_000, [snap('BX-1'), snap('BX-2')]), T0 + 30_000, (view) => ({
+      alerts: { states: view.states, dropped: [], transitions: [], queued: [] },
+      result: null,
+    }));
+    expect(met).toEqual(['SQLITE_BUSY']); // the CLI waited; with a deferred transaction it commits here and the cycle fails with SQLITE_BUSY_SNAPSHOT
+    expect(recorded.startedAt).toBe(T0 + 30_000);
+    expect(store.lastCycle()?.startedAt).toBe(T0 + 30_000);
+    expect(store.boxes().map((b) => b.lastPolled)).toEqual([T0 + 30_000, T0 + 30_000]);
     expect(cliWrites('after')).toBe('ok');
   });
 });

@@ -5,7 +5,8 @@
  * 20 minutes on. The chart sits after the signal chart and draws exactly the API's buckets.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRig, type Rig } from '../e2e/harness.js';
+import type { Rig } from '../e2e/harness.js';
+import { startCallsRig } from '../calls/rig.js';
 import { hasChromium, launchBrowser, type Browser } from '../helpers/browser.js';
 
 describe.skipIf(!hasChromium)('call failures on the box page', () => {
@@ -14,23 +15,7 @@ describe.skipIf(!hasChromium)('call failures on the box page', () => {
   let url: string;
 
   beforeAll(async () => {
-    rig = await startRig({
-      devices: 6,
-      seed: 9,
-      http: {},
-      yaml: 'rules: []\nalerting: { group_wait: 0s }\ncalls: {}\n',
-      scenario: `calls: { per_box_per_hour: 30 }
-timeline:
-  - { at: 0s, box: "BX-*", connect: true }
-  - { at: 20m, calls_fail: { box: BX-00003, rate: 1 } }
-`,
-      sim: { historyCalls: 0 },
-    });
-    for (let i = 0; i < 60; i++) {
-      rig.clock.advance(60_000);
-      await rig.app.runCallsOnce();
-      await rig.app.runOnce();
-    }
+    rig = await startCallsRig({ minutes: 60 });
     url = rig.app.httpUrl as string;
     browser = await launchBrowser();
   }, 120_000);

@@ -14,6 +14,7 @@ import type Database from 'better-sqlite3';
 import { hostname } from 'node:os';
 import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
 import { systemClock, type Clock } from '../../clock.js';
+import { formatDuration } from '../../duration.js';
 import type { Logger } from '../../log.js';
 import { DamagedRows } from '../damaged-rows.js';
 import { StoreError } from '../errors.js';
@@ -22,6 +23,7 @@ import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, 
 import { SqliteAcks } from './acks.js';
 import { SqliteAlertStates } from './alert-states.js';
 import { SqliteCallsRepo } from './calls.js';
+import { SqliteRecordingsRepo } from './recordings.js';
 import { SqliteTestCallsRepo } from './test-calls.js';
 import { SqliteGroupQueue } from './group-queue.js';
 import { SqliteOutbox } from './outbox.js';
@@ -54,11 +56,31 @@ export interface StoreOptions {
 export interface DaemonHolder {
   pid: number;
   host: string;
-  /** When it took the database (ms). */
+  /** When it took the database (ms, the store's clock). */
   since: number;
+  /**
+   * Its last heartbeat (ms, the wall clock of its host, whatever clock the store runs on: the
+   * demo's is simulated). Absent in a holder written by a boxwatch from before heartbeats.
+   */
+  beat?: number;
+}
+
+/** How the daemon's hold on a database started (SqliteStore.lockForDaemon). */
+export interface DaemonLock {
+  holder: DaemonHolder;
+  /** The holder this daemon took over (its process was gone, or its heartbeat stopped); null when the database was free. */
+  tookOver: DaemonHolder | null;
 }
 
 const DAEMON_KEY = 'daemon';
+/** A daemon refreshes its heartbeat this often (a timer of the app, never shorter than 1 s). */
+export const DAEMON_HEARTBEAT_MS = 5_000;
+/**
+ * A holder whose last heartbeat is older than this has stopped, on whatever host (a container
+ * killed elsewhere): it is taken over. Twelve heartbeats, so that a slow cycle or a clock a few
+ * seconds off between hosts never makes a live daemon look gone.
+ */
+export const DAEMON_STALE_AFTER_MS = 60_000;
 
 /** Opens (creating and migrating as needed) the store at `path`. */
 export function openStore(path: string, options: StoreOptions = {}): SqliteStore {
@@ -93,6 +115,7 @@ export class SqliteStore implements Store {
   private readonly retention: Retention;
   private heldByUs: DaemonHolder | null = null;
   private callsRepo: SqliteCallsRepo | undefined;
+  private recordingsRepo: SqliteRecordingsRepo | undefined;
   private testCallsRepo: SqliteTestCallsRepo | undefined;
   /** SQLite's data_version when this connection last looked (followOtherConnections). */
   private dataVersion: number | null = null;
@@ -140,6 +163,12 @@ export class SqliteStore implements Store {
   get calls(): SqliteCallsRepo {
     this.callsRepo ??= new SqliteCallsRepo(this.db);
     return this.callsRepo;
+  }
+
+  /** The recording archive's repository (built on first use, like `calls`). */
+  get recordings(): SqliteRecordingsRepo {
+    this.recordingsRepo ??= new SqliteRecordingsRepo(this.db);
+    return this.recordingsRepo;
   }
 
   /** Test calls (`test_calls:`, migrations/0010_test_calls.sql). */
@@ -235,26 +264,44 @@ export class SqliteStore implements Store {
 
   /**
    * Takes the database for this process's daemon, or refuses (StoreError `store_in_use`) naming the
-   * holder and the database when another live daemon holds it. A holder whose process is gone
-   * (same host, pid not running, or our own pid from an earlier life in a container) is taken
-   * over. Claims on outbox rows left by an earlier process are voided: only one daemon delivers.
+   * holder and the database when another live daemon holds it. A holder is gone, and taken over,
+   * when its heartbeat is older than DAEMON_STALE_AFTER_MS (on any host), or when it ran on this
+   * host and its pid does not run (or is our own pid: an earlier life in a container). Claims on
+   * outbox rows left by an earlier process are voided: only one daemon delivers.
    */
-  lockForDaemon(): DaemonHolder {
-    const me: DaemonHolder = { pid: process.pid, host: hostname(), since: this.clock.now() };
-    this.unitOfWork(() => {
-      const text = this.s.getMeta.get(DAEMON_KEY) as string | undefined;
-      const holder = text === undefined ? null : parseHolder(text);
+  lockForDaemon(): DaemonLock {
+    const me: DaemonHolder = { pid: process.pid, host: hostname(), since: this.clock.now(), beat: systemClock.now() };
+    const tookOver = this.unitOfWork(() => {
+      const holder = this.daemonHolder();
       if (holder !== null && !isStale(holder, me)) {
-        throw new StoreError(
-          'store_in_use',
-          `${this.path} is in use by another boxwatch daemon (pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}); stop it first, or give this one another storage.path`,
-        );
+        throw new StoreError('store_in_use', `${this.path} is in use by another boxwatch daemon (${describeHolder(holder, me)}); stop it first, or give this one another storage.path`);
       }
       this.s.setMeta.run(DAEMON_KEY, JSON.stringify(me));
       this.outbox().unclaimAll();
+      return holder;
     });
     this.heldByUs = me;
-    return me;
+    return { holder: me, tookOver };
+  }
+
+  /**
+   * The daemon's heartbeat (every DAEMON_HEARTBEAT_MS): refreshes the time in its hold. Throws
+   * StoreError `store_in_use` when another daemon holds the database now (it found this one's
+   * heartbeat too old and took over): this daemon must stop.
+   */
+  heartbeatForDaemon(): void {
+    const mine = this.heldByUs;
+    if (mine === null) return;
+    this.unitOfWork(() => {
+      const holder = this.daemonHolder();
+      if (holder === null || !sameHolder(holder, mine)) {
+        this.heldByUs = null;
+        const who = holder === null ? 'nobody holds it now' : `now held by pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}`;
+        throw new StoreError('store_in_use', `${this.path} was taken over by another boxwatch daemon (${who}): this daemon's heartbeat had stopped for too long`);
+      }
+      mine.beat = systemClock.now();
+      this.s.setMeta.run(DAEMON_KEY, JSON.stringify(mine));
+    });
   }
 
   /** Gives the database up (when the daemon stops); only if this process still holds it. */
@@ -263,12 +310,16 @@ export class SqliteStore implements Store {
     if (mine === null) return;
     this.heldByUs = null;
     this.unitOfWork(() => {
-      const text = this.s.getMeta.get(DAEMON_KEY) as string | undefined;
-      const holder = text === undefined ? null : parseHolder(text);
-      if (holder !== null && holder.pid === mine.pid && holder.host === mine.host && holder.since === mine.since) {
+      const holder = this.daemonHolder();
+      if (holder !== null && sameHolder(holder, mine)) {
         this.db.prepare('DELETE FROM meta WHERE key = ?').run(DAEMON_KEY);
       }
     });
+  }
+
+  private daemonHolder(): DaemonHolder | null {
+    const text = this.s.getMeta.get(DAEMON_KEY) as string | undefined;
+    return text === undefined ? null : parseHolder(text);
   }
 
   // ---------------------------------------------------------------- reading
@@ -343,14 +394,31 @@ export class SqliteStore implements Store {
 function parseHolder(text: string): DaemonHolder | null {
   try {
     const v = JSON.parse(text) as Partial<DaemonHolder>;
-    return typeof v.pid === 'number' && typeof v.host === 'string' && typeof v.since === 'number' ? (v as DaemonHolder) : null;
+    if (typeof v.pid !== 'number' || typeof v.host !== 'string' || typeof v.since !== 'number') return null;
+    return { pid: v.pid, host: v.host, since: v.since, ...(typeof v.beat === 'number' && { beat: v.beat }) };
   } catch {
     return null; // unreadable: nobody can be shown to hold it
   }
 }
 
-/** The holder's process is gone: on this host, its pid does not run (or is ours: an earlier life). */
+/** The same daemon's hold (the heartbeat changes, the holder does not). */
+function sameHolder(a: DaemonHolder, b: DaemonHolder): boolean {
+  return a.pid === b.pid && a.host === b.host && a.since === b.since;
+}
+
+/** `pid 12 on host, since 2026-…Z, last heartbeat 4s ago`, for messages. */
+function describeHolder(holder: DaemonHolder, me: DaemonHolder): string {
+  const beat = holder.beat === undefined ? '' : `, last heartbeat ${formatDuration(Math.max(0, Math.round(((me.beat as number) - holder.beat) / 1000) * 1000))} ago`;
+  return `pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}${beat}`;
+}
+
+/**
+ * The holder is gone: its heartbeat stopped longer ago than DAEMON_STALE_AFTER_MS (any host), or
+ * on this host its pid does not run (or is ours: an earlier life). A holder on another host
+ * without a heartbeat (an older boxwatch) cannot be shown to be gone.
+ */
 function isStale(holder: DaemonHolder, me: DaemonHolder): boolean {
+  if (holder.beat !== undefined && (me.beat as number) - holder.beat > DAEMON_STALE_AFTER_MS) return true;
   if (holder.host !== me.host) return false;
   if (holder.pid === me.pid) return true;
   try {
