@@ -10,7 +10,7 @@
  * Without --db and --url it says what it needs and exits 0 (npm run bench runs every bench).
  */
 import type { AwaitableMethods } from '../src/awaitable.js';
-import { migrateDatabase } from '../src/cli/migrate.js';
+import { migrateDatabase } from '../src/cli/migrate-run.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { PostgresStore } from '../src/store/postgres/index.js';
 import { DAY, median, ms } from './storage-helpers.js';
