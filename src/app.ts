@@ -45,6 +45,7 @@ import { alertViewSource } from './views/alerts.js';
 import { apiReader } from './views/api-reader.js';
 import { createCallIngest, type CallIngest, type CallSyncResult } from './calls/index.js';
 import { registerCallMetrics } from './calls/metrics.js';
+import { createArchiver, withArchiveFacts, registerArchiveMetrics, type ArchiveFs, type Archiver, type ArchivePassResult } from './archive/index.js';
 import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/test-calls.js';
 
 export interface AppDeps {
@@ -61,6 +62,8 @@ export interface AppDeps {
   stdout?: LineSink;
   /** Called after every cycle (the demo prints from it). */
   onCycle?: (result: AppCycle) => void;
+  /** The recording archive's file-system boundary (tests fill the disk up); default node:fs. */
+  archiveFs?: ArchiveFs;
   /**
    * How long `stop()` lets the cycle and the delivery in flight finish before it aborts their
    * requests (default 5 s, so that SIGTERM ends `boxwatch run` well within 10 s).
@@ -101,6 +104,10 @@ export interface App {
   readonly calls: CallIngest | null;
   /** One call-sync cycle now (no-overlap rules apply); undefined when skipped or calls are off. */
   runCallsOnce(): Promise<CallSyncResult | undefined>;
+  /** The recording archive (null without an `archive:` section). */
+  readonly archive: Archiver | null;
+  /** Waits for the archive pass in flight and runs one more (tests); undefined without an archive. */
+  runArchiveOnce(): Promise<ArchivePassResult | undefined>;
   /** Test calls (null without `test_calls:`). */
   readonly testCalls: TestCalls | null;
   /** One tick of every test-call entry's schedule now (or of the one named); what the attempts did. */
@@ -154,7 +161,7 @@ export function createApp(deps: AppDeps): App {
   const configured = new Set(config.notifiers.map((n) => n.name));
   const pipeline = new AlertPipeline({
     config,
-    callFacts: () => calls?.facts() ?? null,
+    callFacts: () => withArchiveFacts(calls?.facts() ?? null, archive?.facts() ?? null),
     // Judged with the call facts: only after a successful call sync are the test calls' ends known.
     testCallVerdicts: () => (testCalls !== null && calls?.facts() ? testCalls.verdicts(clock.now()) : null),
   });
@@ -347,9 +354,27 @@ export function createApp(deps: AppDeps): App {
         clock,
         logger,
         gatewayOffsetMs: () => skewMs ?? 0,
+        wantRecordings: config.archive !== undefined,
       })
     : null;
   const callMetrics = calls ? registerCallMetrics(metrics.registry) : null;
+  // The recording archive: a pass after every call sync, not awaited by it (src/archive/).
+  const archive =
+    config.archive && config.calls
+      ? createArchiver({
+          config: config.archive,
+          privacy: config.calls,
+          rules: config.rules,
+          repo: store.recordings,
+          client,
+          clock,
+          logger,
+          timeoutMs: config.gateway.timeout,
+          metrics: registerArchiveMetrics(metrics.registry),
+          signal: controller.signal,
+          ...(deps.archiveFs && { fs: deps.archiveFs }),
+        })
+      : null;
   let lastCalls: CallSyncResult | undefined;
   const callsCycle = async (): Promise<void> => {
     if (!calls) return;
@@ -363,6 +388,10 @@ export function createApp(deps: AppDeps): App {
       return;
     }
     callMetrics?.observeSync(lastCalls);
+    if (archive) {
+      archive.offer(lastCalls.recordings);
+      void archive.pass();
+    }
   };
   let callsScheduler: Scheduler = startScheduler({ task: callsCycle, logger });
 
@@ -444,6 +473,10 @@ export function createApp(deps: AppDeps): App {
       await callsScheduler.tick();
       return lastCalls;
     },
+    archive,
+    async runArchiveOnce() {
+      return archive?.pass();
+    },
     testCalls,
     async runTestCallsOnce(entry) {
       lastAttempts = [];
@@ -496,6 +529,7 @@ export function createApp(deps: AppDeps): App {
     await http?.close();
     controller.abort();
     await pruning; // stops at its next batch
+    await archive?.close();
     await client.close();
     await Promise.all(notifiers.map((n) => n.close?.()));
     store.close();

@@ -22,16 +22,25 @@ export function highestOf(severities: Iterable<Severity>): Severity {
 export const CALL_RULE_KINDS = ['call_failure_rate', 'call_stuck', 'calls_silent', 'fleet_call_failure_rate'] as const;
 export type CallRuleKind = (typeof CALL_RULE_KINDS)[number];
 
+/** The rule kinds about the recording archive (docs/calls.md): judged from the archive, they need an `archive:` section. */
+export const ARCHIVE_RULE_KINDS = ['recording_lost', 'archive_failing'] as const;
+export type ArchiveRuleKind = (typeof ARCHIVE_RULE_KINDS)[number];
+
 /** The rule kinds whose alert is one for the fleet (serial ''), not one per box. */
-export const FLEET_RULE_KINDS = ['fleet_call_failure_rate'] as const;
+export const FLEET_RULE_KINDS = ['fleet_call_failure_rate', 'archive_failing'] as const;
 
 /** The rule kinds a configuration may use (one evaluator each in src/rules/). */
-export const RULE_KINDS = ['disconnected', 'low_battery', 'weak_signal', 'stale', 'firmware_drift', 'missing', ...CALL_RULE_KINDS] as const;
+export const RULE_KINDS = ['disconnected', 'low_battery', 'weak_signal', 'stale', 'firmware_drift', 'missing', ...CALL_RULE_KINDS, ...ARCHIVE_RULE_KINDS] as const;
 export type RuleKind = (typeof RULE_KINDS)[number];
 
 /** True for the kinds judged from calls (they need a `calls:` section). */
 export function isCallRuleKind(kind: string): kind is CallRuleKind {
   return (CALL_RULE_KINDS as readonly string[]).includes(kind);
+}
+
+/** True for the kinds judged from the recording archive (they need an `archive:` section). */
+export function isArchiveRuleKind(kind: string): kind is ArchiveRuleKind {
+  return (ARCHIVE_RULE_KINDS as readonly string[]).includes(kind);
 }
 
 /**

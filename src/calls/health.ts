@@ -9,13 +9,15 @@ import type { RuleConfig, RuleOfKind } from '../config/schema.js';
 import { matchesAny } from '../glob.js';
 import { isCallRuleKind } from '../vocabulary.js';
 import { dayOf, type CallsRepo, type FailureCount, type StuckCalls } from '../store/calls-repo.js';
+import type { ArchiveRuleFacts } from '../archive/facts.js';
 
 /** What one call rule needs, by kind. */
 export type CallRuleFacts =
   | { kind: 'call_failure_rate'; bySerial: ReadonlyMap<string, FailureCount> }
   | { kind: 'call_stuck'; bySerial: ReadonlyMap<string, StuckCalls> }
   | { kind: 'calls_silent'; lastCall: ReadonlyMap<string, number>; dailyCallers: ReadonlySet<string> }
-  | { kind: 'fleet_call_failure_rate'; counts: FailureCount };
+  | { kind: 'fleet_call_failure_rate'; counts: FailureCount }
+  | ArchiveRuleFacts;
 
 export interface CallFacts {
   /** When they were read, on the gateway's clock (call times are the gateway's): ages are measured from here. */

@@ -40,6 +40,8 @@ export function createCallIngest(deps: {
    * times are the gateway's, so the call rules measure windows and ages on its clock.
    */
   gatewayOffsetMs?: () => number;
+  /** Read the details of every completed call for its recording (the archive is on). */
+  wantRecordings?: boolean;
 }): CallIngest {
   const { config } = deps;
   const { repo } = deps;
@@ -52,7 +54,7 @@ export function createCallIngest(deps: {
     stuckAfterMs: config.stuckAfter,
     storeNumbers: config.storeNumbers,
     storeTranscripts: config.storeTranscripts,
-    wantRecordings: false,
+    wantRecordings: deps.wantRecordings ?? false,
     concurrency: deps.concurrency,
   };
   let facts: CallFacts | null = null;

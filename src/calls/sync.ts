@@ -63,6 +63,8 @@ export interface CallSyncResult {
   gapSkipped: { from: number; to: number } | null;
   /** Calls learnt final this cycle (completed or failed), by box: `boxwatch_calls_total`. */
   ended: { serial: string; status: string }[];
+  /** Recording URLs read in call details this cycle, for the archive (kept in memory only, never stored). */
+  recordings: { callId: string; url: string }[];
 }
 
 const FINAL = new Set(['completed', 'failed']);
@@ -174,6 +176,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
     }
   });
   const byId = new Map(upserts.map((o) => [o.callId, o]));
+  const recordings: CallSyncResult['recordings'] = [];
   read.forEach((call, i) => {
     const before = toRead[i] as CallRecord;
     if (call === null) return;
@@ -184,6 +187,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
     }
     const obs = observe(call, call, deps);
     if (obs === null) return;
+    if (obs.recording === 'available' && call.audio_record_url !== undefined) recordings.push({ callId: obs.callId, url: call.audio_record_url });
     if (FINAL.has(obs.status) && !FINAL.has(before.status)) ended.set(obs.callId, obs);
     if (obs.status === 'initiated' && before.status === 'initiated' && !byId.has(obs.callId)) checked.push(obs.callId);
     else byId.set(obs.callId, obs);
@@ -224,6 +228,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
     complete,
     gapSkipped,
     ended: [...ended.values()].map((c) => ({ serial: c.serial, status: c.status })),
+    recordings,
   };
 }
 

@@ -21,5 +21,6 @@ import { registerBackup } from './backup.js';
 import { registerInit } from './init.js';
 import { registerSql } from './sql.js';
 import { registerExport } from './export.js';
+import { registerRecordings } from './recordings.js';
 
-export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerTestCall, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerNotifications, registerSilence, registerAck, registerBox, registerRulesTest, registerNotifyTest, registerBackup, registerSql, registerExport];
+export const allCommands: RegisterCommand[] = [registerDemo, registerInit, registerSim, registerCall, registerCalls, registerRecordings, registerTestCall, registerCheckConfig, registerRun, registerStatus, registerHistory, registerUptime, registerAlerts, registerNotifications, registerSilence, registerAck, registerBox, registerRulesTest, registerNotifyTest, registerBackup, registerSql, registerExport];

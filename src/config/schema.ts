@@ -12,7 +12,7 @@ import { templateProblem } from '../notify/templates.js';
 import { DEFAULT_MAX_BODY } from '../gateway/client.js';
 import { E164 } from '../gateway/messages.js';
 
-import { isCallRuleKind, SEVERITIES, type RuleKind } from '../vocabulary.js';
+import { isArchiveRuleKind, isCallRuleKind, SEVERITIES, type RuleKind } from '../vocabulary.js';
 
 export { GATEWAY_RULES, RULE_KINDS, SEVERITIES } from '../vocabulary.js';
 export type { GatewayRuleName, RuleKind, Severity } from '../vocabulary.js';
@@ -59,6 +59,9 @@ const version = z.string().regex(VERSION, { error: 'must be a version such as 2.
 /** A size in bytes: a whole number, or with a unit `KiB`, `MiB`, `GiB` (e.g. `32MiB`); 1 KiB to 1 GiB. */
 const SIZE_UNITS: Record<string, number> = { '': 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 };
 function size(defaultBytes: number) {
+  return sizeValue().prefault(defaultBytes);
+}
+function sizeValue() {
   return z
     .union([z.string(), z.number()])
     .transform((value, ctx) => {
@@ -69,8 +72,7 @@ function size(defaultBytes: number) {
         return z.NEVER;
       }
       return bytes;
-    })
-    .prefault(defaultBytes);
+    });
 }
 
 /** The largest response body read per gateway endpoint (defaults fit a fleet of 100,000 boxes). */
@@ -133,6 +135,28 @@ const callsSchema = z.strictObject({
   store_numbers: z.boolean().default(false),
   /** Store transcripts and variables (default: never). */
   store_transcripts: z.boolean().default(false),
+});
+
+/** A host name (or `host:port`) a recording download may be redirected to. */
+const allowedHost = z
+  .string()
+  .regex(/^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/, { error: 'must be a host name such as recordings.example.com (optionally with :port)' })
+  .transform((h) => h.toLowerCase());
+
+/** `archive:` (docs/calls.md, "Recording archive"): recordings downloaded and kept. Absent: none are. */
+const archiveSchema = z.strictObject({
+  /** Where recordings go: DIR/YYYY/MM/DD/<call_id>.<ext> and a .json sidecar. */
+  dir: z.string().min(1).default('./data/recordings'),
+  /** Archived files older than this are deleted. */
+  retention: duration('90d', { positive: true, max: '3650d' }),
+  /** Downloads in flight at most. */
+  concurrency: z.int().min(1).max(64).default(4),
+  /** Bytes per second for all downloads together (e.g. 4MiB); absent: not limited. */
+  bandwidth: sizeValue().optional(),
+  /** A larger recording is refused. */
+  max_size: size(256 * 1024 ** 2),
+  /** Hosts a recording URL may redirect to besides its own. */
+  allow_hosts: z.array(allowedHost).default([]),
 });
 
 /**
@@ -327,6 +351,12 @@ const fleetCallFailureRateRule = z
   })
   .transform(withClearBelow);
 
+/** `recording_lost`: the box had recordings expire before they could be archived within the last `window`. */
+const recordingLostRule = z.strictObject({ name, kind: z.literal('recording_lost'), ...ruleCommon, window: duration('1h', { positive: true, max: '30d' }) });
+
+/** `archive_failing`: the archive cannot write its files (disk full, read-only, no permission): one alert for the fleet. */
+const archiveFailingRule = z.strictObject({ name, kind: z.literal('archive_failing'), ...ruleCommon });
+
 export const ruleSchema = z.discriminatedUnion('kind', [
   disconnectedRule,
   lowBatteryRule,
@@ -338,6 +368,8 @@ export const ruleSchema = z.discriminatedUnion('kind', [
   callStuckRule,
   callsSilentRule,
   fleetCallFailureRateRule,
+  recordingLostRule,
+  archiveFailingRule,
 ]);
 
 /** The rules used when the file has no `rules:` key (an explicit `rules: []` means none). */
@@ -523,6 +555,7 @@ export const configSchema = z.strictObject({
   gateway: gatewaySchema.prefault({} as z.input<typeof gatewaySchema>),
   poll: pollSchema.prefault({}),
   calls: callsSchema.optional(),
+  archive: archiveSchema.optional(),
   storage: storageSchema.prefault({}),
   rules: z.array(ruleSchema).prefault(DEFAULT_RULES),
   alerting: alertingSchema.prefault({}),
@@ -531,6 +564,13 @@ export const configSchema = z.strictObject({
   log: logSchema.prefault({}),
   test_calls: testCallsSchema.optional(),
 }).superRefine((c, ctx) => {
+  // The archive learns of recordings from the calls boxwatch reads; archive rules need the archive.
+  if (c.archive !== undefined && c.calls === undefined) ctx.addIssue({ code: 'custom', path: ['archive'], message: 'needs a calls: section (recordings are found through the calls boxwatch reads)' });
+  if (c.archive === undefined) {
+    c.rules.forEach((r, i) => {
+      if (isArchiveRuleKind(r.kind)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'kind'], message: `${r.kind} needs an archive: section` });
+    });
+  }
   // Call rules are judged from the calls boxwatch reads; without `calls:` it reads none.
   if (c.calls !== undefined) return;
   // Test calls are followed to their end by the call sync.
@@ -568,6 +608,7 @@ export function sqlitePath(storage: StorageConfig): string {
   );
 }
 export type CallsConfig = NonNullable<Config['calls']>;
+export type ArchiveConfig = NonNullable<Config['archive']>;
 export type TestCallConfig = NonNullable<Config['testCalls']>[number];
 export type RuleConfig = Config['rules'][number];
 export type AlertingConfig = Config['alerting'];

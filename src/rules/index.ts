@@ -17,6 +17,8 @@ import { evaluateCallFailureRate } from './call-failure-rate.js';
 import { evaluateCallStuck } from './call-stuck.js';
 import { evaluateCallsSilent } from './calls-silent.js';
 import { evaluateFleetCallFailureRate } from './fleet-call-failure-rate.js';
+import { evaluateRecordingLost } from './recording-lost.js';
+import { evaluateArchiveFailing } from './archive-failing.js';
 import type { CallFacts } from '../calls/health.js';
 import { FLEET_RULE_KINDS } from '../vocabulary.js';
 import { matchesAny } from '../glob.js';
@@ -60,7 +62,10 @@ export function evaluateRule(rule: RuleConfig, box: BoxState | undefined, ctx: F
       return evaluateCallStuck(rule, box, ctx, wasActive);
     case 'calls_silent':
       return evaluateCallsSilent(rule, box, ctx, wasActive);
+    case 'recording_lost':
+      return evaluateRecordingLost(rule, box, ctx, wasActive);
     case 'fleet_call_failure_rate':
+    case 'archive_failing':
       return { condition: 'inactive', summary: 'a fleet rule: judged once for the fleet' };
   }
 }
@@ -72,7 +77,7 @@ export function isFleetRule(rule: RuleConfig): rule is RuleOfKind<(typeof FLEET_
 
 /** Evaluates a fleet rule once for the fleet. */
 export function evaluateFleetRule(rule: RuleOfKind<(typeof FLEET_RULE_KINDS)[number]>, ctx: FleetContext, wasActive: boolean): RuleResult {
-  return evaluateFleetCallFailureRate(rule, ctx, wasActive);
+  return rule.kind === 'archive_failing' ? evaluateArchiveFailing(rule, ctx) : evaluateFleetCallFailureRate(rule, ctx, wasActive);
 }
 
 /**

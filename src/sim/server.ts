@@ -18,6 +18,11 @@ export interface SimServerOptions extends SimulatorOptions {
   port?: number;
   /** Called with unexpected handler errors (never with request headers). */
   onError?: (err: unknown) => void;
+  /**
+   * The address recording URLs point to (`http://cdn.example:9000`): a separate recording host, as
+   * vendors often have. Default: the simulator's own address (it serves `/recordings/` itself).
+   */
+  recordingsUrl?: string;
 }
 
 export interface RunningSimulator {
@@ -67,7 +72,7 @@ const failure = (status: number, message: string, headers?: Record<string, strin
 });
 
 /** Builds the request handler for a simulator. `pending` collects latency timers for shutdown. */
-export function createSimHandler(sim: Simulator, options: { onError?: (err: unknown) => void; pending?: Set<NodeJS.Timeout> } = {}) {
+export function createSimHandler(sim: Simulator, options: { onError?: (err: unknown) => void; pending?: Set<NodeJS.Timeout>; recordingsUrl?: string } = {}) {
   const pending = options.pending ?? new Set<NodeJS.Timeout>();
   const delay = (ms: number): Promise<void> =>
     new Promise((resolve) => {
@@ -116,7 +121,7 @@ export function createSimHandler(sim: Simulator, options: { onError?: (err: unkn
       send(res, now + sim.fleet.skewMs, failure(401, MESSAGES.unauthorized));
       return;
     }
-    const reply = await answer(sim, r.endpoint, r.param, url, req, now);
+    const reply = await answer(sim, r.endpoint, r.param, url, req, now, options.recordingsUrl);
     send(res, now + sim.fleet.skewMs, reply.status === 200 && effect ? corrupt(r.endpoint, reply, effect) : reply);
   }
 
@@ -129,7 +134,7 @@ export function createSimHandler(sim: Simulator, options: { onError?: (err: unkn
   };
 }
 
-async function answer(sim: Simulator, endpoint: Endpoint, param: string | undefined, url: URL, req: IncomingMessage, now: number): Promise<Reply> {
+async function answer(sim: Simulator, endpoint: Endpoint, param: string | undefined, url: URL, req: IncomingMessage, now: number, recordingsUrl: string | undefined): Promise<Reply> {
   switch (endpoint) {
     case 'device_list':
       if (!sim.fleet.boxes.some((b) => b.listed)) return failure(404, MESSAGES.noDevices);
@@ -141,7 +146,7 @@ async function answer(sim: Simulator, endpoint: Endpoint, param: string | undefi
     case 'call_details': {
       const call = /^\d{1,15}$/.test(param ?? '') ? sim.calls.get(Number(param)) : undefined;
       if (!call) return failure(404, MESSAGES.callNotFound);
-      return success(sim.calls.detailsAt(call, now, publicBase(req)));
+      return success(sim.calls.detailsAt(call, now, recordingsUrl ?? publicBase(req)));
     }
     case 'call_list': {
       const perPage = pageParam(url.searchParams.get('per_page'), DEFAULT_PER_PAGE, MAX_PER_PAGE);
@@ -289,7 +294,9 @@ function safeDecode(s: string): string {
 export async function startSimulator(options: SimServerOptions = {}): Promise<RunningSimulator> {
   const sim = new Simulator(options);
   const pending = new Set<NodeJS.Timeout>();
-  const server: Server = createServer(createSimHandler(sim, { pending, ...(options.onError && { onError: options.onError }) }));
+  const server: Server = createServer(
+    createSimHandler(sim, { pending, ...(options.onError && { onError: options.onError }), ...(options.recordingsUrl !== undefined && { recordingsUrl: options.recordingsUrl.replace(/\/$/, '') }) }),
+  );
   server.keepAliveTimeout = 30_000;
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {

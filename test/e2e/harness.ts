@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp, type App } from '../../src/app.js';
+import { createApp, type App, type AppDeps } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { createGatewayClient } from '../../src/gateway/client.js';
 import { silentLogger, type Logger } from '../../src/log.js';
@@ -56,6 +56,8 @@ export interface RigOptions {
   http?: { adminToken?: string; basePath?: string };
   /** The daemon's logger (default: silent). */
   logger?: Logger;
+  /** More of the daemon's dependencies (the archive's file system). */
+  app?: Pick<AppDeps, 'archiveFs'>;
   /** Where the shared clock starts (default 2026-03-01T12:00:00Z; e.g. an hour ago, for the CLI's wall-clock windows). */
   start?: string | number;
 }
@@ -96,6 +98,7 @@ ${options.http ? `http: { listen: "127.0.0.1:0", base_path: "${options.http.base
       client: createGatewayClient({ baseUrl: sim.url, secretKey: KEY, retries: 0 }),
       store: openStore(dbPath, { clock }),
       stdout,
+      ...options.app,
     });
   const rig: Rig = {
     sim,

@@ -9,7 +9,7 @@ import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, 
 const BATCH = 500;
 const LISTED = 'SELECT c.*, t.entry AS test_entry FROM calls c LEFT JOIN test_calls t ON t.call_id = c.call_id';
 
-interface CallRow {
+export interface CallRow {
   call_id: string;
   serial: string;
   agent_id: number;
@@ -264,7 +264,7 @@ function bindings(c: CallObservation, now: number): Record<string, unknown> {
   };
 }
 
-function fromRow(r: CallRow): CallRecord {
+export function fromRow(r: CallRow): CallRecord {
   return {
     callId: r.call_id,
     serial: r.serial,

@@ -23,6 +23,7 @@ import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, 
 import { SqliteAcks } from './acks.js';
 import { SqliteAlertStates } from './alert-states.js';
 import { SqliteCallsRepo } from './calls.js';
+import { SqliteRecordingsRepo } from './recordings.js';
 import { SqliteTestCallsRepo } from './test-calls.js';
 import { SqliteGroupQueue } from './group-queue.js';
 import { SqliteOutbox } from './outbox.js';
@@ -114,6 +115,7 @@ export class SqliteStore implements Store {
   private readonly retention: Retention;
   private heldByUs: DaemonHolder | null = null;
   private callsRepo: SqliteCallsRepo | undefined;
+  private recordingsRepo: SqliteRecordingsRepo | undefined;
   private testCallsRepo: SqliteTestCallsRepo | undefined;
   /** SQLite's data_version when this connection last looked (followOtherConnections). */
   private dataVersion: number | null = null;
@@ -158,6 +160,12 @@ export class SqliteStore implements Store {
   get calls(): SqliteCallsRepo {
     this.callsRepo ??= new SqliteCallsRepo(this.db);
     return this.callsRepo;
+  }
+
+  /** The recording archive's repository (built on first use, like `calls`). */
+  get recordings(): SqliteRecordingsRepo {
+    this.recordingsRepo ??= new SqliteRecordingsRepo(this.db);
+    return this.recordingsRepo;
   }
 
   /** Test calls (`test_calls:`, migrations/0010_test_calls.sql). */

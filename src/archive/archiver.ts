@@ -1,0 +1,244 @@
+/**
+ * The recording archive, a stage of its own beside the call sync (docs/calls.md, "Recording
+ * archive"): it owns downloading every `available` recording into `archive.dir`, the retries, the
+ * move of a recording to `archived` or `expired`, retention of the files, and the facts of the
+ * archive rules. The app runs a pass after every call sync without waiting for it: a slow or
+ * failing archive never holds up a call sync or a poll cycle, and a pass never throws.
+ *
+ * One attempt: the recording URL the call sync just read (kept in memory, used once), else a fresh
+ * one from call details; no URL any more means the vendor let it expire: `expired` and the
+ * `recording_lost` rule. The download (download.ts) is written atomically with its sidecar
+ * (files.ts) and their SHA-256 recorded. A failed attempt is retried after the project's jittered
+ * backoff (src/backoff.ts), re-reading call details each time, until it succeeds or the URL is gone.
+ * A write the file system refuses (ENOSPC, EACCES, ...) also marks the archive failing
+ * (`archive_failing`) until a write succeeds again.
+ */
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { jitteredBackoff } from '../backoff.js';
+import type { Clock } from '../clock.js';
+import type { ArchiveConfig, CallsConfig, RuleConfig } from '../config/schema.js';
+import { BoxwatchError, errorMessage } from '../errors.js';
+import type { GatewayClient } from '../gateway/types.js';
+import type { Logger } from '../log.js';
+import { mapWithConcurrency } from '../poller/pool.js';
+import type { DueRecording, RecordingsRepo } from '../store/recordings-repo.js';
+import { DownloadError, openRecording } from './download.js';
+import { readArchiveFacts, type ArchiveFailure, type ArchiveRuleFacts } from './facts.js';
+import { archivePaths, fsErrorCode, nodeFs, recordingExtension, removeWithEmptyParents, STORAGE_ERRORS, writeAtomically, type ArchiveFs } from './files.js';
+import type { ArchiveMetrics } from './metrics.js';
+import { sidecarOf } from './sidecar.js';
+import { Throttle } from './throttle.js';
+
+/** Backoff between attempts at one recording: up to 30 s after the first failure, doubling to 15 min. */
+export const RETRY_BASE_MS = 30_000;
+export const RETRY_MAX_MS = 15 * 60_000;
+/** Recordings attempted per pass at most (the rest wait for the next pass). */
+const MAX_PER_PASS = 200;
+/** Retention runs at most this often (daemon's clock), deleting at most RETENTION_BATCH files per run. */
+const RETENTION_EVERY_MS = 60 * 60_000;
+const RETENTION_BATCH = 1_000;
+/** Fresh recording URLs kept in memory at most (the oldest are forgotten: call details are read again). */
+const MAX_FRESH_URLS = 10_000;
+
+export interface ArchiverDeps {
+  config: ArchiveConfig;
+  /** What the sidecar may show (calls.store_numbers, calls.store_transcripts). */
+  privacy: Pick<CallsConfig, 'storeNumbers' | 'storeTranscripts'>;
+  /** The configured rules (the archive rules among them get their facts after each pass). */
+  rules: readonly RuleConfig[];
+  repo: RecordingsRepo;
+  client: Pick<GatewayClient, 'getCall'>;
+  clock: Clock;
+  logger: Logger;
+  /** Per download: headers, and each pause in the body. */
+  timeoutMs: number;
+  metrics?: ArchiveMetrics;
+  /** The file-system boundary (tests make the disk fill up). */
+  fs?: ArchiveFs;
+  /** Aborts the downloads in flight (daemon stopping). */
+  signal?: AbortSignal;
+  random?: () => number;
+}
+
+export interface ArchivePassResult {
+  archived: number;
+  lost: number;
+  failed: number;
+  /** Archived files deleted by retention. */
+  deleted: number;
+}
+
+export interface Archiver {
+  /** Recording URLs the call sync has just read: kept in memory (never stored) for the next attempt. */
+  offer(urls: readonly { callId: string; url: string }[]): void;
+  /**
+   * One pass: retention when due, then the recordings due for an attempt, then the archive rules'
+   * facts. Never rejects. Called while a pass runs, it resolves after that pass and one more.
+   */
+  pass(): Promise<ArchivePassResult>;
+  /** The archive rules' facts from the last pass (null before the first). */
+  facts(): { at: number; byRule: ReadonlyMap<string, ArchiveRuleFacts> } | null;
+  /** Waits for the pass in flight and closes the download connections. */
+  close(): Promise<void>;
+}
+
+export function createArchiver(deps: ArchiverDeps): Archiver {
+  const { config, repo, clock, logger } = deps;
+  const fs = deps.fs ?? nodeFs;
+  const dispatcher = new Agent({ connections: config.concurrency, headersTimeout: deps.timeoutMs, bodyTimeout: deps.timeoutMs });
+  const throttle = new Throttle(config.bandwidth, clock);
+  const fresh = new Map<string, string>();
+  let failing: ArchiveFailure | null = null;
+  let facts: { at: number; byRule: ReadonlyMap<string, ArchiveRuleFacts> } | null = null;
+  let lastRetention = Number.NEGATIVE_INFINITY;
+  let running: Promise<ArchivePassResult> | null = null;
+  let again: Promise<ArchivePassResult> | null = null;
+
+  const storageFailed = (code: string, err: unknown): void => {
+    if (failing === null) {
+      logger.error({ code, dir: config.dir, err: errorMessage(err) }, 'the recording archive cannot write its files; recordings are retried while the vendor keeps them');
+      failing = { since: clock.now(), code };
+    } else if (failing.code !== code) failing = { since: failing.since, code };
+  };
+
+  /** The vendor no longer has the recording: it is lost. */
+  const lose = (d: DueRecording): void => {
+    repo.lost(d.call.callId, d.call.serial, clock.now());
+    deps.metrics?.lost();
+    logger.warn({ call: d.call.callId, box: d.call.serial, attempts: d.attempts }, 'recording lost: it expired at the vendor before it could be archived');
+  };
+
+  /** One attempt at one recording: 'archived', 'lost' or 'failed'. Never throws (a pass must never leave an attempt running behind it). */
+  const attempt = async (d: DueRecording): Promise<'archived' | 'lost' | 'failed' | 'aborted'> => {
+    const { call } = d;
+    let url = fresh.get(call.callId);
+    fresh.delete(call.callId);
+    try {
+      if (url === undefined) {
+        let details;
+        try {
+          details = await deps.client.getCall(call.callId, { signal: deps.signal });
+        } catch (err) {
+          if (err instanceof BoxwatchError && err.code === 'call_not_found') {
+            lose(d);
+            return 'lost';
+          }
+          throw err;
+        }
+        if (details.audio_record_url === undefined || details.audio_record_url === '') {
+          lose(d);
+          return 'lost';
+        }
+        url = details.audio_record_url;
+      }
+      const opened = await openRecording(url, { dispatcher, allowHosts: config.allowHosts, maxBytes: config.maxSize, timeoutMs: deps.timeoutMs, throttle, ...(deps.signal && { signal: deps.signal }) });
+      const paths = archivePaths(call.callId, call.startedAt, recordingExtension(opened.url, opened.contentType));
+      const rec = await writeAtomically(fs, join(config.dir, paths.recording), opened.body);
+      const archivedAt = clock.now();
+      const sidecar = sidecarOf(call, { file: paths.recording.split('/').pop() as string, ...rec, contentType: opened.contentType, archivedAt }, deps.privacy);
+      const side = await writeAtomically(fs, join(config.dir, paths.sidecar), [Buffer.from(`${JSON.stringify(sidecar, null, 2)}\n`)]);
+      repo.archived({ callId: call.callId, serial: call.serial, path: paths.recording, sha256: rec.sha256, bytes: rec.bytes, sidecar: paths.sidecar, sidecarSha256: side.sha256, archivedAt });
+      if (failing !== null) {
+        logger.info({ dir: config.dir, since: new Date(failing.since).toISOString() }, 'the recording archive writes its files again');
+        failing = null;
+      }
+      deps.metrics?.archived();
+      return 'archived';
+    } catch (err) {
+      if (deps.signal?.aborted) return 'aborted'; // stopping: nothing recorded, the next start tries again
+      const fsCode = err instanceof BoxwatchError ? undefined : fsErrorCode(err);
+      const code = err instanceof BoxwatchError ? (err instanceof DownloadError ? err.code : `gateway_${err.code}`) : (fsCode ?? 'internal');
+      if (fsCode !== undefined && STORAGE_ERRORS.has(fsCode)) storageFailed(fsCode, err);
+      const attempts = d.attempts + 1;
+      const next = clock.now() + jitteredBackoff(attempts, RETRY_BASE_MS, RETRY_MAX_MS, deps.random);
+      deps.metrics?.failed(code);
+      try {
+        repo.failed(call.callId, call.serial, next, code);
+      } catch (dbErr) {
+        // The database refused too (locked, full): the recording stays due and is tried next pass.
+        logger.error({ call: call.callId, code: (dbErr as { code?: unknown }).code, err: errorMessage(dbErr) }, 'cannot record a failed recording attempt');
+      }
+      const fields = { call: call.callId, box: call.serial, code, attempts, err: errorMessage(err) };
+      if (attempts === 1) logger.warn(fields, 'recording not archived yet; it is retried until the vendor lets it expire');
+      else logger.debug(fields, 'recording not archived yet');
+      return 'failed';
+    }
+  };
+
+  /** Deletes archived files older than the retention (at most RETENTION_BATCH per run). */
+  const retention = async (now: number): Promise<number> => {
+    const old = repo.archivedBefore(now - config.retention, RETENTION_BATCH);
+    const removed: string[] = [];
+    for (const r of old) {
+      try {
+        await removeWithEmptyParents(fs, config.dir, r.path);
+        await removeWithEmptyParents(fs, config.dir, r.sidecar);
+        removed.push(r.callId);
+      } catch (err) {
+        logger.error({ path: r.path, code: fsErrorCode(err), err: errorMessage(err) }, 'archive retention could not delete a file; will try again');
+      }
+    }
+    if (removed.length > 0) {
+      repo.remove(removed);
+      logger.info({ deleted: removed.length }, 'archive retention deleted recordings older than archive.retention');
+    }
+    repo.pruneOrphans();
+    return removed.length;
+  };
+
+  const runPass = async (): Promise<ArchivePassResult> => {
+    const result: ArchivePassResult = { archived: 0, lost: 0, failed: 0, deleted: 0 };
+    try {
+      const now = clock.now();
+      if (now - lastRetention >= RETENTION_EVERY_MS) {
+        lastRetention = now;
+        result.deleted = await retention(now);
+      }
+      const due = repo.due(now, MAX_PER_PASS);
+      const outcomes = await mapWithConcurrency(due, config.concurrency, attempt);
+      for (const o of outcomes) if (o !== 'aborted') result[o] += 1;
+      facts = { at: clock.now(), byRule: readArchiveFacts(repo, deps.rules, clock.now(), failing) };
+      deps.metrics?.size(repo.totals());
+    } catch (err) {
+      // The database refused (locked, full): nothing of this attempt's outcome was lost on the
+      // vendor's side; the next pass reads again what is due.
+      if (!deps.signal?.aborted) logger.error({ code: (err as { code?: unknown }).code, err: errorMessage(err) }, 'archive pass failed; the next pass tries again');
+    }
+    return result;
+  };
+
+  const pass = (): Promise<ArchivePassResult> => {
+    if (running === null) {
+      running = runPass().finally(() => {
+        running = null;
+      });
+      return running;
+    }
+    again ??= running.then(() => {
+      again = null;
+      return pass();
+    });
+    return again;
+  };
+
+  return {
+    offer(urls) {
+      for (const { callId, url } of urls) {
+        fresh.delete(callId);
+        fresh.set(callId, url);
+      }
+      for (const key of fresh.keys()) {
+        if (fresh.size <= MAX_FRESH_URLS) break;
+        fresh.delete(key);
+      }
+    },
+    pass,
+    facts: () => facts,
+    async close() {
+      await again;
+      await running;
+      await dispatcher.close();
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * `boxwatch recordings verify`: checks every file of the recording archive against the SHA-256
+ * recorded in the database; one line per missing or mismatched file, and exit 1 when any is bad.
+ * The archive directory is `--dir`, else the configuration's `archive.dir`.
+ */
+import { BoxwatchError, UsageError } from '../errors.js';
+import { verifyArchive } from '../archive/verify.js';
+import type { CliContext, RegisterCommand } from './context.js';
+import { formatOption, terminalSafe, type OutputFormat } from './output.js';
+import { dbOption, withStore } from './store-access.js';
+
+interface VerifyOptions {
+  config?: string;
+  db?: string;
+  dir?: string;
+  format: OutputFormat;
+}
+
+export const registerRecordings: RegisterCommand = (program, ctx) => {
+  const recordings = program.command('recordings').description('the recording archive');
+  recordings
+    .command('verify')
+    .description('check every archived recording and sidecar against its recorded SHA-256')
+    .option('-c, --config <file>', 'configuration file')
+    .addOption(dbOption())
+    .option('--dir <dir>', 'the archive directory (default: archive.dir of the configuration)')
+    .addOption(formatOption(['table', 'json']))
+    .action((opts: VerifyOptions) => runVerify(opts, ctx));
+};
+
+async function runVerify(opts: VerifyOptions, ctx: CliContext): Promise<void> {
+  await withStore(opts, ctx, async (store, _now, { config }) => {
+    const dir = opts.dir ?? config?.archive?.dir;
+    if (dir === undefined) throw new UsageError('no archive directory: give --dir, or a configuration with an archive: section');
+    const { recordings, problems } = await verifyArchive(store.recordings, dir);
+    if (opts.format === 'json') ctx.out(`${JSON.stringify({ dir, recordings, files: recordings * 2, bad: problems }, null, 2)}\n`);
+    else {
+      for (const p of problems) ctx.out(`${p.problem === 'missing' ? 'MISSING ' : 'MISMATCH'}  ${terminalSafe(p.path)}  (call ${terminalSafe(p.callId)})\n`);
+      ctx.out(`${recordings} recordings (${recordings * 2} files with their sidecars) checked in ${terminalSafe(dir)}: ${problems.length === 0 ? 'all match' : `${problems.length} bad`}\n`);
+    }
+    if (problems.length > 0) throw new BoxwatchError('archive_damaged', `${problems.length} archived file${problems.length === 1 ? ' is' : 's are'} missing or do not match the recorded SHA-256`);
+  });
+}

@@ -1,0 +1,31 @@
+/**
+ * `archive_failing`: the recording archive cannot write its files (disk full, read-only file
+ * system, no permission): one alert for the fleet (serial ''). Active from the first failed write
+ * until a write succeeds again (facts from the archive: src/archive/facts.ts).
+ */
+import type { RuleOfKind } from '../config/schema.js';
+import type { FleetContext, RuleResult } from './types.js';
+
+const MEANING: Readonly<Record<string, string>> = {
+  ENOSPC: 'disk full',
+  EDQUOT: 'disk quota exceeded',
+  EROFS: 'read-only file system',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EIO: 'input/output error',
+};
+
+export function evaluateArchiveFailing(rule: RuleOfKind<'archive_failing'>, ctx: FleetContext): RuleResult {
+  const facts = ctx.calls?.byRule.get(rule.name);
+  if (facts?.kind !== 'archive_failing') return { condition: 'unknown', value: null, summary: 'no fresh archive data' };
+  const threshold = 'a recording file could not be written';
+  if (facts.failing === null) return { condition: 'inactive', value: null, threshold, summary: 'the archive writes its files' };
+  const { code } = facts.failing;
+  const meaning = MEANING[code];
+  return {
+    condition: 'active',
+    value: code,
+    threshold,
+    summary: `the recording archive cannot write its files: ${code}${meaning === undefined ? '' : ` (${meaning})`}; recordings are kept at the vendor and retried`,
+  };
+}

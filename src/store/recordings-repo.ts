@@ -1,0 +1,57 @@
+/**
+ * The recordings repository: what the recording archive (src/archive/) writes and what the rules,
+ * `boxwatch recordings verify` and /metrics read about archived and lost recordings. The
+ * recording state itself stays in the calls table (`calls.recording`); this repository moves it
+ * from `available` to `archived` or `expired`, in the same transaction as its own row. SQLite
+ * implementation: sqlite/recordings.ts (schema: migrations/0009_recordings.sql).
+ */
+import type { CallRecord } from './calls-repo.js';
+
+/** A call whose recording is to be archived, and how many attempts failed so far. */
+export interface DueRecording {
+  call: CallRecord;
+  attempts: number;
+}
+
+/** An archived recording as stored. Paths are relative to `archive.dir`. */
+export interface ArchivedRecording {
+  callId: string;
+  serial: string;
+  path: string;
+  sha256: string;
+  bytes: number;
+  sidecar: string;
+  sidecarSha256: string;
+  /** boxwatch's clock. */
+  archivedAt: number;
+}
+
+/** Recordings of one box found expired before they could be archived. */
+export interface LostRecordings {
+  count: number;
+  /** boxwatch's clock: the last one found. */
+  last: number;
+}
+
+export interface RecordingsRepo {
+  /** Calls whose recording is `available` and whose next attempt is due at `now`, oldest end first. */
+  due(now: number, limit: number): DueRecording[];
+  /** The recording is in the archive: `calls.recording` becomes `archived`. */
+  archived(recording: ArchivedRecording): void;
+  /** An attempt failed: counted, with the next attempt's time and the failure's code. */
+  failed(callId: string, serial: string, nextAttemptAt: number, error: string): void;
+  /** The recording expired before it was archived: `calls.recording` becomes `expired`. */
+  lost(callId: string, serial: string, now: number): void;
+  /** Per box, the recordings found expired at or after `since`. */
+  lostSince(since: number): Map<string, LostRecordings>;
+  /** Every archived recording, in path order. */
+  archivedAll(): ArchivedRecording[];
+  /** Archived recordings archived before `before`, oldest first, at most `limit`. */
+  archivedBefore(before: number, limit: number): ArchivedRecording[];
+  /** Forgets archived recordings whose files retention deleted (`calls.recording` stays `archived`). */
+  remove(callIds: readonly string[]): void;
+  /** Forgets retry and loss records of calls no longer in the calls table (pruned by storage retention); returns how many. */
+  pruneOrphans(): number;
+  /** Files and bytes of the recordings in the archive (sidecars not counted). */
+  totals(): { files: number; bytes: number };
+}
