@@ -7,6 +7,8 @@ import { BoxwatchError, UsageError } from '../errors.js';
 import { verifyArchive } from '../archive/verify.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, terminalSafe, type OutputFormat } from './output.js';
+import type { SqliteStore } from '../store/index.js';
+import type { RecordingsRepo } from '../store/recordings-repo.js';
 import { dbOption, withStore } from './store-access.js';
 
 interface VerifyOptions {
@@ -32,7 +34,7 @@ async function runVerify(opts: VerifyOptions, ctx: CliContext): Promise<void> {
   await withStore(opts, ctx, async (store, _now, { config }) => {
     const dir = opts.dir ?? config?.archive?.dir;
     if (dir === undefined) throw new UsageError('no archive directory: give --dir, or a configuration with an archive: section');
-    const { recordings, problems } = await verifyArchive(store.recordings, dir);
+    const { recordings, problems } = await verifyArchive(recordingsOf(store), dir);
     if (opts.format === 'json') ctx.out(`${JSON.stringify({ dir, recordings, files: recordings * 2, bad: problems }, null, 2)}\n`);
     else {
       for (const p of problems) ctx.out(`${p.problem === 'missing' ? 'MISSING ' : 'MISMATCH'}  ${terminalSafe(p.path)}  (call ${terminalSafe(p.callId)})\n`);
@@ -40,4 +42,16 @@ async function runVerify(opts: VerifyOptions, ctx: CliContext): Promise<void> {
     }
     if (problems.length > 0) throw new BoxwatchError('archive_damaged', `${problems.length} archived file${problems.length === 1 ? ' is' : 's are'} missing or do not match the recorded SHA-256`);
   });
+}
+
+/** The store's recordings; a database from before the archive (schema 9) is said so, not a SQLite error. */
+function recordingsOf(store: SqliteStore): RecordingsRepo {
+  try {
+    return store.recordings;
+  } catch (err) {
+    if (/no such table: (recordings|calls)/.test((err as Error).message)) {
+      throw new BoxwatchError('archive_none', 'this database has no recording archive (written by a boxwatch without it; the daemon upgrades it when it starts)');
+    }
+    throw err;
+  }
 }

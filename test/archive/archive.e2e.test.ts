@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
+import Database from 'better-sqlite3';
 import { nodeFs, type ArchiveFs } from '../../src/archive/index.js';
 import { maskNumber } from '../../src/calls/privacy.js';
 import { createLogger } from '../../src/log.js';
@@ -59,6 +60,8 @@ interface ArchiveRigOptions {
   recordings: RecordingHost;
   app?: RigOptions['app'];
   logger?: RigOptions['logger'];
+  /** Serve HTTP (/metrics); the schedules never fire during the test. */
+  http?: boolean;
 }
 
 /** A rig with calls and an archive in `dir`; the simulator's recording URLs point at `recordings`. */
@@ -67,7 +70,7 @@ async function archiveRig(dir: string, o: ArchiveRigOptions): Promise<Rig> {
   - { name: recording-lost, kind: recording_lost, window: 1h, severity: warning }
   - { name: archive-failing, kind: archive_failing, severity: critical }
 ${o.rules ?? ''}alerting: { group_wait: 0s }
-calls: { per_page: 100${o.calls ?? ''} }
+calls: { per_page: 100${o.http ? ', schedule: "0 0 1 1 *"' : ''}${o.calls ?? ''} }
 archive: { dir: "${dir}", concurrency: 2${o.archive ?? ''} }
 `;
   const scenario = `${o.scenarioTop ?? ''}calls: { per_box_per_hour: 20 }
@@ -76,7 +79,7 @@ timeline:
 ${o.scenario ?? ''}`;
   // Started hours ago (whole minute), so that the CLI's wall-clock windows (`calls stats --since 24h`) hold the calls.
   const start = Math.floor((Date.now() - 4 * 3_600_000) / M) * M;
-  rig = await startRig({ devices: o.devices ?? 3, seed: 11, start, yaml, scenario, sim: { historyCalls: 0, recordingsUrl: o.recordings.url }, ...(o.app && { app: o.app }), ...(o.logger && { logger: o.logger }) });
+  rig = await startRig({ devices: o.devices ?? 3, seed: 11, start, yaml, scenario, sim: { historyCalls: 0, recordingsUrl: o.recordings.url }, ...(o.app && { app: o.app }), ...(o.logger && { logger: o.logger }), ...(o.http && { http: {} }) });
   o.recordings.target = rig.sim.url;
   return rig;
 }
@@ -156,7 +159,7 @@ describe('recording archive', () => {
   it('archives every completed call\'s recording with its sidecar and checksum; verify passes, then fails on a tampered file', async () => {
     const dir = tempDir();
     const host = await recordingHost();
-    const r = await archiveRig(dir, { recordings: host });
+    const r = await archiveRig(dir, { recordings: host, http: true });
     await minutes(r, 40);
 
     const calls = r.app.store.calls.list({ limit: 1000 });
@@ -188,6 +191,11 @@ describe('recording archive', () => {
     expect(await metric(r, 'boxwatch_archive_bytes')).toBe(archived.length * SILENT_WAV.length);
     expect(await metric(r, 'boxwatch_recordings_lost_total')).toBe(0);
     expect(r.slack.received).toHaveLength(0);
+    r.app.metrics.prepare();
+    const exposition = await (await fetch(`${r.app.httpUrl}/metrics`)).text();
+    expect(exposition).toContain(`boxwatch_recordings_archived_total ${archived.length}\n`);
+    expect(exposition).toContain('boxwatch_recordings_lost_total 0\n');
+    expect(exposition).toContain(`boxwatch_archive_bytes ${archived.length * SILENT_WAV.length}\n`);
 
     const stats = await runBuilt(['calls', 'stats', '--db', r.dbPath, '--format', 'json']);
     expect(stats.code).toBe(0);
@@ -211,6 +219,20 @@ describe('recording archive', () => {
     expect(lines.filter((l) => l.startsWith('MISSING'))).toEqual([`MISSING   ${second.sidecar}  (call ${second.callId})`]);
     expect(lines.at(-1)).toMatch(/: 2 bad$/);
     expect(bad.err).toMatch(/2 archived files are missing or do not match the recorded SHA-256/);
+
+    // A row whose path carries terminal escapes (a tampered database) is shown escaped, never sent to the terminal.
+    const db = new Database(r.dbPath);
+    db.prepare(`INSERT INTO recordings (call_id, serial, path, sha256, bytes, sidecar, sidecar_sha256, archived_at) VALUES (?, 'BX-00001', ?, 'x', 1, ?, 'x', 1)`).run(
+      'evil\u001b[2J',
+      '2026/03/01/\u001b[31mred\u202e.wav',
+      '2026/03/01/evil.json',
+    );
+    db.close();
+    const hostile = await runBuilt(['recordings', 'verify', '--db', r.dbPath, '--dir', dir]);
+    expect(hostile.code).toBe(1);
+    expect(hostile.out).not.toContain('\u001b');
+    expect(hostile.out).not.toContain('\u202e');
+    expect(hostile.out).toContain('MISSING   2026/03/01/\\x1b[31mred\\u202e.wav  (call evil\\x1b[2J)');
   }, 120_000);
 
   it('a recording that expires during an outage of the recording host raises recording_lost once, and it resolves after the window', async () => {

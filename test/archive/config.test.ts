@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { parseConfig } from '../../src/config/index.js';
+import { openStore } from '../../src/store/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { ensureBuilt } from '../e2e/build.js';
 import { runBuilt } from '../helpers/cli-process.js';
@@ -49,7 +51,7 @@ describe('archive configuration', () => {
   });
 });
 
-describe('boxwatch check-config', () => {
+describe('boxwatch check-config and recordings verify', () => {
   let dir = '';
   beforeAll(async () => {
     await ensureBuilt();
@@ -63,5 +65,19 @@ describe('boxwatch check-config', () => {
     const r = await runBuilt(['check-config', '--config', path]);
     expect(r.code).toBe(2);
     expect(r.err).toContain('archive.concurrency');
+  });
+
+  it('recordings verify: no directory is bad usage (exit 2); a database without the archive says so (exit 1)', async () => {
+    const dbPath = join(dir, 'old.db');
+    openStore(dbPath).close();
+    const db = new Database(dbPath);
+    db.exec('DROP TABLE recordings');
+    db.close();
+    const usage = await runBuilt(['recordings', 'verify', '--db', dbPath]);
+    expect(usage.code).toBe(2);
+    expect(usage.err).toMatch(/^error: no archive directory: give --dir, or a configuration with an archive: section\n/);
+    const old = await runBuilt(['recordings', 'verify', '--db', dbPath, '--dir', dir]);
+    expect(old.code).toBe(1);
+    expect(old.err).toBe('error [archive_none]: this database has no recording archive (written by a boxwatch without it; the daemon upgrades it when it starts)\n');
   });
 });

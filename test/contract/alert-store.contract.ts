@@ -4,9 +4,7 @@
  * group_wait queue (`GroupQueue`), the reads of the CLI and the API (`AlertQueries`) and the
  * silence writes (`SilenceWrites`). Every call that may be asynchronous is awaited (the queries
  * too: the PostgreSQL store answers them with Promises). Run by alert-store.contract.test.ts
- * against SQLite and by alert-store.pg.contract.test.ts against PostgreSQL, which does not record
- * the fleet history yet: a store without `committer` writes the alert stage alone
- * (`commitAlerts`) and skips the cycle tests.
+ * against SQLite and by alert-store.pg.contract.test.ts against PostgreSQL.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AlertQueries, AlertWrite, CycleCommitter, CycleView, GroupQueue, QueuedItem, SilenceWrites } from '../../src/alerts/repositories.js';
@@ -21,10 +19,8 @@ import { item } from '../notify/fixtures.js';
 import { okCycle, snap } from '../store/model.js';
 
 export interface AlertStoreFixture {
-  /** The whole cycle as one unit of work, for a store that records the fleet history. */
-  committer?: CycleCommitter<AlertItem> & { lastCycle(): CycleRecord | undefined };
-  /** Without a committer: the alert stage's write alone (states and silences read, decided on, written, in one transaction). */
-  commitAlerts?<T>(now: number, decide: (view: Omit<CycleView, 'boxes'>) => { alerts: AlertWrite<AlertItem>; result: T }): Awaitable<T>;
+  /** The whole cycle as one unit of work. */
+  committer: CycleCommitter<AlertItem> & { lastCycle(): Awaitable<CycleRecord | undefined> };
   queries: AwaitableMethods<AlertQueries & SilenceWrites>;
   queue: GroupQueue<AlertItem, NotificationMessage>;
   outbox: OutboxRepository;
@@ -48,8 +44,7 @@ function transition(state: AlertState, from: AlertState['status'], at: number): 
 
 const nothing: AlertWrite<AlertItem> = { states: new Map(), dropped: [], transitions: [], queued: [] };
 
-/** `cycles`: the store records whole cycles (`committer`); false for one that writes the alert stage alone. */
-export function alertStoreContract(name: string, make: () => AlertStoreFixture | Promise<AlertStoreFixture>, { cycles = true } = {}): void {
+export function alertStoreContract(name: string, make: () => AlertStoreFixture | Promise<AlertStoreFixture>): void {
   describe(`alert repositories contract: ${name}`, () => {
     let f: AlertStoreFixture;
     beforeEach(async () => {
@@ -59,17 +54,13 @@ export function alertStoreContract(name: string, make: () => AlertStoreFixture |
       await f.close();
     });
 
-    /** Commits one ok cycle at `t` (or only its alert stage, without a committer) whose alert stage writes `write(view)`. */
+    /** Commits one ok cycle at `t` whose alert stage writes `write(view)`. */
     async function commit(t: number, write: (view: CycleView) => AlertWrite<AlertItem> = () => nothing, serials = ['BX-1', 'BX-2']) {
       let seen: CycleView | undefined;
       const decide = (view: CycleView) => {
         seen = view;
         return { alerts: write(view), result: 'decided' };
       };
-      if (f.committer === undefined) {
-        const result = await f.commitAlerts!(t, (view) => decide({ ...view, boxes: [] }));
-        return { result, recorded: undefined, view: seen as CycleView };
-      }
       const out = await f.committer.commitCycle(okCycle(t, serials.map((s) => snap(s, { lastSeen: t }))), t, decide);
       return { ...out, view: seen as CycleView };
     }
@@ -119,7 +110,7 @@ export function alertStoreContract(name: string, make: () => AlertStoreFixture |
       });
     });
 
-    describe.skipIf(!cycles)('the cycle unit of work', () => {
+    describe('the cycle unit of work', () => {
       it('hands the alert stage the fleet after the cycle, the alert states and the silences, and stores what it returns', async () => {
         const a = firing('BX-1', T);
         const first = await commit(T, () => ({
@@ -137,7 +128,7 @@ export function alertStoreContract(name: string, make: () => AlertStoreFixture |
         const second = await commit(T + 30_000);
         expect([...second.view.states.values()]).toEqual([a]);
         expect(second.view.silences.map((s) => s.id)).toEqual([silence.id]);
-        expect(f.committer!.lastCycle()?.startedAt).toBe(T + 30_000);
+        expect((await f.committer.lastCycle())?.startedAt).toBe(T + 30_000);
         expect((await f.queue.pending(10)).map((q) => [q.notifier, q.item.serial])).toEqual([['mail', 'BX-1']]);
       });
 
@@ -149,7 +140,7 @@ export function alertStoreContract(name: string, make: () => AlertStoreFixture |
             throw new Error('rule bug');
           });
         await expect(failing()).rejects.toThrow('rule bug');
-        expect(f.committer!.lastCycle()?.startedAt).toBe(T);
+        expect((await f.committer.lastCycle())?.startedAt).toBe(T);
         expect((await commit(T + 60_000)).view.boxes.map((b) => b.serial)).toEqual(['BX-1', 'BX-2']);
         expect(await f.queries.transitionsSince(0)).toHaveLength(1);
       });
@@ -159,7 +150,7 @@ export function alertStoreContract(name: string, make: () => AlertStoreFixture |
         const back = await commit(T - 90_000, () => nothing, ['BX-1', 'BX-3']);
         expect(back.recorded).toEqual({ startedAt: T + 1, clockBehindMs: 90_000 });
         expect(back.view.boxes.map((b) => b.serial)).toEqual(['BX-1', 'BX-2', 'BX-3']);
-        expect(f.committer!.lastCycle()?.startedAt).toBe(T + 1);
+        expect((await f.committer.lastCycle())?.startedAt).toBe(T + 1);
         const same = await commit(T + 1);
         expect(same.recorded).toEqual({ startedAt: T + 2, clockBehindMs: 0 });
         expect((await commit(T + 30_000)).recorded).toEqual({ startedAt: T + 30_000, clockBehindMs: 0 });

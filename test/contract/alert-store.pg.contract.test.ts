@@ -1,8 +1,7 @@
 /**
  * The alert repositories contract (alert-store.contract.ts) against the PostgreSQL store, on a
- * real throwaway PostgreSQL server (one cluster for this file, a database per suite, emptied for each test). The store
- * does not record the fleet history yet, so the cycle tests are skipped and the alert stage is
- * written alone (`commitAlerts`).
+ * real throwaway PostgreSQL server (one cluster for this file, a database per suite, emptied for
+ * each test).
  */
 import { afterAll, beforeAll } from 'vitest';
 import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
@@ -25,7 +24,7 @@ describeWithPostgres('PostgreSQL alert repositories', () => {
       const store = await PostgresStore.open(url);
       const queue = store.groupQueue<AlertItem, NotificationMessage>();
       return {
-        commitAlerts: (now, decide) => store.commitAlerts(now, decide),
+        committer: store,
         queries: store.alerts,
         queue,
         outbox: store.outbox<NotificationMessage>(looksLikeNotificationMessage),
@@ -34,6 +33,5 @@ describeWithPostgres('PostgreSQL alert repositories', () => {
         close: () => store.close(),
       };
     },
-    { cycles: false },
   );
 });

@@ -7,16 +7,23 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pruneGradually, StoreError } from '../../src/store/index.js';
+import type { AwaitableMethods } from '../../src/awaitable.js';
 import type { Store } from '../../src/store/types.js';
 import { HOUR, MAX_GAP, MINUTE, failedCycle, okCycle, snap } from '../store/model.js';
 
 export interface HistoryFixture {
   /** The store under test (empty at first, maxGapMs = MAX_GAP). */
-  store: Store;
+  store: HistoryStore;
   /** Closes the store and opens the same data again (a restart); returns the new store. */
-  reopen(): Store;
+  reopen(): HistoryStore | Promise<HistoryStore>;
   close(): void | Promise<void>;
 }
+
+/** A Store whose methods may answer later (PostgreSQL) or at once (SQLite); every call is awaited. */
+export type HistoryStore = AwaitableMethods<Store>;
+
+/** A call's outcome as a Promise, whether it throws at once or rejects later. */
+const later = async (fn: () => unknown): Promise<unknown> => fn();
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
 const DAY = 24 * HOUR;
@@ -24,7 +31,7 @@ const DAY = 24 * HOUR;
 export function historyStoreContract(name: string, make: () => HistoryFixture | Promise<HistoryFixture>): void {
   describe(`Store contract: ${name}`, () => {
   let f: HistoryFixture;
-  let store: Store;
+  let store: HistoryStore;
   beforeEach(async () => {
     f = await make();
     store = f.store;
@@ -33,21 +40,21 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
     await f.close();
   });
 
-  /** Polls every 30 s from `from` for `n` cycles, the boxes given by `seen(t, i)`. */
-  function poll(from: number, n: number, seen: (t: number, i: number) => ReturnType<typeof snap>[]): number {
+  /** Polls every `step` (30 s) from `from` for `n` cycles, the boxes given by `seen(t, i)`; returns the last cycle's time. */
+  async function poll(from: number, n: number, seen: (t: number, i: number) => ReturnType<typeof snap>[], step = 30_000): Promise<number> {
     let t = from;
-    for (let i = 0; i < n; i++, t += 30_000) store.recordCycle(okCycle(t, seen(t, i)));
-    return t - 30_000;
+    for (let i = 0; i < n; i++, t += step) await store.recordCycle(okCycle(t, seen(t, i)));
+    return t - step;
   }
 
   describe('recordCycle', () => {
-    it('stores the current state of each box, the cycle record and the first sighting', () => {
+    it('stores the current state of each box, the cycle record and the first sighting', async () => {
       const a = snap('BX-001', { battery: 91, signal: -71, lastSeen: T0 - 5000, detailsAt: T0, location: 'Lobby <B> & "East"' });
-      store.recordCycle(okCycle(T0, [a, snap('BX-002', { connected: false, battery: null })]));
-      store.recordCycle(okCycle(T0 + 30_000, [{ ...a, battery: 90, lastSeen: T0 + 25_000 }, snap('BX-002', { connected: false, battery: null })]));
+      await store.recordCycle(okCycle(T0, [a, snap('BX-002', { connected: false, battery: null })]));
+      await store.recordCycle(okCycle(T0 + 30_000, [{ ...a, battery: 90, lastSeen: T0 + 25_000 }, snap('BX-002', { connected: false, battery: null })]));
 
-      expect(store.boxes().map((b) => b.serial)).toEqual(['BX-001', 'BX-002']);
-      expect(store.box('BX-001')).toEqual({
+      expect((await store.boxes()).map((b) => b.serial)).toEqual(['BX-001', 'BX-002']);
+      expect(await store.box('BX-001')).toEqual({
         ...a,
         battery: 90,
         lastSeen: T0 + 25_000,
@@ -55,138 +62,136 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
         lastPolled: T0 + 30_000,
         missingSince: null,
       });
-      expect(store.box('BX-002')?.connected).toBe(false);
-      expect(store.box('BX-404')).toBeUndefined();
-      expect(store.lastCycle()).toEqual(okCycle(T0 + 30_000, [a, a]).cycle);
-      expect(store.valueAt('BX-001', 'battery', T0 + 29_999)?.value).toBe(91);
-      expect(store.valueAt('BX-001', 'battery', T0 + 30_000)?.value).toBe(90);
-      expect(store.valueAt('BX-002', 'battery', T0)?.value).toBeNull();
-      expect(store.valueAt('BX-002', 'connected', T0)?.value).toBe(0);
-      expect(store.valueAt('BX-001', 'firmware', T0)?.value).toBe('3.4.2');
+      expect((await store.box('BX-002'))?.connected).toBe(false);
+      expect(await store.box('BX-404')).toBeUndefined();
+      expect(await store.lastCycle()).toEqual(okCycle(T0 + 30_000, [a, a]).cycle);
+      expect((await store.valueAt('BX-001', 'battery', T0 + 29_999))?.value).toBe(91);
+      expect((await store.valueAt('BX-001', 'battery', T0 + 30_000))?.value).toBe(90);
+      expect((await store.valueAt('BX-002', 'battery', T0))?.value).toBeNull();
+      expect((await store.valueAt('BX-002', 'connected', T0))?.value).toBe(0);
+      expect((await store.valueAt('BX-001', 'firmware', T0))?.value).toBe('3.4.2');
     });
 
-    it('a failed cycle is recorded and leaves every box state as it was; the time after it is a gap', () => {
-      const last = poll(T0, 4, () => [snap('BX-001', { battery: 50 })]);
-      const before = store.boxes();
-      store.recordCycle(failedCycle(last + 30_000, 'unauthorized'));
-      expect(store.boxes()).toEqual(before);
-      expect(store.lastCycle()).toMatchObject({ outcome: 'failed', errorCode: 'unauthorized', boxes: 0 });
-      expect(store.valueAt('BX-001', 'battery', last + 29_999)?.value).toBe(50);
-      expect(store.valueAt('BX-001', 'battery', last + 30_000)).toBeUndefined();
-      expect(store.valueAt('BX-001', 'battery', last + 59_000)).toBeUndefined();
-      store.recordCycle(okCycle(last + 60_000, [snap('BX-001', { battery: 49 })]));
-      expect(store.valueAt('BX-001', 'battery', last + 60_000)?.value).toBe(49);
+    it('a failed cycle is recorded and leaves every box state as it was; the time after it is a gap', async () => {
+      const last = await poll(T0, 4, () => [snap('BX-001', { battery: 50 })]);
+      const before = await store.boxes();
+      await store.recordCycle(failedCycle(last + 30_000, 'unauthorized'));
+      expect(await store.boxes()).toEqual(before);
+      expect(await store.lastCycle()).toMatchObject({ outcome: 'failed', errorCode: 'unauthorized', boxes: 0 });
+      expect((await store.valueAt('BX-001', 'battery', last + 29_999))?.value).toBe(50);
+      expect(await store.valueAt('BX-001', 'battery', last + 30_000)).toBeUndefined();
+      expect(await store.valueAt('BX-001', 'battery', last + 59_000)).toBeUndefined();
+      await store.recordCycle(okCycle(last + 60_000, [snap('BX-001', { battery: 49 })]));
+      expect((await store.valueAt('BX-001', 'battery', last + 60_000))?.value).toBe(49);
     });
 
-    it('a box absent from the list is marked missing (not disconnected), and back when it returns', () => {
-      const t1 = poll(T0, 3, () => [snap('BX-001'), snap('BX-002')]);
-      store.recordCycle(okCycle(t1 + 30_000, [snap('BX-001')], ['BX-002']));
-      store.recordCycle(okCycle(t1 + 60_000, [snap('BX-001')], ['BX-002']));
-      expect(store.box('BX-002')).toMatchObject({ missingSince: t1 + 30_000, connected: true, lastPolled: t1 });
-      expect(store.valueAt('BX-002', 'connected', t1 + 45_000)).toBeUndefined();
-      store.recordCycle(okCycle(t1 + 90_000, [snap('BX-001'), snap('BX-002', { battery: 12 })]));
-      expect(store.box('BX-002')).toMatchObject({ missingSince: null, battery: 12, lastPolled: t1 + 90_000 });
-      expect(store.valueAt('BX-002', 'battery', t1 + 90_000)?.value).toBe(12);
+    it('a box absent from the list is marked missing (not disconnected), and back when it returns', async () => {
+      const t1 = await poll(T0, 3, () => [snap('BX-001'), snap('BX-002')]);
+      await store.recordCycle(okCycle(t1 + 30_000, [snap('BX-001')], ['BX-002']));
+      await store.recordCycle(okCycle(t1 + 60_000, [snap('BX-001')], ['BX-002']));
+      expect(await store.box('BX-002')).toMatchObject({ missingSince: t1 + 30_000, connected: true, lastPolled: t1 });
+      expect(await store.valueAt('BX-002', 'connected', t1 + 45_000)).toBeUndefined();
+      await store.recordCycle(okCycle(t1 + 90_000, [snap('BX-001'), snap('BX-002', { battery: 12 })]));
+      expect(await store.box('BX-002')).toMatchObject({ missingSince: null, battery: 12, lastPolled: t1 + 90_000 });
+      expect((await store.valueAt('BX-002', 'battery', t1 + 90_000))?.value).toBe(12);
     });
 
-    it('polls further apart than the maximum gap leave no data between them', () => {
-      const last = poll(T0, 3, () => [snap('BX-001', { signal: -80 })]);
+    it('polls further apart than the maximum gap leave no data between them', async () => {
+      const last = await poll(T0, 3, () => [snap('BX-001', { signal: -80 })]);
       const resume = last + 2 * HOUR;
-      store.recordCycle(okCycle(resume, [snap('BX-001', { signal: -80 })]));
-      expect(store.valueAt('BX-001', 'signal', last + MAX_GAP - 1)?.value).toBe(-80);
-      expect(store.valueAt('BX-001', 'signal', last + MAX_GAP)).toBeUndefined();
-      expect(store.valueAt('BX-001', 'signal', last + HOUR)).toBeUndefined();
-      expect(store.valueAt('BX-001', 'signal', resume)?.value).toBe(-80);
-      const h = store.history('BX-001', 'signal', T0, resume + 1);
+      await store.recordCycle(okCycle(resume, [snap('BX-001', { signal: -80 })]));
+      expect((await store.valueAt('BX-001', 'signal', last + MAX_GAP - 1))?.value).toBe(-80);
+      expect(await store.valueAt('BX-001', 'signal', last + MAX_GAP)).toBeUndefined();
+      expect(await store.valueAt('BX-001', 'signal', last + HOUR)).toBeUndefined();
+      expect((await store.valueAt('BX-001', 'signal', resume))?.value).toBe(-80);
+      const h = await store.history('BX-001', 'signal', T0, resume + 1);
       expect(h.kind === 'raw' && h.points).toEqual([
         { t: T0, value: -80, until: last + MAX_GAP },
         { t: resume, value: -80, until: resume + 1 },
       ]);
     });
 
-    it('when the clock steps back, cycles are still recorded, each just after the previous one, also after reopening', () => {
-      expect(store.recordCycle(okCycle(T0, [snap('BX-001', { battery: 80 })]))).toEqual({ startedAt: T0, clockBehindMs: 0 });
+    it('when the clock steps back, cycles are still recorded, each just after the previous one, also after reopening', async () => {
+      expect(await store.recordCycle(okCycle(T0, [snap('BX-001', { battery: 80 })]))).toEqual({ startedAt: T0, clockBehindMs: 0 });
       // NTP stepped the clock back a minute: the next cycles start "before" the one recorded.
-      expect(store.recordCycle(okCycle(T0 - 60_000, [snap('BX-001', { battery: 79 })]))).toEqual({ startedAt: T0 + 1, clockBehindMs: 60_000 });
-      expect(store.recordCycle(okCycle(T0 - 30_000, [snap('BX-001', { battery: 78 })]))).toEqual({ startedAt: T0 + 2, clockBehindMs: 30_001 });
-      store = f.reopen();
-      expect(store.recordCycle(okCycle(T0, [snap('BX-001', { battery: 77 })]))).toEqual({ startedAt: T0 + 3, clockBehindMs: 2 });
+      expect(await store.recordCycle(okCycle(T0 - 60_000, [snap('BX-001', { battery: 79 })]))).toEqual({ startedAt: T0 + 1, clockBehindMs: 60_000 });
+      expect(await store.recordCycle(okCycle(T0 - 30_000, [snap('BX-001', { battery: 78 })]))).toEqual({ startedAt: T0 + 2, clockBehindMs: 30_001 });
+      store = await f.reopen();
+      expect(await store.recordCycle(okCycle(T0, [snap('BX-001', { battery: 77 })]))).toEqual({ startedAt: T0 + 3, clockBehindMs: 2 });
       // Once wall time is past the last record, cycles carry their own start again.
-      expect(store.recordCycle(okCycle(T0 + 30_000, [snap('BX-001', { battery: 76 })]))).toEqual({ startedAt: T0 + 30_000, clockBehindMs: 0 });
-      expect(store.lastCycle()?.startedAt).toBe(T0 + 30_000);
-      expect(store.box('BX-001')?.battery).toBe(76);
-      expect(store.valueAt('BX-001', 'battery', T0 + 3)?.value).toBe(77);
-      expect(store.history('BX-001', 'battery', T0, T0 + 60_000).points.map((p) => (p as { value: unknown }).value)).toEqual([80, 79, 78, 77, 76]);
+      expect(await store.recordCycle(okCycle(T0 + 30_000, [snap('BX-001', { battery: 76 })]))).toEqual({ startedAt: T0 + 30_000, clockBehindMs: 0 });
+      expect((await store.lastCycle())?.startedAt).toBe(T0 + 30_000);
+      expect((await store.box('BX-001'))?.battery).toBe(76);
+      expect((await store.valueAt('BX-001', 'battery', T0 + 3))?.value).toBe(77);
+      expect((await store.history('BX-001', 'battery', T0, T0 + 60_000)).points.map((p) => (p as { value: unknown }).value)).toEqual([80, 79, 78, 77, 76]);
     });
 
-    it('a cycle that fails half-way is rolled back entirely, and recording goes on correctly', () => {
-      poll(T0, 2, () => [snap('BX-001', { battery: 70 })]);
+    it('a cycle that fails half-way is rolled back entirely, and recording goes on correctly', async () => {
+      await poll(T0, 2, () => [snap('BX-001', { battery: 70 })]);
       const bad = okCycle(T0 + 60_000, [snap('BX-001', { battery: 69 }), snap('BX-002', { name: null as unknown as string })]);
-      expect(() => store.recordCycle(bad)).toThrow();
-      expect(store.lastCycle()?.startedAt).toBe(T0 + 30_000);
-      expect(store.box('BX-001')?.battery).toBe(70);
-      expect(store.box('BX-002')).toBeUndefined();
-      store.recordCycle(okCycle(T0 + 60_000, [snap('BX-001', { battery: 68 })]));
-      expect(store.valueAt('BX-001', 'battery', T0 + 59_999)?.value).toBe(70);
-      expect(store.valueAt('BX-001', 'battery', T0 + 60_000)?.value).toBe(68);
+      await expect(later(() => store.recordCycle(bad))).rejects.toThrow();
+      expect((await store.lastCycle())?.startedAt).toBe(T0 + 30_000);
+      expect((await store.box('BX-001'))?.battery).toBe(70);
+      expect(await store.box('BX-002')).toBeUndefined();
+      await store.recordCycle(okCycle(T0 + 60_000, [snap('BX-001', { battery: 68 })]));
+      expect((await store.valueAt('BX-001', 'battery', T0 + 59_999))?.value).toBe(70);
+      expect((await store.valueAt('BX-001', 'battery', T0 + 60_000))?.value).toBe(68);
     });
 
-    it('keeps everything across close and reopen, including the open hour and the open segment', () => {
-      const last = poll(T0 + 50 * MINUTE, 20, (_t, i) => [snap('BX-001', { battery: 90 - i })]);
-      store = f.reopen();
-      expect(store.box('BX-001')?.battery).toBe(71);
-      expect(store.valueAt('BX-001', 'battery', last + 1)?.value).toBe(71);
+    it('keeps everything across close and reopen, including the open hour and the open segment', async () => {
+      const last = await poll(T0 + 50 * MINUTE, 20, (_t, i) => [snap('BX-001', { battery: 90 - i })]);
+      store = await f.reopen();
+      expect((await store.box('BX-001'))?.battery).toBe(71);
+      expect((await store.valueAt('BX-001', 'battery', last + 1))?.value).toBe(71);
       // Recording goes on in the same segment, across the hour boundary.
-      store.recordCycle(okCycle(last + 30_000, [snap('BX-001', { battery: 70 })]));
-      const h = store.history('BX-001', 'battery', T0 + 50 * MINUTE, last + 60_000);
+      await store.recordCycle(okCycle(last + 30_000, [snap('BX-001', { battery: 70 })]));
+      const h = await store.history('BX-001', 'battery', T0 + 50 * MINUTE, last + 60_000);
       expect(h.kind === 'raw' && h.points.length).toBe(21);
-      expect(store.valueAt('BX-001', 'battery', last + 29_999)?.value).toBe(71);
+      expect((await store.valueAt('BX-001', 'battery', last + 29_999))?.value).toBe(71);
     });
   });
 
   describe('history', () => {
-    it('answers short ranges with raw points and long ones with hourly or coarser rollups, at most maxPoints', () => {
-      // Two days of a battery that changes every poll: 5,760 raw points.
-      let t = T0;
-      for (let i = 0; i < 2 * 2880; i++, t += 30_000) store.recordCycle(okCycle(t, [snap('BX-001', { battery: i % 100, signal: -60 - (i % 7) })]));
-      const last = t - 30_000;
+    it('answers short ranges with raw points and long ones with hourly or coarser rollups, at most maxPoints', async () => {
+      // Two days, polled every 2 minutes, of a battery that changes every poll: 1,440 raw points.
+      const last = await poll(T0, 2 * 720, (_t, i) => [snap('BX-001', { battery: i % 30, signal: -60 - (i % 7) })], 2 * MINUTE);
 
-      const short = store.history('BX-001', 'battery', last - 2 * HOUR, last + 1);
+      const short = await store.history('BX-001', 'battery', last - 2 * HOUR, last + 1);
       expect(short.kind).toBe('raw');
-      expect(short.points.length).toBe(241);
+      expect(short.points.length).toBe(61);
 
-      const day = store.history('BX-001', 'battery', last - DAY, last + 1);
+      const day = await store.history('BX-001', 'battery', last - DAY, last + 1);
       expect(day.kind).toBe('rollup');
       if (day.kind !== 'rollup') return;
       expect(day.bucketMs).toBe(HOUR);
       expect(day.points.length).toBeLessThanOrEqual(25);
       const full = day.points[5];
-      expect(full).toMatchObject({ count: 120, min: 0, max: 99 });
+      expect(full).toMatchObject({ count: 30, min: 0, max: 29 });
 
-      const long = store.history('BX-001', 'signal', T0, last + 1, { maxPoints: 20 });
+      const long = await store.history('BX-001', 'signal', T0, last + 1, { maxPoints: 20 });
       expect(long.kind).toBe('rollup');
       if (long.kind !== 'rollup') return;
       expect(long.bucketMs).toBe(3 * HOUR);
       expect(long.points.length).toBeLessThanOrEqual(20);
-      expect(long.points[1]).toMatchObject({ min: -66, max: -60, count: 360 });
+      expect(long.points[1]).toMatchObject({ min: -66, max: -60, count: 90 });
       expect(long.points[1]?.mean).toBeCloseTo(-63, 1);
 
-      const conn = store.history('BX-001', 'connected', T0, last + 1);
+      const conn = await store.history('BX-001', 'connected', T0, last + 1);
       expect(conn.kind).toBe('raw'); // never changed: one run
       expect(conn.points).toEqual([{ t: T0, value: 1, until: last + 1 }]);
     });
 
-    it('names an unknown box and an empty range', () => {
-      store.recordCycle(okCycle(T0, [snap('BX-001')]));
-      expect(() => store.history('BX-999', 'battery', T0, T0 + HOUR)).toThrow(new StoreError('unknown_box', 'unknown box BX-999'));
-      expect(() => store.history('BX-001', 'battery', T0, T0)).toThrow(expect.objectContaining({ code: 'bad_range' }));
-      expect(() => store.uptime(T0 + 1, T0)).toThrow(expect.objectContaining({ code: 'bad_range' }));
+    it('names an unknown box and an empty range', async () => {
+      await store.recordCycle(okCycle(T0, [snap('BX-001')]));
+      await expect(later(() => store.history('BX-999', 'battery', T0, T0 + HOUR))).rejects.toThrow(new StoreError('unknown_box', 'unknown box BX-999'));
+      await expect(later(() => store.history('BX-001', 'battery', T0, T0))).rejects.toThrow(expect.objectContaining({ code: 'bad_range' }));
+      await expect(later(() => store.uptime(T0 + 1, T0))).rejects.toThrow(expect.objectContaining({ code: 'bad_range' }));
     });
 
-    it('firmware history lists the versions a box ran', () => {
-      poll(T0, 3, () => [snap('BX-001', { firmware: '3.4.1' })]);
-      poll(T0 + 90_000, 3, () => [snap('BX-001', { firmware: '3.4.2' })]);
-      const h = store.history('BX-001', 'firmware', T0, T0 + 10 * DAY);
+    it('firmware history lists the versions a box ran', async () => {
+      await poll(T0, 3, () => [snap('BX-001', { firmware: '3.4.1' })]);
+      await poll(T0 + 90_000, 3, () => [snap('BX-001', { firmware: '3.4.2' })]);
+      const h = await store.history('BX-001', 'firmware', T0, T0 + 10 * DAY);
       expect(h.kind).toBe('raw');
       expect(h.kind === 'raw' && h.points.map((p) => [p.t, p.value])).toEqual([
         [T0, '3.4.1'],
@@ -196,18 +201,18 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
   });
 
   describe('uptime', () => {
-    it('is the connected fraction of observed time per box; unobserved boxes have none', () => {
+    it('is the connected fraction of observed time per box; unobserved boxes have none', async () => {
       // BX-001 connected 3 polls out of 4; BX-002 always; BX-003 seen once, long before the range.
-      store.recordCycle(okCycle(T0 - 10 * HOUR, [snap('BX-003')]));
-      poll(T0, 4 * 120, (_t, i) => [snap('BX-001', { connected: i % 4 !== 3 }), snap('BX-002')]);
-      const rows = store.uptime(T0, T0 + 4 * HOUR);
+      await store.recordCycle(okCycle(T0 - 10 * HOUR, [snap('BX-003')]));
+      await poll(T0, 4 * 120, (_t, i) => [snap('BX-001', { connected: i % 4 !== 3 }), snap('BX-002')]);
+      const rows = await store.uptime(T0, T0 + 4 * HOUR);
       expect(rows).toEqual([
         { serial: 'BX-001', name: 'Box BX-001', connectedFraction: 0.75, observedMs: 4 * HOUR },
         { serial: 'BX-002', name: 'Box BX-002', connectedFraction: 1, observedMs: 4 * HOUR },
         { serial: 'BX-003', name: 'Box BX-003', connectedFraction: null, observedMs: 0 },
       ]);
       // A window with partial hours at both ends.
-      const part = store.uptime(T0 + 90 * MINUTE, T0 + 150 * MINUTE);
+      const part = await store.uptime(T0 + 90 * MINUTE, T0 + 150 * MINUTE);
       expect(part[0]).toMatchObject({ connectedFraction: 0.75, observedMs: HOUR });
     });
   });
@@ -215,34 +220,34 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
   describe('retention', () => {
     it('prunes raw points past raw retention and rollups past rollup retention, gradually; reads go on from what is kept', async () => {
       const boxes = Array.from({ length: 3 }, (_, i) => snap(`BX-${i}`));
-      const last = poll(T0, 3 * 24 * 120, () => boxes); // three days
-      const first = store.prune(last, { rawMs: DAY, rollupMs: 2 * DAY }, { maxRows: 50 });
+      const last = await poll(T0, 3 * 24 * 30, () => boxes, 2 * MINUTE); // three days
+      const first = await store.prune(last, { rawMs: DAY, rollupMs: 2 * DAY }, { maxRows: 50 });
       expect(first).toBeGreaterThan(0);
       // It stopped after about maxRows (one batch statement): the rest is left for the next calls.
       expect(await pruneGradually(store, last, { rawMs: DAY, rollupMs: 2 * DAY }, { batch: 50 })).toBeGreaterThan(0);
-      expect(store.prune(last, { rawMs: DAY, rollupMs: 2 * DAY })).toBe(0);
-      expect(store.valueAt('BX-1', 'battery', last - 2 * DAY)).toBeUndefined();
-      expect(store.valueAt('BX-1', 'battery', last - 20 * HOUR)?.value).toBe(80);
-      expect(store.history('BX-1', 'battery', last - 40 * HOUR, last).kind).toBe('rollup');
-      expect(store.uptime(last - 40 * HOUR, last)[0]?.connectedFraction).toBe(1);
+      expect(await store.prune(last, { rawMs: DAY, rollupMs: 2 * DAY })).toBe(0);
+      expect(await store.valueAt('BX-1', 'battery', last - 2 * DAY)).toBeUndefined();
+      expect((await store.valueAt('BX-1', 'battery', last - 20 * HOUR))?.value).toBe(80);
+      expect((await store.history('BX-1', 'battery', last - 40 * HOUR, last)).kind).toBe('rollup');
+      expect((await store.uptime(last - 40 * HOUR, last))[0]?.connectedFraction).toBe(1);
     });
   });
 
   describe('forgotten boxes', () => {
-    it('leave the fleet but keep their history; listed again, they are back', () => {
-      poll(T0, 2, () => [snap('BX-001', { battery: 50 }), snap('BX-002')]);
-      store.recordCycle(okCycle(T0 + 60_000, [snap('BX-002')], ['BX-001']));
-      expect(store.forgetBoxes(['BX-001', 'BX-404'], T0 + 90_000)).toBe(1);
-      expect(store.forgetBoxes(['BX-001'], T0 + 90_000)).toBe(0);
-      expect(store.boxes().map((b) => b.serial)).toEqual(['BX-002']);
-      expect(store.box('BX-001')?.missingSince).toBe(T0 + 60_000);
-      expect(store.valueAt('BX-001', 'battery', T0 + 30_000)?.value).toBe(50);
-      expect(store.history('BX-001', 'battery', T0, T0 + HOUR).points).not.toHaveLength(0);
-      store = f.reopen();
-      expect(store.boxes().map((b) => b.serial)).toEqual(['BX-002']);
-      store.recordCycle(okCycle(T0 + 120_000, [snap('BX-001', { battery: 49 }), snap('BX-002')]));
-      expect(store.boxes().map((b) => b.serial)).toEqual(['BX-001', 'BX-002']);
-      expect(store.box('BX-001')).toMatchObject({ battery: 49, missingSince: null });
+    it('leave the fleet but keep their history; listed again, they are back', async () => {
+      await poll(T0, 2, () => [snap('BX-001', { battery: 50 }), snap('BX-002')]);
+      await store.recordCycle(okCycle(T0 + 60_000, [snap('BX-002')], ['BX-001']));
+      expect(await store.forgetBoxes(['BX-001', 'BX-404'], T0 + 90_000)).toBe(1);
+      expect(await store.forgetBoxes(['BX-001'], T0 + 90_000)).toBe(0);
+      expect((await store.boxes()).map((b) => b.serial)).toEqual(['BX-002']);
+      expect((await store.box('BX-001'))?.missingSince).toBe(T0 + 60_000);
+      expect((await store.valueAt('BX-001', 'battery', T0 + 30_000))?.value).toBe(50);
+      expect((await store.history('BX-001', 'battery', T0, T0 + HOUR)).points).not.toHaveLength(0);
+      store = await f.reopen();
+      expect((await store.boxes()).map((b) => b.serial)).toEqual(['BX-002']);
+      await store.recordCycle(okCycle(T0 + 120_000, [snap('BX-001', { battery: 49 }), snap('BX-002')]));
+      expect((await store.boxes()).map((b) => b.serial)).toEqual(['BX-001', 'BX-002']);
+      expect(await store.box('BX-001')).toMatchObject({ battery: 49, missingSince: null });
     });
   });
   });

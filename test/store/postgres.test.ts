@@ -14,6 +14,7 @@ import { StoreError } from '../../src/store/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { describeWithPostgres, PostgresServer, rawQuery } from '../helpers/postgres.js';
 import { item } from '../notify/fixtures.js';
+import { okCycle, snap } from './model.js';
 
 const T = Date.parse('2026-05-01T09:00:00Z');
 
@@ -69,7 +70,7 @@ describeWithPostgres('PostgreSQL store', () => {
     const url = await server.createDatabase('migrate');
     const stores = await Promise.all([PostgresStore.open(url), PostgresStore.open(url), PostgresStore.open(url)]);
     await Promise.all(stores.map((s) => s.close()));
-    expect(await rows<{ name: string }>(url, 'SELECT name FROM schema_migrations')).toEqual([{ name: '0001_alerts' }]);
+    expect(await rows<{ name: string }>(url, 'SELECT name FROM schema_migrations ORDER BY name')).toEqual([{ name: '0001_alerts' }, { name: '0002_history' }]);
 
     await rawQuery(url, "INSERT INTO schema_migrations (name, applied_at) VALUES ('9999_future', 0)");
     const err = (await PostgresStore.open(url).catch((e: unknown) => e)) as StoreError;
@@ -104,7 +105,7 @@ describeWithPostgres('PostgreSQL store', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it('text PostgreSQL cannot hold (a NUL from a hostile box name) does not fail the alert stage', async () => {
+  it('text PostgreSQL cannot hold (a NUL from a hostile box name) fails neither the history nor the alert stage', async () => {
     const url = await server.createDatabase('nul');
     const store = await PostgresStore.open(url);
     const write: AlertWrite<AlertItem> = {
@@ -113,7 +114,8 @@ describeWithPostgres('PostgreSQL store', () => {
       transitions: [{ key: 'box-offline\u0000SN-1', rule: 'box-offline', kind: 'disconnected', serial: 'SN-1', severity: 'critical', from: 'inactive', to: 'firing', at: T, value: 0, threshold: null, summary: 'Lobby\u0000<b>', heldBack: null, heldBy: [] }],
       queued: [],
     };
-    await store.commitAlerts(T, () => ({ alerts: write, result: undefined }));
+    await store.commitCycle(okCycle(T, [snap('SN-1', { name: 'Lobby\u0000<b>' })]), T, () => ({ alerts: write, result: undefined }));
+    expect((await store.box('SN-1'))?.name).toBe('Lobby\uFFFD<b>');
     const [t] = await store.alerts.transitionsSince(0);
     expect(t).toMatchObject({ key: 'box-offline\u0000SN-1', serial: 'SN-1', summary: 'Lobby\uFFFD<b>' });
     await store.close();

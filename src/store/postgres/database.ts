@@ -24,7 +24,7 @@ import { StoreError } from '../errors.js';
 
 const MIGRATION_FILE = /^(\d{4})_[A-Za-z0-9_-]+\.sql$/;
 /** The tables of migrations/postgres: one of them without a migration record means a database boxwatch did not create. */
-const OUR_TABLES = ['alert_states', 'alert_transitions', 'silences', 'notification_queue', 'outbox'];
+const OUR_TABLES = ['alert_states', 'alert_transitions', 'silences', 'notification_queue', 'outbox', 'boxes', 'cycles', 'samples', 'rollups'];
 /** Key of the advisory lock taken while migrating ('bxwt'). */
 const MIGRATE_LOCK = 0x62787774;
 
@@ -196,9 +196,9 @@ export interface Transaction {
   query<R extends object>(sql: string, params?: readonly unknown[]): Promise<R[]>;
 }
 
-/** Parameters as PostgreSQL can store them: NUL in text becomes U+FFFD. */
+/** Parameters as PostgreSQL can store them: NUL in text (also inside array parameters) becomes U+FFFD. */
 function storable(params: readonly unknown[]): unknown[] {
-  return params.map((p) => (typeof p === 'string' && p.includes('\u0000') ? p.replaceAll('\u0000', '\uFFFD') : p));
+  return params.map((p) => (typeof p === 'string' && p.includes('\u0000') ? p.replaceAll('\u0000', '\uFFFD') : Array.isArray(p) ? storable(p) : p));
 }
 
 /** int8 (times, ids, counts) as a number: every value boxwatch stores is below 2^53. */

@@ -1,56 +1,59 @@
 /**
- * The PostgreSQL store (`storage.url`): the alert repositories on a shared PostgreSQL database,
- * satisfying the same contract suites as SQLite (test/contract/). What it holds in this version:
+ * The PostgreSQL store (`storage.url`): the fleet history and the alert repositories on a shared
+ * PostgreSQL database, satisfying the same contract suites as SQLite (test/contract/):
  *
+ * - the fleet history (history.ts: the writer and queries of src/store/history/), the Store API
+ *   answering with Promises;
+ * - the cycle's unit of work (`commitCycle`: the cycle, its alert stage and its queued
+ *   notifications in one transaction);
  * - the outbox (OutboxRepository of src/notify/outbox.ts), safe for several processes at once;
  * - the group_wait queue (GroupQueue of src/alerts/repositories.ts);
- * - silences, alert states and transitions, with the alert stage's write as one transaction
- *   (`commitAlerts`: read states and silences, decide, write states, transitions and queued items);
- * - the alert queries and silence writes (AlertQueries & SilenceWrites), answering with Promises.
- *
- * Not yet: the fleet history (cycles, boxes, samples, rollups), so no CycleCommitter and no Store;
- * the daemon and the CLI run on SQLite only (docs/storage.md, "PostgreSQL").
+ * - silences, alert states, transitions and acks, and the alert queries and silence writes
+ *   (AlertQueries & SilenceWrites), answering with Promises.
  */
-import type { AlertQueries, AlertWrite, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
-import type { Silence } from '../../alerts/silences.js';
-import type { AlertState } from '../../alerts/types.js';
+import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
 import type { AwaitableMethods } from '../../awaitable.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { DamagedRows } from '../damaged-rows.js';
+import type { PruneOptions, RetentionMs } from '../history/retention.js';
+import { DEFAULT_MAX_GAP_MS } from '../history/writer.js';
+import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, Store, UptimeRow } from '../types.js';
+import { PostgresAcks } from './acks.js';
 import { PostgresAlertStates } from './alert-states.js';
-import { PostgresDatabase, type PostgresOptions } from './database.js';
+import { PostgresDatabase, type PostgresOptions, type Transaction } from './database.js';
 import { PostgresGroupQueue } from './group-queue.js';
+import { PostgresHistory } from './history.js';
 import { PostgresOutbox } from './outbox.js';
 import { PostgresSilences } from './silences.js';
 import { PostgresTransitions } from './transitions.js';
 
-/** What the alert stage reads, inside the alert transaction. */
-export interface AlertView {
-  states: ReadonlyMap<string, AlertState>;
-  /** Silences not ended at `now`. */
-  silences: Silence[];
-}
-
 export interface PostgresStoreOptions extends PostgresOptions {
   clock?: Clock;
+  /** As for SQLite (src/store/sqlite/store.ts StoreOptions): how long an observation holds at most. */
+  maxGapMs?: number;
 }
 
-export class PostgresStore {
+export class PostgresStore implements AwaitableMethods<Store> {
   /** Damaged JSON rows met by any repository of this store (logged once, counted per table). */
   readonly damagedRows = new DamagedRows();
   readonly alertStates: PostgresAlertStates;
   readonly transitions: PostgresTransitions;
   readonly silences: PostgresSilences;
+  readonly acks: PostgresAcks;
   /** The alert reads of the CLI and the HTTP API, and the silence writes of `boxwatch silence`, answering later. */
   readonly alerts: AwaitableMethods<AlertQueries & SilenceWrites>;
+  private readonly history_: PostgresHistory;
 
   private constructor(
     private readonly db: PostgresDatabase,
     clock: Clock,
+    readonly maxGapMs: number,
   ) {
+    this.history_ = new PostgresHistory(db, maxGapMs);
     this.alertStates = new PostgresAlertStates(db, this.damagedRows, () => clock.now());
     this.transitions = new PostgresTransitions(db, this.damagedRows);
     this.silences = new PostgresSilences(db, this.damagedRows);
+    this.acks = new PostgresAcks(db);
     const { alertStates, transitions, silences } = this;
     const log = this.outbox<{ items: unknown }>();
     this.alerts = {
@@ -67,7 +70,7 @@ export class PostgresStore {
 
   /** Connects to `url` (postgres:// or postgresql://) and migrates it; StoreError when it cannot. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    return new PostgresStore(await PostgresDatabase.open(url, options), options.clock ?? systemClock);
+    return new PostgresStore(await PostgresDatabase.open(url, options), options.clock ?? systemClock, options.maxGapMs ?? DEFAULT_MAX_GAP_MS);
   }
 
   /** The database as it may be shown (`postgres://user@host:port/db`, no password). */
@@ -85,23 +88,93 @@ export class PostgresStore {
     return new PostgresGroupQueue<I, M>(this.db, this.damagedRows);
   }
 
+  // ---------------------------------------------------------------- writing
+
+  /** Records one cycle (one transaction); see Store.recordCycle. */
+  recordCycle(write: CycleWrite): Promise<RecordedCycle> {
+    return this.unitOfWork((tx) => this.history_.record(tx, write));
+  }
+
   /**
-   * The alert stage of a cycle as one transaction: reads the alert states and the silences not
-   * ended at `now`, runs the pure `decide` on them and writes what it returns (states, dropped
-   * keys, transitions, queued items). All or nothing: when `decide` throws, nothing is written.
+   * The daemon's cycle as one unit of work (CycleCommitter): records the cycle, reads what the
+   * alert stage needs, runs the pure `decide` on it and writes what it returns, in one
+   * transaction. All or nothing: when `decide` throws, nothing of the cycle is stored.
    */
-  async commitAlerts<I, T>(now: number, decide: (view: AlertView) => { alerts: AlertWrite<I>; result: T }): Promise<T> {
+  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }): Promise<{ recorded: RecordedCycle; result: T }> {
     const queue = this.groupQueue<I, unknown>();
-    return this.db.transaction(async (tx) => {
-      // Serialises alert-stage writers on this database (released at commit or with a lost connection).
-      await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxwatch alert stage'))");
-      const view: AlertView = { states: await this.alertStates.states(tx), silences: await this.silences.silences(now, {}, tx) };
+    return this.unitOfWork(async (tx) => {
+      const recorded = await this.history_.record(tx, write);
+      const view: CycleView = {
+        boxes: await this.history_.boxes(tx),
+        states: await this.alertStates.states(tx),
+        silences: await this.silences.silences(now, {}, tx),
+        acks: await this.acks.latestByKey(tx),
+      };
       const { alerts, result } = decide(view);
+      if (alerts.forget !== undefined) await this.history_.forget(tx, alerts.forget, now);
       await this.alertStates.save(tx, view.states, alerts.states, alerts.dropped);
       await this.transitions.append(tx, alerts.transitions);
       await queue.enqueueItems(alerts.queued, tx);
-      return result;
+      return { recorded, result };
     });
+  }
+
+  /** See Store.forgetBoxes. */
+  forgetBoxes(serials: readonly string[], now: number): Promise<number> {
+    return this.db.transaction((tx) => this.history_.forget(tx, serials, now));
+  }
+
+  /** A transaction that writes history: a rollback drops the history writer's in-memory state too. */
+  private async unitOfWork<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    try {
+      return await this.db.transaction(fn);
+    } catch (err) {
+      this.history_.reset();
+      throw err;
+    }
+  }
+
+  // ---------------------------------------------------------------- reading
+
+  boxes(): Promise<BoxState[]> {
+    return this.history_.boxes();
+  }
+
+  box(serial: string): Promise<BoxState | undefined> {
+    return this.history_.box(serial);
+  }
+
+  lastCycle(): Promise<CycleRecord | undefined> {
+    return this.history_.lastCycle();
+  }
+
+  valueAt(serial: string, metric: Metric, t: number): Promise<RawPoint | undefined> {
+    return this.history_.valueAt(serial, metric, t);
+  }
+
+  history(serial: string, metric: Metric, from: number, to: number, options?: HistoryOptions): Promise<HistoryResult> {
+    return this.history_.history(serial, metric, from, to, options);
+  }
+
+  uptime(from: number, to: number): Promise<UptimeRow[]> {
+    return this.history_.uptime(from, to);
+  }
+
+  /** Start of the oldest stored sample hour (ms), or null when nothing was sampled yet. */
+  historyStart(): Promise<number | null> {
+    return this.history_.historyStart();
+  }
+
+  /** Start times of the successful poll cycles in [from, to), ascending. */
+  okCycleStarts(from: number, to: number): Promise<number[]> {
+    return this.history_.okCycleStarts(from, to);
+  }
+
+  // ---------------------------------------------------------------- retention
+
+  /** History and finished alert history past retention, at most about `maxRows` rows; see PostgresHistory.prune. */
+  prune(now: number, retention: RetentionMs, options?: PruneOptions): Promise<number> {
+    return this.history_.prune(now, retention, options);
   }
 
   async close(): Promise<void> {

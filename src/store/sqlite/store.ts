@@ -1,6 +1,6 @@
 /**
  * The SQLite store: one better-sqlite3 connection (private) behind the history API (writer.ts,
- * reader.ts, retention.ts) and the alert repositories (alert-states.ts, transitions.ts,
+ * rows.ts, retention.ts; the logic shared with PostgreSQL is in src/store/history/) and the alert repositories (alert-states.ts, transitions.ts,
  * silences.ts, group-queue.ts, outbox.ts). Nothing outside src/store/sqlite/ sees the connection
  * or a SQLite type: consumers hold the interfaces they own (src/alerts/repositories.ts,
  * src/notify/outbox.ts, src/store/types.ts).
@@ -16,9 +16,14 @@ import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } 
 import { systemClock, type Clock } from '../../clock.js';
 import { formatDuration } from '../../duration.js';
 import type { Logger } from '../../log.js';
+import { HOUR_MS } from '../codec.js';
 import { DamagedRows } from '../damaged-rows.js';
 import { StoreError } from '../errors.js';
 import { damagedOr, openDatabase } from '../migrate.js';
+import { HistoryQueries, runNow } from '../history/reader.js';
+import { DEFAULT_MAX_GAP_MS } from '../history/writer.js';
+import type { PruneOptions, RetentionMs } from '../history/retention.js';
+import { toBoxState, toCycleRecord, type BoxRow, type CycleRow } from '../history/rows.js';
 import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, Store, UptimeRow } from '../types.js';
 import { SqliteAcks } from './acks.js';
 import { SqliteAlertStates } from './alert-states.js';
@@ -27,16 +32,12 @@ import { SqliteRecordingsRepo } from './recordings.js';
 import { SqliteTestCallsRepo } from './test-calls.js';
 import { SqliteGroupQueue } from './group-queue.js';
 import { SqliteOutbox } from './outbox.js';
-import { HistoryReader } from './reader.js';
-import { Retention, type PruneOptions, type RetentionMs } from './retention.js';
-import { prepareStatements, StringTable, type Statements } from './rows.js';
+import { Retention } from './retention.js';
+import { prepareStatements, SqliteHistoryRows, type Statements } from './rows.js';
 import { SqliteSilences } from './silences.js';
 import { SqliteTransitions } from './transitions.js';
-import { CycleWriter } from './writer.js';
+import { SqliteHistoryWriter } from './writer.js';
 
-const MINUTE = 60_000;
-/** Default longest pause between two polls that still counts as continuous observation. */
-export const DEFAULT_MAX_GAP_MS = 5 * MINUTE;
 
 export interface StoreOptions {
   clock?: Clock;
@@ -110,8 +111,9 @@ export class SqliteStore implements Store {
   /** The alert reads of the CLI and the HTTP API, and the silence writes of `boxwatch silence`. */
   readonly alerts: AlertQueries & SilenceWrites;
   private readonly s: Statements;
-  private readonly writer: CycleWriter;
-  private readonly reader: HistoryReader;
+  private readonly writer: SqliteHistoryWriter;
+  private readonly rows: SqliteHistoryRows;
+  private readonly queries: HistoryQueries;
   private readonly retention: Retention;
   private heldByUs: DaemonHolder | null = null;
   private callsRepo: SqliteCallsRepo | undefined;
@@ -128,9 +130,9 @@ export class SqliteStore implements Store {
     private readonly clock: Clock = systemClock,
   ) {
     this.s = prepareStatements(db);
-    const strings = new StringTable(this.s);
-    this.writer = new CycleWriter(this.s, strings, maxGapMs);
-    this.reader = new HistoryReader(this.s, strings, maxGapMs);
+    this.writer = new SqliteHistoryWriter(this.s, maxGapMs);
+    this.rows = new SqliteHistoryRows(this.s);
+    this.queries = new HistoryQueries(maxGapMs);
     this.retention = new Retention(this.s, db, () => this.writer.openHour());
     this.alertStates = new SqliteAlertStates(db, this.damagedRows, () => clock.now());
     this.transitions = new SqliteTransitions(db, this.damagedRows);
@@ -320,37 +322,40 @@ export class SqliteStore implements Store {
   /** The fleet: from the writer's memory once it recorded a cycle (and no other connection wrote since), else read. */
   boxes(): BoxState[] {
     this.followOtherConnections();
-    return this.writer.fleet() ?? this.reader.boxes();
+    return this.writer.fleet() ?? (this.s.fleetBoxes.all() as BoxRow[]).map(toBoxState);
   }
 
   box(serial: string): BoxState | undefined {
-    return this.reader.box(serial);
+    const row = this.s.box.get(serial) as BoxRow | undefined;
+    return row === undefined ? undefined : toBoxState(row);
   }
 
   lastCycle(): CycleRecord | undefined {
-    return this.reader.lastCycle();
+    const r = this.s.lastCycle.get() as CycleRow | undefined;
+    return r === undefined ? undefined : toCycleRecord(r);
   }
 
   valueAt(serial: string, metric: Metric, t: number): RawPoint | undefined {
-    return this.reader.valueAt(serial, metric, t);
+    return runNow(this.queries.valueAt(serial, metric, t), this.rows);
   }
 
   history(serial: string, metric: Metric, from: number, to: number, options?: HistoryOptions): HistoryResult {
-    return this.reader.history(serial, metric, from, to, options);
+    return runNow(this.queries.history(serial, metric, from, to, options), this.rows);
   }
 
   uptime(from: number, to: number): UptimeRow[] {
-    return this.reader.uptime(from, to);
+    return runNow(this.queries.uptime(from, to), this.rows);
   }
 
   /** Start of the oldest stored sample hour (ms), or null when nothing was sampled yet. */
   historyStart(): number | null {
-    return this.reader.historyStart();
+    const hour = this.s.firstSampleHour.get() as number | null;
+    return hour === null ? null : hour * HOUR_MS;
   }
 
   /** Start times of the successful poll cycles in [from, to), ascending. */
   okCycleStarts(from: number, to: number): number[] {
-    return this.reader.okCycleStarts(from, to);
+    return this.s.okCycleStarts.all(from, to) as number[];
   }
 
   /**

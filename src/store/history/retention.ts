@@ -1,0 +1,77 @@
+/**
+ * Retention, for every database: what is past it (raw sample rows of hours older than the raw
+ * retention, never the open hour; rollups, cycles and finished alert history older than the
+ * rollup retention), and pruning in batches that yield to the event loop in between, so a daemon
+ * with a large backlog keeps polling and answering HTTP while it is deleted. The deletes are the
+ * store's (src/store/sqlite/retention.ts, src/store/postgres/history.ts).
+ */
+import type { Awaitable } from '../../awaitable.js';
+import { HOUR_MS, hourOf } from '../codec.js';
+import { PRUNE_BATCH } from './rows.js';
+
+/** Raw retention shorter than this is taken as this. */
+const MIN_RAW_RETENTION_MS = 2 * HOUR_MS;
+
+export interface RetentionMs {
+  rawMs: number;
+  rollupMs: number;
+}
+
+export interface PruneOptions {
+  /** Stop after about this many rows (the caller yields and calls again). Default: no limit. */
+  maxRows?: number;
+}
+
+/** Where retention cuts, at `now`. */
+export interface Cutoffs {
+  /** Sample rows of hours before this go (never the open hour). */
+  rawHour: number;
+  /** Rollups of hours before this go. */
+  rollupHour: number;
+  /** Cycles and finished alert history before this time (ms) go. */
+  before: number;
+}
+
+/** Where retention cuts at `now`; raw retention under 2 hours counts as 2 hours. */
+export function cutoffs(now: number, retention: RetentionMs, openHour: number | null): Cutoffs {
+  const rawHour = hourOf(now - Math.max(retention.rawMs, MIN_RAW_RETENTION_MS));
+  return {
+    rawHour: openHour === null ? rawHour : Math.min(rawHour, openHour),
+    rollupHour: hourOf(now - retention.rollupMs),
+    before: now - retention.rollupMs,
+  };
+}
+
+/**
+ * Runs `batch` (one delete of at most `size` rows, returning how many went) until fewer than
+ * `size` went or `budget` rows are spent; false when stopped by the budget.
+ */
+export async function drainAwaitable(batch: () => Awaitable<number>, size: number, spent: { rows: number; budget: number }): Promise<boolean> {
+  for (;;) {
+    if (spent.rows >= spent.budget) return false;
+    const n = await batch();
+    spent.rows += n;
+    if (n < size) return true;
+  }
+}
+
+/**
+ * Prunes in steps of about `batch` rows, yielding to the event loop between them so that a
+ * daemon keeps polling while a large backlog is deleted. Returns the rows deleted.
+ */
+export async function pruneGradually(
+  store: { prune(now: number, retention: RetentionMs, options?: PruneOptions): Awaitable<number> },
+  now: number,
+  retention: RetentionMs,
+  options: { batch?: number; signal?: AbortSignal } = {},
+): Promise<number> {
+  const batch = options.batch ?? PRUNE_BATCH;
+  let total = 0;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const n = await store.prune(now, retention, { maxRows: batch });
+    total += n;
+    if (n < batch) return total;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}

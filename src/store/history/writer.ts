@@ -1,0 +1,377 @@
+/**
+ * The write path of the fleet history, for every database: one poll cycle at a time becomes a
+ * plan of rows (`cycles`, `boxes`, `samples`: compact hour rows of codec.ts, and the hour rows
+ * that closed, to be rolled up), which the store applies in the cycle's transaction
+ * (src/store/sqlite/history.ts, src/store/postgres/history.ts). The writer reads nothing itself:
+ * the store loads its state once (`load`), so the same code serves a synchronous and an
+ * asynchronous database. How time coverage works:
+ *
+ * - A value observed at a poll holds until the next poll attempt (ok or failed), but at most
+ *   `maxGapMs`. Consecutive polls in which a box was listed form a segment; a failed cycle, a
+ *   cycle without the box, or a pause longer than `maxGapMs` ends it. Outside segments there is
+ *   no data (a gap).
+ * - Each box has one row per hour it was covered in: the covered pieces of the hour and the value
+ *   changes, first event full so that every row decodes on its own. The open hour's rows are kept
+ *   in memory and written when they change; the open segment's start and last poll live in the
+ *   box's row of `boxes`, which every cycle updates anyway.
+ * - When the first cycle of a new hour is recorded, the previous hour's rows are final: the plan
+ *   lists them (`closedHours`) and the store writes their rollups.
+ * - Cycle times only move forward. When the wall clock stepped back (NTP correction, VM restore)
+ *   a cycle is recorded 1 ms after the previous one instead of being refused, and the caller is
+ *   told by how much the clock was behind (it logs and counts it). This holds across restarts:
+ *   the previous cycle is loaded from the database.
+ * - Box ids and firmware string ids are given here (one writer per database: the daemon's hold),
+ *   so a plan needs no answer from the database.
+ * - The writer also holds every box's row of `boxes` as it wrote it, and whether the box is
+ *   forgotten (`markForgotten`), so that `fleet()` answers the fleet without reading it back
+ *   after each write. It is this process's view: when another connection commits (a CLI
+ *   `box forget`, `ack`, `silence`), the SQLite store calls `reset()` and it is read again.
+ *
+ * If the transaction that applies a plan rolls back, the store calls `reset()`: the in-memory
+ * state is dropped and loaded again before the next cycle.
+ */
+import type { BoxSnapshot } from '../../model.js';
+import { HOUR_MS, addObservation, decodeRow, emptyRow, encodeRow, hourOf, type HourRow, type Values } from '../codec.js';
+import type { BoxState, CycleRecord, CycleWrite, RecordedCycle } from '../types.js';
+import { hourStats, pollCounter, rollupValues, toBoxState, type BoxRow, type SampleRow } from './rows.js';
+
+/** What the writer needs from the database, read once (and again after a rollback). */
+export interface WriterState {
+  /** Every box row, by serial (byte order: SQLite's BINARY, PostgreSQL's "C"). */
+  boxes: readonly BoxRow[];
+  /** Start of the latest cycle, or null. */
+  lastCycle: number | null;
+  /** The sample rows of the open hour and later (`hour >= openHourOf(lastCycle)`). */
+  openRows: readonly SampleRow[];
+  /** Every interned string (firmware versions). */
+  strings: readonly { id: number; value: string }[];
+}
+
+/** One box's row values as a cycle writes them. */
+export interface BoxWrite {
+  id: number;
+  snap: BoxSnapshot;
+  /** Start of the box's open segment after this cycle. */
+  segStart: number | null;
+}
+
+/** Everything one cycle writes, in the order to write it. */
+export interface HistoryPlan {
+  recorded: RecordedCycle;
+  /** The cycle row (startedAt as recorded). */
+  cycle: CycleRecord;
+  /** New interned strings. */
+  strings: { id: number; value: string }[];
+  /** Boxes seen for the first time (inserted with first_seen = last_polled = the cycle's start). */
+  newBoxes: BoxWrite[];
+  /** Every box listed this cycle (the new ones too): its row's values, `last_polled` = the cycle's start, no longer missing or forgotten. */
+  seen: BoxWrite[];
+  /** Boxes whose open segment ended this cycle (seg_start becomes NULL). */
+  closed: number[];
+  /** Serials absent from the list: `missing_since` set to the cycle's start unless already set. */
+  missing: string[];
+  /** Sample rows to insert or replace. */
+  samples: SampleRow[];
+  /** Rows of hours that became final: the store writes a rollup of each. */
+  closedHours: { boxId: number; hour: number; row: HourRow }[];
+}
+
+/** Default longest pause between two polls that still counts as continuous observation (5 minutes). */
+export const DEFAULT_MAX_GAP_MS = 5 * 60_000;
+
+/** One box and hour of stored or live data. */
+interface RowRef {
+  id: number;
+  hour: number;
+  row: HourRow;
+}
+
+/** Write-path state of one box. */
+interface Head {
+  id: number;
+  serial: string;
+  segStart: number | null;
+  lastObs: number | null;
+  values: Values | null;
+  ref: RowRef | null;
+  /** The box's row of `boxes` as last written (a new object at each change, never mutated). */
+  state: BoxState;
+  /** Left out of the fleet (forgotten_at set) until the gateway lists the box again. */
+  forgotten: boolean;
+}
+
+/** The hour whose rows are still open after a cycle at `lastCycle`. */
+export function openHourOf(lastCycle: number | null): number | null {
+  return lastCycle === null ? null : hourOf(lastCycle);
+}
+
+export class CycleWriter {
+  private heads: Map<string, Head> | null = null;
+  /** The heads in serial order; null: sort them again (a box was added). */
+  private order: Head[] | null = null;
+  private strings = new Map<string, number>();
+  private nextBoxId = 1;
+  private nextStringId = 1;
+  private lastCycleT: number | null = null;
+  private openHourValue: number | null = null;
+  /** Strings interned while loading (a box's firmware not yet interned), written with the next plan. */
+  private pendingStrings: { id: number; value: string }[] = [];
+  /** Rows changed by the cycle being recorded. */
+  private dirty = new Set<RowRef>();
+  /** Rows of earlier hours replaced by a newer row during the cycle being recorded. */
+  private superseded: RowRef[] = [];
+
+  constructor(readonly maxGapMs: number) {
+    if (!(maxGapMs > 0)) throw new RangeError('maxGapMs must be positive');
+  }
+
+  /** False before `load` and after `reset`: the store loads the state before the next `record`. */
+  get loaded(): boolean {
+    return this.heads !== null;
+  }
+
+  /** The hour being written (rows of it and later have no rollup yet); null before the first cycle. */
+  openHour(): number | null {
+    return this.openHourValue;
+  }
+
+  load(state: WriterState): void {
+    const heads = new Map<string, Head>();
+    const byId = new Map<number, Head>();
+    this.strings = new Map(state.strings.map((s) => [s.value, s.id]));
+    this.nextStringId = Math.max(0, ...state.strings.map((s) => s.id)) + 1;
+    this.nextBoxId = 1;
+    for (const b of state.boxes) {
+      const head: Head = {
+        id: b.id,
+        serial: b.serial,
+        segStart: b.seg_start,
+        lastObs: b.last_polled,
+        values: null,
+        ref: null,
+        state: toBoxState(b),
+        forgotten: b.forgotten_at !== null,
+      };
+      heads.set(b.serial, head);
+      byId.set(b.id, head);
+      this.nextBoxId = Math.max(this.nextBoxId, b.id + 1);
+    }
+    this.lastCycleT = state.lastCycle;
+    this.openHourValue = openHourOf(state.lastCycle);
+    for (const r of state.openRows) {
+      const head = byId.get(r.box_id);
+      if (head !== undefined && (head.ref === null || head.ref.hour < r.hour)) head.ref = { id: r.box_id, hour: r.hour, row: decodeRow(r.data) };
+    }
+    this.heads = heads;
+    this.order = [...heads.values()]; // loaded in serial order
+    // A box's last values are those of its row (interning a firmware not yet interned is a write: it goes into the next plan).
+    const pending: { id: number; value: string }[] = [];
+    for (const b of state.boxes) (heads.get(b.serial) as Head).values = [b.battery, b.signal, b.connected, this.intern(b.firmware, pending)];
+    this.pendingStrings = pending;
+  }
+
+  /** Plans one cycle: what to write, in one transaction, for the store to apply. */
+  record(write: CycleWrite): HistoryPlan {
+    const heads = this.heads;
+    if (heads === null) throw new Error('CycleWriter.record before load');
+    const own = write.cycle.startedAt;
+    const last = this.lastCycleT;
+    const startedAt = last !== null && own <= last ? last + 1 : own;
+    const recorded = { startedAt, clockBehindMs: startedAt === own ? 0 : (last as number) - own };
+    const c = write.cycle;
+    const plan: HistoryPlan = {
+      recorded,
+      cycle: { startedAt, durationMs: c.durationMs, requests: c.requests, outcome: c.outcome, errorCode: c.errorCode, error: c.error, boxes: c.boxes, detailsFetched: c.detailsFetched },
+      strings: this.pendingStrings,
+      newBoxes: [],
+      seen: [],
+      closed: [],
+      missing: [],
+      samples: [],
+      closedHours: [],
+    };
+    this.pendingStrings = [];
+    try {
+      this.write(write, startedAt, heads, plan);
+      this.lastCycleT = startedAt;
+    } finally {
+      this.dirty.clear();
+      this.superseded = [];
+    }
+    return plan;
+  }
+
+  /**
+   * The fleet (every box not forgotten) in serial order, as the store's table would give it; null
+   * until this writer is loaded (then read the table).
+   */
+  fleet(): BoxState[] | null {
+    const heads = this.heads;
+    if (heads === null) return null;
+    this.order ??= [...heads.values()].map((h) => ({ h, key: Buffer.from(h.serial) })).sort((a, b) => Buffer.compare(a.key, b.key)).map((e) => e.h);
+    const fleet: BoxState[] = [];
+    for (const head of this.order) if (!head.forgotten) fleet.push(head.state);
+    return fleet;
+  }
+
+  /** The store forgot these boxes (Store.forgetBoxes, in the same transaction): they leave fleet(). */
+  markForgotten(serials: readonly string[]): void {
+    for (const serial of serials) {
+      const head = this.heads?.get(serial);
+      if (head !== undefined) head.forgotten = true;
+    }
+  }
+
+  /** Forgets the in-memory state (after a rollback); the store loads it again before the next cycle. */
+  reset(): void {
+    this.heads = null;
+    this.order = null;
+    this.lastCycleT = null;
+    this.openHourValue = null;
+    this.pendingStrings = [];
+  }
+
+  private write(write: CycleWrite, t: number, heads: Map<string, Head>, plan: HistoryPlan): void {
+    const seen = new Set<number>();
+    if (write.cycle.outcome === 'ok') {
+      for (const snap of write.seen) {
+        let head = heads.get(snap.serial);
+        if (head === undefined) {
+          head = { id: this.nextBoxId++, serial: snap.serial, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, t, t), forgotten: false };
+          heads.set(snap.serial, head);
+          this.order = null;
+          plan.newBoxes.push({ id: head.id, snap, segStart: t });
+        }
+        this.observe(head, [snap.battery, snap.signal, snap.connected ? 1 : 0, this.intern(snap.firmware, plan.strings)], t);
+        plan.seen.push({ id: head.id, snap, segStart: head.segStart });
+        head.state = polledState(snap, head.state.firstSeen, t);
+        head.forgotten = false; // listed again: back in the fleet
+        seen.add(head.id);
+      }
+    }
+    // Every other open segment ends at this cycle (the box was not polled: failed cycle or absent).
+    for (const head of heads.values()) {
+      if (head.segStart === null || seen.has(head.id)) continue;
+      this.closeSegment(head, Math.min(t, (head.lastObs as number) + this.maxGapMs));
+      plan.closed.push(head.id);
+    }
+    if (write.cycle.outcome === 'ok') {
+      for (const serial of write.missing) {
+        plan.missing.push(serial);
+        const head = heads.get(serial);
+        if (head !== undefined && head.state.missingSince === null) head.state = { ...head.state, missingSince: t };
+      }
+    }
+
+    const hour = hourOf(t);
+    if (this.openHourValue === null || hour > this.openHourValue) {
+      for (const head of heads.values()) {
+        if (head.ref !== null && head.ref.hour < hour) {
+          this.superseded.push(head.ref);
+          head.ref = null;
+        }
+      }
+      this.openHourValue = hour;
+    }
+    for (const ref of this.dirty) plan.samples.push({ hour: ref.hour, box_id: ref.id, data: encodeRow(ref.row) });
+    for (const ref of this.superseded) plan.closedHours.push({ boxId: ref.id, hour: ref.hour, row: ref.row });
+  }
+
+  /** The box was in the device list at cycle t with these values. */
+  private observe(head: Head, values: Values, t: number): void {
+    if (head.segStart !== null) {
+      const last = head.lastObs as number;
+      if (t - last <= this.maxGapMs) this.extendSegment(head, t);
+      else this.closeSegment(head, last + this.maxGapMs);
+    }
+    const ref = this.rowFor(head, hourOf(t));
+    if (head.segStart === null) head.segStart = t;
+    if (addObservation(ref.row, t - ref.hour * HOUR_MS, head.values, values)) this.dirty.add(ref);
+    head.values = values;
+    head.lastObs = t;
+  }
+
+  /** Carries an open segment across hour boundaries up to t: the old hour is covered to its end. */
+  private extendSegment(head: Head, t: number): void {
+    const target = hourOf(t);
+    while (head.ref !== null && head.ref.hour < target) {
+      const ref = head.ref;
+      const t0 = ref.hour * HOUR_MS;
+      ref.row.pieces.push({ start: Math.max(head.segStart as number, t0) - t0, end: HOUR_MS });
+      this.dirty.add(ref);
+      const next = this.rowFor(head, ref.hour + 1);
+      addObservation(next.row, 0, head.values, head.values as Values);
+    }
+  }
+
+  /** Ends the open segment of a box at `end`, writing its pieces into every hour it reaches. */
+  private closeSegment(head: Head, end: number): void {
+    const segStart = head.segStart as number;
+    for (;;) {
+      const ref = head.ref;
+      if (ref === null) break; // cannot happen: an open segment always has a row
+      const t0 = ref.hour * HOUR_MS;
+      const start = Math.max(segStart, t0) - t0;
+      this.dirty.add(ref);
+      if (end <= t0 + HOUR_MS) {
+        ref.row.pieces.push({ start, end: end - t0 });
+        break;
+      }
+      ref.row.pieces.push({ start, end: HOUR_MS });
+      const next = this.rowFor(head, ref.hour + 1);
+      addObservation(next.row, 0, head.values, head.values as Values);
+    }
+    head.segStart = null;
+  }
+
+  /** The box's row for `hour`, creating it (and retiring the previous one) if needed. */
+  private rowFor(head: Head, hour: number): RowRef {
+    if (head.ref !== null && head.ref.hour === hour) return head.ref;
+    if (head.ref !== null) this.superseded.push(head.ref);
+    head.ref = { id: head.id, hour, row: emptyRow() };
+    this.dirty.add(head.ref);
+    return head.ref;
+  }
+
+  /** The id of an interned string; a new one is added to `out` (written with the plan). */
+  private intern(value: string, out: { id: number; value: string }[]): number {
+    const known = this.strings.get(value);
+    if (known !== undefined) return known;
+    const id = this.nextStringId++;
+    this.strings.set(value, id);
+    out.push({ id, value });
+    return id;
+  }
+}
+
+/** The row of `boxes` that a cycle at t leaves for a box in the device list. */
+function polledState(snap: BoxSnapshot, firstSeen: number, t: number): BoxState {
+  return { ...snapshotFields(snap), firstSeen, lastPolled: t, missingSince: null };
+}
+
+/** A snapshot's own fields (a caller's object may carry more). */
+function snapshotFields(snap: BoxSnapshot): BoxSnapshot {
+  return {
+    serial: snap.serial, id: snap.id, name: snap.name, connected: snap.connected, battery: snap.battery, signal: snap.signal, firmware: snap.firmware,
+    lastSeen: snap.lastSeen, registeredAt: snap.registeredAt, location: snap.location, ip: snap.ip, detailsAt: snap.detailsAt,
+  };
+}
+
+/** The values of a box row's snapshot columns, in BOX_COLUMNS order. */
+export function boxValues(snap: BoxSnapshot): (number | string | null)[] {
+  return [snap.id, snap.name, snap.connected ? 1 : 0, snap.battery, snap.signal, snap.firmware, snap.lastSeen, snap.registeredAt, snap.location, snap.ip, snap.detailsAt];
+}
+
+/** The `boxes` columns a snapshot fills (boxValues gives their values). */
+export const BOX_COLUMNS = ['gateway_id', 'name', 'connected', 'battery', 'signal', 'firmware', 'last_seen', 'registered_at', 'location', 'ip', 'details_at'] as const;
+
+/** The distinct hours a plan's rollups cover: the store reads their cycle starts (`cycles` in [h, h + 1 hour)) for the poll counts. */
+export function closedHoursOf(plan: HistoryPlan): number[] {
+  return [...new Set(plan.closedHours.map((c) => c.hour))].sort((a, b) => a - b);
+}
+
+/** The rollup rows of a plan's closed hours (values in ROLLUP_COLUMNS order), given the cycle starts of those hours, ascending. */
+export function rollupsOf(plan: HistoryPlan, cycleStarts: readonly number[]): (number | null)[][] {
+  const polls = pollCounter(cycleStarts);
+  return plan.closedHours.map((c) => rollupValues(c.boxId, hourStats(c.row, c.hour, polls)));
+}
