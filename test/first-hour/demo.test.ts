@@ -25,7 +25,7 @@ beforeAll(async () => {
   started = Date.now();
   first = await runBuilt(['demo', '--duration', '8s'], { cwd: dir, timeoutMs: 40_000 });
   ended = Date.now();
-}, 60_000);
+}, 120_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -103,5 +103,5 @@ describe('boxwatch demo, while it runs', () => {
       await once(child, 'exit');
       rmSync(cwd, { recursive: true, force: true });
     }
-  }, 40_000);
+  }, 120_000);
 });

@@ -105,7 +105,7 @@ log: { level: info, format: json }
     // Nothing of the abandoned cycle was recorded, and the database was closed cleanly.
     expect(query(dbPath, 'SELECT * FROM cycles')).toEqual([]);
     expect(query<{ integrity_check: string }>(dbPath, 'PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
-  }, 20_000);
+  }, 60_000);
 });
 
 describe('a second daemon on the same database', () => {
@@ -278,5 +278,5 @@ log: { level: info, format: json }
     expect(smtp.messages).toHaveLength(3);
     expect(slack.received).toHaveLength(3);
     expect(query<{ n: number }>(dbPath, "SELECT COUNT(*) AS n FROM outbox WHERE status != 'delivered'")).toEqual([{ n: 0 }]);
-  }, 40_000);
+  }, 120_000);
 });
