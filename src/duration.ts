@@ -66,6 +66,9 @@ export function parseDuration(text: string): number {
   return r.ms;
 }
 
+/** The units formatDuration writes, largest first, in seconds (built once: rules format a duration per box per cycle). */
+const FORMAT_UNITS = [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]] as const;
+
 /**
  * Formats milliseconds compactly, the largest `parts` units (default 2) rounded down:
  * 90_000 -> "1m30s", 93_784_000 -> "1d2h" (parts 2) or "1d2h3m4s" (parts 4), 0 -> "0s",
@@ -76,7 +79,7 @@ export function formatDuration(ms: number, options: { parts?: number } = {}): st
   if (ms < 1000) return `${Math.round(ms)}ms`;
   let rest = Math.round(ms / 1000);
   const parts: string[] = [];
-  for (const [unit, size] of [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]] as const) {
+  for (const [unit, size] of FORMAT_UNITS) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)}${unit}`);
       rest %= size;

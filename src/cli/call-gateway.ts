@@ -14,7 +14,7 @@ import { UsageError } from '../errors.js';
 import { createGatewayClient } from '../gateway/client.js';
 import { BOX_FROM } from '../gateway/messages.js';
 import type { GatewayClient } from '../gateway/types.js';
-import { DEV_KEY } from '../sim/simulator.js';
+import { DEV_KEY } from '../sim/dev-key.js';
 
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
 

@@ -48,10 +48,11 @@ async function runStats(opts: StatsOptions, ctx: CliContext): Promise<void> {
     const json = rows.map((r) => callStatsJson(r, by));
     const total = rows.reduce((t, r) => ({ placed: t.placed + r.placed, completed: t.completed + r.completed, failed: t.failed + r.failed }), { placed: 0, completed: 0, failed: 0 });
     printRows(ctx, opts.format, {
-      headers: [by === 'box' ? 'BOX' : 'AGENT', 'PLACED', 'COMPLETED', 'FAILED', 'FAILED %', 'STUCK', 'MEDIAN', 'ARCHIVED', 'LOST'],
+      headers: [by === 'box' ? 'BOX' : 'AGENT', 'PLACED', 'TEST', 'COMPLETED', 'FAILED', 'FAILED %', 'STUCK', 'MEDIAN', 'ARCHIVED', 'LOST'],
       rows: json.map((r) => [
         by === 'box' ? terminalSafe(r.box ?? '') : String(r.agent),
         String(r.placed),
+        String(r.testCalls),
         String(r.completed),
         String(r.failed),
         r.failedPercent === null ? '-' : `${r.failedPercent}%`,

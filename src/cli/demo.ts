@@ -26,8 +26,6 @@ import { BoxwatchError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { wantsColour } from '../notify/console.js';
 import { packageFile } from '../package-files.js';
-import { loadScenario } from '../sim/scenario.js';
-import { startSimulator } from '../sim/server.js';
 import type { Simulator } from '../sim/simulator.js';
 import { openStore } from '../store/index.js';
 import { untilAborted, type CliContext, type RegisterCommand } from './context.js';
@@ -53,6 +51,9 @@ export const registerDemo: RegisterCommand = (program: Command, ctx: CliContext)
       if (durationMs === undefined && opts.duration !== undefined) throw new UsageError(`--duration: invalid duration "${opts.duration}" (e.g. 90s, 5m)`);
       if (durationMs !== undefined && durationMs <= 0) throw new UsageError('--duration must be above 0');
 
+      // The simulator is loaded when it runs, not by every command (`run`).
+      const { loadScenario } = await import('../sim/scenario.js');
+      const { startSimulator } = await import('../sim/server.js');
       const scenario = await loadScenario(packageFile('config', 'scenarios', 'demo.yaml'));
       const base = demoConfig();
       const sim = await startSimulator({ port: 0, key: base.gateway.secretKey, scenario });

@@ -7,8 +7,7 @@ import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { EXPORT_FORMATS, exportHistory, type ExportFormat } from '../export/export.js';
-import { parseMetric, storedSpan, type Span } from '../export/points.js';
+import { EXPORT_FORMATS, parseMetric, storedSpan, type ExportFormat, type Span } from '../export/points.js';
 import { callbackSink, streamSink } from '../export/sink.js';
 import type { SqliteStore } from '../store/index.js';
 import { METRICS, type Metric } from '../store/types.js';
@@ -47,6 +46,7 @@ async function run(store: SqliteStore, now: number, opts: ExportOptions, ctx: Cl
   const metrics: Metric[] = opts.metric === undefined ? [...METRICS] : [...new Set(opts.metric.flatMap((m) => m.split(',')).map((m) => parseMetric(m.trim(), '--metric')))];
   const request = { span: exportSpan(opts, now, storedSpan(store)), boxes: opts.boxes, metrics, format: opts.format };
   const options = { signal: ctx.signal, onProgress: progressLine(ctx) };
+  const { exportHistory } = await import('../export/export.js'); // loaded when used, not by every command (`run`)
   if (opts.out === undefined) {
     await exportHistory(store, request, ctx.outStream ? streamSink(ctx.outStream) : callbackSink(ctx.out), options);
     return;

@@ -17,7 +17,7 @@ import { formatDuration, readDuration } from '../duration.js';
 import { isoTime as iso, readTime, TIME_HELP } from '../time.js';
 import { UsageError } from '../errors.js';
 import { matchesAny } from '../glob.js';
-import { terminalSafe } from './call-gateway.js';
+import { terminalSafe } from './output.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
 import { dbOption, withStore } from './store-access.js';

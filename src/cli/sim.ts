@@ -3,9 +3,8 @@
  * `gateway simulator listening on http://HOST:PORT`, once it accepts connections.
  */
 import { BoxwatchError, UsageError } from '../errors.js';
-import { loadScenario, type Scenario } from '../sim/scenario.js';
-import { startSimulator } from '../sim/server.js';
-import { DEV_KEY } from '../sim/simulator.js';
+import type { Scenario } from '../sim/scenario.js';
+import { DEV_KEY } from '../sim/dev-key.js';
 import { untilAborted, type RegisterCommand } from './context.js';
 
 interface SimFlags {
@@ -50,6 +49,9 @@ export const registerSim: RegisterCommand = (program, ctx) => {
       if (flags.host.trim() === '') throw new UsageError('--host must not be empty');
       if (flags.key !== undefined && flags.key === '') throw new UsageError('--key must not be empty');
       const key = flags.key ?? (ctx.env.BOXWATCH_SECRET_KEY || DEV_KEY);
+      // The simulator is loaded when it runs, not by every command (`run`).
+      const { loadScenario } = await import('../sim/scenario.js');
+      const { startSimulator } = await import('../sim/server.js');
       const scenario: Scenario | undefined = flags.scenario === undefined ? undefined : await loadScenario(flags.scenario);
 
       let running;

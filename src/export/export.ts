@@ -16,11 +16,9 @@ import { BOX_GAUGES, promLabelValue as labelValue } from '../metrics.js';
 import { matchesGlob } from '../glob.js';
 import type { SqliteStore } from '../store/index.js';
 import type { Metric } from '../store/types.js';
-import { boxRuns, iso, type Run, type Span } from './points.js';
+import { boxRuns, iso, type ExportFormat, type Run, type Span } from './points.js';
 import type { Sink } from './sink.js';
 
-export const EXPORT_FORMATS = ['csv', 'jsonl', 'openmetrics'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export interface ExportRequest {
   span: Span;

@@ -9,6 +9,10 @@ import { METRICS, type Metric, type RawPoint } from '../store/types.js';
 import type { SqliteStore } from '../store/index.js';
 import { TIME_HELP, isoTime, readTime } from '../time.js';
 
+/** The output formats of `boxwatch export` (written by export.ts). */
+export const EXPORT_FORMATS = ['csv', 'jsonl', 'openmetrics'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
 /** A stretch [t, until) of time during which a metric held `value`. */
 export interface Run {
   t: number;

@@ -8,11 +8,15 @@ import { z } from 'zod';
 import { capText, TEXT_CAPS } from '../text.js';
 import { inTimeRange, TIME_RANGE_TEXT } from '../time.js';
 
+/** Parsed once per value (a device list holds one per box): the two problems are told apart. */
 const isoTimestamp = z
   .string()
   .max(64)
-  .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'expected an ISO 8601 timestamp' })
-  .refine((s) => inTimeRange(Date.parse(s)), { message: `must lie within ${TIME_RANGE_TEXT}` });
+  .check((ctx) => {
+    const t = Date.parse(ctx.value);
+    const message = Number.isNaN(t) ? 'expected an ISO 8601 timestamp' : inTimeRange(t) ? null : `must lie within ${TIME_RANGE_TEXT}`;
+    if (message !== null) ctx.issues.push({ code: 'custom', message, input: ctx.value });
+  });
 
 /** A text field stored and rendered by boxwatch: cut at its cap and marked (src/text.ts). */
 const cappedText = (max: number) => z.string().transform((s) => capText(s, max));

@@ -3,7 +3,9 @@
  * `buildEmail` is the pure payload builder (subject, text and HTML bodies); `EmailNotifier` sends
  * it and turns nodemailer's errors into NotifyErrors without the URL or the password.
  */
-import nodemailer, { type Mail } from 'nodemailer';
+import { createRequire } from 'node:module';
+import type nodemailerModule from 'nodemailer';
+import type { Mail } from 'nodemailer';
 import { cleanText, escapeHtml } from './escape.js';
 import { NotifyError, type NotifyErrorCode, abortKind, redact, safeCause, urlSecrets } from './errors.js';
 import {
@@ -21,6 +23,9 @@ import {
   type MessageText,
 } from './format.js';
 import type { AlertItem, NotificationMessage, Notifier, Severity } from './types.js';
+
+/** nodemailer is loaded when an e-mail notifier is built, not at start: a daemon without one keeps its memory. */
+const load = createRequire(import.meta.url);
 
 export interface EmailContent {
   subject: string;
@@ -143,6 +148,7 @@ export class EmailNotifier implements Notifier {
     }
     if (options.to.length === 0) throw new NotifyError('notify_config', options.name, 'no recipients (to)', { retryable: false });
     const timeout = options.timeoutMs ?? 15_000;
+    const nodemailer = load('nodemailer') as typeof nodemailerModule;
     this.transport = nodemailer.createTransport({
       url: options.smtpUrl,
       connectionTimeout: timeout,

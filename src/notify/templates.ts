@@ -16,7 +16,8 @@
  * limit, a bad filter argument) falls back to the default text and is logged: never a lost
  * notification.
  */
-import { Liquid, type Template } from 'liquidjs';
+import { createRequire } from 'node:module';
+import type { Liquid, Template } from 'liquidjs';
 import { formatDuration } from '../duration.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -35,8 +36,15 @@ export interface FleetStats {
   firingAlerts: number;
 }
 
+/**
+ * LiquidJS is loaded on first use, not at start: most configurations have no template, and a
+ * daemon without one keeps its memory (BENCHMARKS.md, idle cost).
+ */
+const load = createRequire(import.meta.url);
+
 function engine(outputEscape?: (value: unknown) => string): Liquid {
-  return new Liquid({
+  const { Liquid: Engine } = load('liquidjs') as { Liquid: typeof Liquid };
+  return new Engine({
     templates: {},
     ownPropertyOnly: true,
     strictFilters: true,
@@ -47,12 +55,12 @@ function engine(outputEscape?: (value: unknown) => string): Liquid {
   });
 }
 
-const checker = engine();
+let checker: Liquid | undefined;
 
 /** Why a template does not parse (`line 3, column 5: ...`), or undefined when it parses. */
 export function templateProblem(text: string): string | undefined {
   try {
-    checker.parse(text);
+    (checker ??= engine()).parse(text);
     return undefined;
   } catch (err) {
     const token = (err as { token?: { getPosition?: () => [number, number] } }).token;

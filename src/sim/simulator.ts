@@ -13,9 +13,10 @@ import { Fleet, type SimBox } from './fleet.js';
 import { Rng, deriveSeed } from './rng.js';
 import type { BoxTarget, FaultSpec, Scenario, TimelineEvent } from './scenario.js';
 import { CallTraffic, type TrafficOptions } from './traffic.js';
+import { DEV_KEY } from './dev-key.js';
 
 /** The key the simulator accepts when neither --key nor BOXWATCH_SECRET_KEY is given. */
-export const DEV_KEY = 'boxwatch-dev-secret-key';
+export { DEV_KEY };
 
 export const SIM_DEFAULTS = {
   devices: 50,

@@ -103,6 +103,8 @@ export interface CallStats {
   archived: number;
   /** Recordings that expired before they were archived. */
   lost: number;
+  /** Of `placed`, the test calls (`test_calls:`). */
+  test: number;
 }
 
 export interface CallsRepo {

@@ -65,6 +65,8 @@ export interface CallStatsJson {
   box?: string;
   agent?: number;
   placed: number;
+  /** Of `placed`, the test calls (`test_calls:`). */
+  testCalls: number;
   completed: number;
   failed: number;
   /** Failed share of the final calls, percent; null without any. */
@@ -79,6 +81,7 @@ export function callStatsJson(s: CallStats, by: 'box' | 'agent'): CallStatsJson 
   return {
     ...(by === 'box' ? { box: s.key } : { agent: Number(s.key) }),
     placed: s.placed,
+    testCalls: s.test,
     completed: s.completed,
     failed: s.failed,
     failedPercent: failurePercent({ calls: s.completed + s.failed, failed: s.failed }),

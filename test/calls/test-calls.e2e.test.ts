@@ -6,6 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runCommand } from '../helpers/cli.js';
 import { callMinutes, slackTexts, startRig, type Rig } from '../e2e/harness.js';
 
 const M = 60_000;
@@ -28,7 +29,7 @@ ${testCalls}`;
 
 const ENTRY = `  - { name: path-check, boxes: [BX-00001, BX-00002], to: "${PHONE}", agent: 101, schedule: "0 0 9 * * *", daily_cap: { per_box: 2, total: 3 }, timeout: 10m, severity: warning }\n`;
 
-async function testCallRig(options: { entry?: string; scenario?: string; http?: boolean } = {}): Promise<Rig> {
+async function testCallRig(options: { entry?: string; scenario?: string; http?: boolean; start?: number } = {}): Promise<Rig> {
   rig = await startRig({
     devices: 4,
     seed: 9,
@@ -36,6 +37,7 @@ async function testCallRig(options: { entry?: string; scenario?: string; http?: 
     scenario: `timeline:\n  - { at: 0s, box: "BX-*", connect: true }\n${options.scenario ?? ''}`,
     sim: { historyCalls: 0 },
     ...(options.http && { http: {} }),
+    ...(options.start !== undefined && { start: options.start }),
   });
   await rig.cycle(); // the fleet is known
   return rig;
@@ -68,7 +70,8 @@ function dbRows<T>(r: Rig, sql: string, ...params: unknown[]): T[] {
 
 describe('test calls', () => {
   it('a scheduled test call is placed, followed to its end and recorded like any call', async () => {
-    const r = await testCallRig({ scenario: '  - { at: 0s, calls_fail: { box: "BX-*", rate: 0 } }\n', http: true });
+    // an hour ago: `calls stats` reads the last 24 hours of the wall clock
+    const r = await testCallRig({ scenario: '  - { at: 0s, calls_fail: { box: "BX-*", rate: 0 } }\n', http: true, start: Date.now() - 3_600_000 });
     const attempts = await r.app.runTestCallsOnce();
     expect(attempts.map((a) => [a.serial, a.outcome])).toEqual([
       ['BX-00001', 'placed'],
@@ -89,6 +92,11 @@ describe('test calls', () => {
     // /api/calls shows it, marked as a test call, with the masked number
     const api = (await (await fetch(`${r.app.httpUrl}/api/calls?box=BX-00001`)).json()) as { calls: { callId: string; to: string; testCall?: string; status: string }[] };
     expect(api.calls.find((c) => c.callId === callId)).toMatchObject({ to: '+1415•••0123', testCall: 'path-check', status: 'completed' });
+    // `calls stats` counts them among the box's calls, and says how many were test calls
+    const stats = await runCommand(['calls', 'stats', '--db', r.dbPath, '--format', 'json']);
+    const rows = (JSON.parse(stats.out) as { rows: { box: string; placed: number; testCalls: number; completed: number }[] }).rows;
+    expect(rows.find((x) => x.box === 'BX-00001')).toMatchObject({ placed: 1, testCalls: 1, completed: 1 });
+    expect(rows.find((x) => x.box === 'BX-00003')).toBeUndefined(); // not selected: no call
     // a completed test call raises nothing
     expect(r.app.alerts.states().get('test_call_failed\u0000BX-00001')).toBeUndefined();
     expect(r.slack.received).toHaveLength(0);

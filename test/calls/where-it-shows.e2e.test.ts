@@ -58,8 +58,8 @@ describe('boxwatch calls stats', () => {
     expect(bx3.failed).toBe(db.filter((c) => c.serial === 'BX-00003' && c.status === 'failed').length);
 
     const table = await runCommand(['calls', 'stats', '--db', rig.dbPath]);
-    expect(table.out.split('\n')[0]).toMatch(/^BOX\s+PLACED\s+COMPLETED\s+FAILED\s+FAILED %\s+STUCK\s+MEDIAN\s+ARCHIVED\s+LOST$/);
-    expect(table.out).toMatch(new RegExp(`BX-00003\\s+${bx3.placed}\\s+${bx3.completed}\\s+${bx3.failed}\\s+${bx3.failedPercent}%`));
+    expect(table.out.split('\n')[0]).toMatch(/^BOX\s+PLACED\s+TEST\s+COMPLETED\s+FAILED\s+FAILED %\s+STUCK\s+MEDIAN\s+ARCHIVED\s+LOST$/);
+    expect(table.out).toMatch(new RegExp(`BX-00003\\s+${bx3.placed}\\s+0\\s+${bx3.completed}\\s+${bx3.failed}\\s+${bx3.failedPercent}%`));
   });
 
   it('per agent, over a chosen time; bad arguments are one line and exit 2', async () => {

@@ -171,15 +171,15 @@ export function callsRepoContract(name: string, make: () => CallsRepoFixture | P
         ]);
         const options = { since: T, stuckBefore: T + 20 * MINUTE };
         expect(await repo.stats({ ...options, by: 'box' })).toEqual([
-          { key: 'BX-1', placed: 6, completed: 3, failed: 1, stuck: 1, medianDurationSec: 60, archived: 1, lost: 1 },
-          { key: 'BX-2', placed: 2, completed: 2, failed: 0, stuck: 0, medianDurationSec: 30, archived: 0, lost: 0 },
+          { key: 'BX-1', placed: 6, completed: 3, failed: 1, stuck: 1, medianDurationSec: 60, archived: 1, lost: 1, test: 0 },
+          { key: 'BX-2', placed: 2, completed: 2, failed: 0, stuck: 0, medianDurationSec: 30, archived: 0, lost: 0, test: 0 },
         ]);
         expect(await repo.stats({ ...options, by: 'agent' })).toEqual([
-          { key: '101', placed: 4, completed: 2, failed: 1, stuck: 1, medianDurationSec: 60, archived: 1, lost: 1 },
-          { key: '102', placed: 4, completed: 3, failed: 0, stuck: 0, medianDurationSec: 40, archived: 0, lost: 0 },
+          { key: '101', placed: 4, completed: 2, failed: 1, stuck: 1, medianDurationSec: 60, archived: 1, lost: 1, test: 0 },
+          { key: '102', placed: 4, completed: 3, failed: 0, stuck: 0, medianDurationSec: 40, archived: 0, lost: 0, test: 0 },
         ]);
         expect(await repo.stats({ since: T + 4 * MINUTE, stuckBefore: T, by: 'box' })).toEqual([
-          { key: 'BX-1', placed: 2, completed: 0, failed: 0, stuck: 0, medianDurationSec: null, archived: 0, lost: 0 },
+          { key: 'BX-1', placed: 2, completed: 0, failed: 0, stuck: 0, medianDurationSec: null, archived: 0, lost: 0, test: 0 },
         ]);
       });
 

@@ -3,6 +3,7 @@
  * once and counted in /metrics (boxwatch_damaged_rows_total{table}); a damaged alert state keeps
  * what was announced (no second FIRING, its RESOLVED still sent).
  */
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRig, type Rig } from './harness.js';
 import { connectionOf } from '../helpers/sqlite.js';
@@ -23,7 +24,10 @@ describe('damaged rows in the database', () => {
     fleet.apply([box], { kind: 'disconnect' });
     await rig.cycle();
     expect(rig.smtp.messages.map((m) => m.subject.slice(0, 9))).toEqual(['[FIRING] ']);
-    connectionOf(rig.app.store).prepare("UPDATE alert_states SET state = '{not json'").run();
+    // Damaged from another connection (another process, or a repair gone wrong) while the daemon runs.
+    const other = new Database(rig.dbPath);
+    other.prepare("UPDATE alert_states SET state = '{not json'").run();
+    other.close();
     await rig.cycle();
     await rig.cycle();
     expect(rig.smtp.messages).toHaveLength(1); // still announced: nothing sent again

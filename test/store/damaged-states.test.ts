@@ -6,13 +6,13 @@
  * (AlertPipeline.decide inside commitCycle) on a real SQLite file. (The firing case end to end:
  * test/e2e/damaged-rows.e2e.test.ts.)
  */
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AlertPipeline } from '../../src/alerts/pipeline.js';
 import { parseConfig } from '../../src/config/index.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { connectionOf } from '../helpers/sqlite.js';
 import { okCycle, snap, tempDir } from './model.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
@@ -47,7 +47,12 @@ function cycle(t: number, connected: boolean): string[] {
   return result;
 }
 
-const damage = (): void => void connectionOf(store).prepare("UPDATE alert_states SET state = '{not json'").run();
+/** Damages every state row from another connection (another process, or a repair gone wrong), as the daemon runs. */
+const damage = (): void => {
+  const other = new Database(join(tmp.dir, 'boxwatch.db'));
+  other.prepare("UPDATE alert_states SET state = '{not json'").run();
+  other.close();
+};
 const status = (): string[] => [...store.alerts.states().values()].map((s) => s.status);
 
 describe('a damaged alert state', () => {

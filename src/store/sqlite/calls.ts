@@ -232,7 +232,8 @@ export class SqliteCallsRepo implements CallsRepo {
 function statsSql(key: string): string {
   return `SELECT ${key} AS key, count(*) AS placed, coalesce(sum(status = 'completed'), 0) AS completed, coalesce(sum(status = 'failed'), 0) AS failed,
       coalesce(sum(status = 'initiated' AND started_at < @stuckBefore), 0) AS stuck,
-      coalesce(sum(recording = 'archived'), 0) AS archived, coalesce(sum(recording = 'expired'), 0) AS lost
+      coalesce(sum(recording = 'archived'), 0) AS archived, coalesce(sum(recording = 'expired'), 0) AS lost,
+      coalesce(sum(call_id IN (SELECT call_id FROM test_calls WHERE call_id IS NOT NULL)), 0) AS test
     FROM calls WHERE started_at >= @since GROUP BY 1 ORDER BY 1`;
 }
 

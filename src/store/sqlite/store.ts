@@ -141,7 +141,10 @@ export class SqliteStore implements Store {
     const { alertStates, transitions, silences } = this;
     const log = new SqliteOutbox<{ items: unknown }>(db, this.damagedRows);
     this.alerts = {
-      states: () => alertStates.states(),
+      states: () => {
+        this.followOtherConnections();
+        return alertStates.states();
+      },
       transitionsSince: (since, serial) => transitions.transitionsSince(since, serial),
       // The items are the alert items the grouper stored (AlertItem); a damaged message has none.
       outboxSince: (since, limit = 1000) => log.log(since, limit, (m) => (Array.isArray(m.items) ? m.items : [])) as OutboxEntry[],
@@ -233,21 +236,25 @@ export class SqliteStore implements Store {
         return fn();
       }).immediate();
     } catch (err) {
-      this.writer.reset(); // the in-memory write state may hold what was rolled back
+      // The in-memory state may hold what was rolled back.
+      this.writer.reset();
+      this.alertStates.reset();
       throw err;
     }
   }
 
   /**
-   * The writer's in-memory fleet is this connection's: when another connection committed since we
-   * last looked (a CLI's `box forget`, `ack`, `silence`: SQLite's data_version changed), it is
-   * dropped and read again, so that boxes() and the next cycle see the changed rows.
+   * The writer's in-memory fleet and the alert states held in memory are this connection's: when
+   * another connection committed since we last looked (a CLI's `box forget`, `ack`, `silence`:
+   * SQLite's data_version changed), they are dropped and read again, so that boxes(), the alert
+   * states and the next cycle see the changed rows.
    */
   private followOtherConnections(): void {
     const version = this.s.dataVersion.get() as number;
     if (version === this.dataVersion) return;
     this.dataVersion = version;
     this.writer.reset();
+    this.alertStates.reset();
   }
 
   private writable(): true {
