@@ -2,10 +2,11 @@
  * Unit tests for a rule configuration (`boxwatch rules test FILE`), in the spirit of
  * `promtool test rules`: box observations over a fake timeline replay the daemon's own pipeline
  * stages — evaluate (cycleEvaluations), the alert engine (evaluateCycle) and hold back
- * (holdBack) — with no gateway and no SQLite, and the alerts open at given times are compared
- * with the expected ones. It lives next to the pipeline it replays.
+ * (holdBack) — with no gateway and no database file, and the alerts open at given times are
+ * compared with the expected ones. It lives next to the pipeline it replays.
  *
- * Everything here is pure except for `readFile`, which the caller passes to load `rule_files`.
+ * Everything here is pure except for `readFile`, which the caller passes to load `rule_files`,
+ * and the in-memory SQLite database that holds a test case's calls for the call rules.
  * The file format is documented in docs/cli-alerts.md; config/rules.test.yaml is an example.
  */
 import { dirname, isAbsolute, join } from 'node:path';
@@ -17,7 +18,11 @@ import { readDuration } from '../duration.js';
 import { ConfigError, errorMessage, type ConfigIssue } from '../errors.js';
 import type { BoxState } from '../store/types.js';
 import { formatDuration } from '../duration.js';
-import { GATEWAY_RULES } from '../vocabulary.js';
+import { GATEWAY_RULES, isCallRuleKind } from '../vocabulary.js';
+import type { RuleConfig } from '../config/index.js';
+import { readCallFacts, type CallFacts } from '../calls/health.js';
+import type { CallObservation } from '../store/calls-repo.js';
+import { openStore } from '../store/index.js';
 import { evaluateCycle } from './engine.js';
 import type { GatewayCycle } from './gateway.js';
 import { holdBack } from './hold-back.js';
@@ -160,6 +165,15 @@ const timelines = z
 const boxEntry = z.strictObject({ serial: z.string().min(1), ...observation, values: timelines.optional() });
 const seriesEvent = z.strictObject({ box: z.string().min(1), at: offset(), ...observation });
 
+/** Calls a box places (`calls:` of a test case), judged by the call rules: `count` calls started at `at`, with this status for good. */
+const callEvent = z.strictObject({
+  box: z.string().min(1),
+  at: offset({ negative: true }),
+  status: z.enum(['completed', 'failed', 'initiated']),
+  count: z.int().min(1).max(10_000).default(1),
+  agent: z.int().min(1).default(1),
+});
+
 const expectedAlert = z.strictObject({
   rule: z.string().min(1),
   /** Box serial; omitted for the gateway alerts. */
@@ -184,6 +198,7 @@ const testCase = z.strictObject({
   interval: offset().optional(),
   boxes: z.array(boxEntry).default([]),
   series: z.array(seriesEvent).default([]),
+  calls: z.array(callEvent).default([]),
   gateway_down: z.array(z.strictObject({ from: offset(), to: offset() })).default([]),
   silences: z
     .array(
@@ -232,7 +247,8 @@ const PLACEHOLDER_GATEWAY = { secret_key: 'rules-test' };
 
 /** Validates `rules:` and `alerting:` of a document as the configuration loader does. */
 function rulesConfig(doc: Record<string, unknown>, env: Env, source: string): Pick<Config, 'rules' | 'alerting'> {
-  const picked: Record<string, unknown> = { gateway: PLACEHOLDER_GATEWAY };
+  // Call rules need a calls: section; a test's calls are its own (`calls:` of a test case).
+  const picked: Record<string, unknown> = { gateway: PLACEHOLDER_GATEWAY, calls: doc['calls'] ?? {} };
   if (doc['rules'] !== undefined) picked['rules'] = doc['rules'];
   if (doc['alerting'] !== undefined) picked['alerting'] = doc['alerting'];
   const config = validateConfig(picked, env, source);
@@ -437,23 +453,28 @@ export function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index: numb
   const lastStep = Math.max(...wanted);
   const snapshots = new Map<number, ObservedAlert[]>();
   let prev = new Map<string, AlertState>();
-  for (let k = 0; k <= lastStep; k++) {
-    const at = k * ei;
-    const now = TEST_EPOCH + at;
-    const down = t.gateway_down.some((d) => at >= d.from && at < d.to);
-    const cycle: GatewayCycle = down ? { outcome: 'failed', errorCode: 'unavailable' } : { outcome: 'ok', errorCode: null };
-    const boxes = serials.map((serial, i) => boxAt(serial, i + 1, changes.get(serial) ?? [], at)).filter((b): b is BoxState => b !== undefined);
-    const ctx = { now, gatewayDown: down, silences, inhibit: suite.config.alerting.inhibit, repeatIntervalMs: suite.config.alerting.repeatInterval, ruleNames };
-    const result = evaluateCycle(prev, cycleEvaluations(suite.config, cycle, boxes, prev, now, now), ctx);
-    prev = result.states;
-    if (!wanted.has(k)) continue;
-    const heldBack = holdBack(prev.values(), ctx);
-    const open: ObservedAlert[] = [];
-    for (const s of prev.values()) {
-      if (s.status !== 'pending' && s.status !== 'firing') continue;
-      open.push({ rule: s.rule, box: s.serial, state: s.status, severity: s.severity, value: s.value, heldBack: heldBack.get(s.key)?.reason ?? 'none' });
+  const calls = testCalls(suite.config.rules, t);
+  try {
+    for (let k = 0; k <= lastStep; k++) {
+      const at = k * ei;
+      const now = TEST_EPOCH + at;
+      const down = t.gateway_down.some((d) => at >= d.from && at < d.to);
+      const cycle: GatewayCycle = down ? { outcome: 'failed', errorCode: 'unavailable' } : { outcome: 'ok', errorCode: null };
+      const boxes = serials.map((serial, i) => boxAt(serial, i + 1, changes.get(serial) ?? [], at)).filter((b): b is BoxState => b !== undefined);
+      const ctx = { now, gatewayDown: down, silences, inhibit: suite.config.alerting.inhibit, repeatIntervalMs: suite.config.alerting.repeatInterval, ruleNames };
+      const result = evaluateCycle(prev, cycleEvaluations(suite.config, cycle, boxes, prev, now, now, calls?.factsAt(at) ?? null), ctx);
+      prev = result.states;
+      if (!wanted.has(k)) continue;
+      const heldBack = holdBack(prev.values(), ctx);
+      const open: ObservedAlert[] = [];
+      for (const s of prev.values()) {
+        if (s.status !== 'pending' && s.status !== 'firing') continue;
+        open.push({ rule: s.rule, box: s.serial, state: s.status, severity: s.severity, value: s.value, heldBack: heldBack.get(s.key)?.reason ?? 'none' });
+      }
+      snapshots.set(k, open);
     }
-    snapshots.set(k, open);
+  } finally {
+    calls?.close();
   }
   const name = t.name ?? `tests[${index}]`;
   return t.alert_tests.map((a, j) => {
@@ -462,6 +483,43 @@ export function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index: numb
     return { name: `${name} @ ${formatDuration(a.at, { parts: 4 })}`, path: `tests[${index}].alert_tests[${j}]`, pass: missing.length === 0 && unexpected.length === 0, missing, unexpected };
   });
 }
+
+/**
+ * The calls of a test case in an in-memory SQLite database, so that the call rules are judged by
+ * the daemon's own queries (readCallFacts): at each evaluation the calls started by then are
+ * stored and the facts read. Null when no rule is a call rule.
+ */
+function testCalls(rules: readonly RuleConfig[], t: RulesTestCase): { factsAt(at: number): CallFacts; close(): void } | null {
+  if (!rules.some((r) => isCallRuleKind(r.kind))) return null;
+  const store = openStore(':memory:');
+  const pending = t.calls.flatMap((c, i) =>
+    Array.from({ length: c.count }, (_, n) => ({ ...c, id: `${i}-${n}` })),
+  ).sort((a, b) => a.at - b.at);
+  let next = 0;
+  return {
+    factsAt(at) {
+      const now = TEST_EPOCH + at;
+      const upserts: CallObservation[] = [];
+      for (; next < pending.length && (pending[next] as (typeof pending)[number]).at <= at; next++) {
+        const c = pending[next] as (typeof pending)[number];
+        const startedAt = TEST_EPOCH + c.at;
+        const final = c.status !== 'initiated';
+        upserts.push({
+          callId: c.id, serial: c.box, agentId: c.agent, status: c.status, direction: 'outbound', startedAt,
+          endedAt: final ? startedAt : null, durationSec: final ? 0 : null, toHash: '', toMasked: '', toNumber: null,
+          recording: null, transcript: null, variables: null, detailsRead: false, wantsDetails: false,
+        });
+      }
+      if (upserts.length > 0) store.calls.write({ now, upserts, checked: [], sync: { highWater: null, syncedAt: null, resume: null }, stuckAfterMs: CALLS_STUCK_AFTER_MS });
+      return readCallFacts(store.calls, rules, now, { lookBackMs: CALLS_LOOK_BACK_MS });
+    },
+    close: () => store.close(),
+  };
+}
+
+/** `calls.catch_up` and `calls.stuck_after` at their defaults: how far back a test's calls count. */
+const CALLS_LOOK_BACK_MS = 24 * 3_600_000;
+const CALLS_STUCK_AFTER_MS = 3_600_000;
 
 type Expected = z.output<typeof expectedAlert>;
 

@@ -93,6 +93,48 @@ tests:
     expect(r.out).toContain('PASS  tests[0] @ 2m30s');
   });
 
+  it('judges the call rules from the calls a test case lists (failure rate with hysteresis, stuck calls, inhibition)', async () => {
+    const text = `rules:
+  - { name: box-offline, kind: disconnected, severity: critical }
+  - { name: call-failures, kind: call_failure_rate, window: 5, min_calls: 3, above: 50, clear_below: 30, severity: warning }
+  - { name: call-stuck, kind: call_stuck, max_duration: 10m, severity: warning }
+evaluation_interval: 1m
+tests:
+  - name: calls
+    boxes: [{ serial: SN-1 }, { serial: SN-2 }, { serial: SN-3, connected: false }]
+    calls:
+      - { box: SN-1, at: 0m, status: completed, count: 2 }
+      - { box: SN-1, at: 2m, status: failed, count: 3 }
+      - { box: SN-1, at: 6m, status: completed, count: 3 }
+      - { box: SN-1, at: 8m, status: completed, count: 3 }
+      - { box: SN-2, at: 1m, status: initiated }
+      - { box: SN-3, at: -1h, status: failed, count: 5 }
+    alert_tests:
+      - { at: 1m, box: SN-1, expected: [] }
+      - at: 3m
+        rule: call-failures
+        expected:
+          - { rule: call-failures, box: SN-1, state: firing, value: 60% }
+          - { rule: call-failures, box: SN-3, state: firing, held_back: inhibited }
+      - at: 7m
+        box: SN-1
+        expected: [{ rule: call-failures, box: SN-1, state: firing, value: 40% }]
+      - { at: 9m, box: SN-1, expected: [] }
+      - { at: 9m, rule: call-stuck, expected: [] }
+      - at: 12m
+        rule: call-stuck
+        expected: [{ rule: call-stuck, box: SN-2, state: firing, value: 1 }]
+`;
+    const r = await run(['rules', 'test', file(text)]);
+    expect(r.out).not.toContain('FAIL');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('6 passed, 0 failed');
+    // a wrong expectation about a call rule fails with the diff
+    const wrong = await run(['rules', 'test', file(text.replace('value: 40%', 'value: 20%'))]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.out).toMatch(/FAIL {2}calls @ 7m\n\s+missing: {4}call-failures SN-1 firing/);
+  });
+
   it('takes the rules from --config when the file names none (without needing its secrets)', async () => {
     const config = file(`gateway: { secret_key: "\${UNSET_SECRET}" }\nnotifiers: [{ name: s, type: slack, webhook_url: "\${UNSET_URL}" }]\n${RULES}`);
     const path = file(`tests:
