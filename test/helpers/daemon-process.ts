@@ -31,8 +31,8 @@ export class DaemonProcesses {
     return child;
   }
 
-  /** Resolves with how the child ended; rejects if it is still running after `timeoutMs`. */
-  async exited(child: ChildProcess, timeoutMs = 10_000): Promise<ExitStatus> {
+  /** Resolves with how the child ended; rejects if it is still running after `timeoutMs` (a bound for a loaded machine). */
+  async exited(child: ChildProcess, timeoutMs = 30_000): Promise<ExitStatus> {
     if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode };
     const timer = setTimeout(() => child.emit('error', new Error(`still running after ${timeoutMs} ms\n${this.tail()}`)), timeoutMs);
     try {

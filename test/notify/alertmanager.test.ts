@@ -92,7 +92,7 @@ describe.skipIf(!available)(
     beforeAll(async () => {
       hook = await startHttpReceiver({ path: '/am-hook', name: 'Alertmanager webhook' });
       am = await startAlertmanager(hook.url);
-    }, 30_000);
+    }, 60_000);
     afterAll(async () => {
       await am?.stop();
       await hook?.close();
