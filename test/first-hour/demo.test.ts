@@ -46,10 +46,10 @@ describe('boxwatch demo', () => {
   it('its times are simulated time, running ahead of the wall clock at 60x', () => {
     const times = headerTimes(first.out);
     expect(times.length).toBeGreaterThan(0);
-    // Printed during the run (the first block after group_wait, 2 real seconds at least), yet
-    // stamped minutes after the start: the alert times, and the durations measured from them,
-    // are simulated time.
-    expect(Math.max(...times) - started).toBeGreaterThan(60_000 + (ended - started));
+    // Printed before the run ended, yet stamped after it ended: the alert times (and the durations
+    // measured from them) come from a clock running ahead of the wall clock, the simulated one. A
+    // loaded machine only makes the run longer and its alerts fewer, so no fixed margin is asked.
+    expect(Math.max(...times)).toBeGreaterThan(ended);
   });
 
   it('uptime over the demo database is measured in simulated time, and says so', async () => {
