@@ -13,7 +13,7 @@ import type { AwaitableMethods } from '../src/awaitable.js';
 import { migrateDatabase } from '../src/cli/migrate-run.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { PostgresStore } from '../src/store/postgres/index.js';
-import { DAY, median, ms } from './storage-helpers.js';
+import { DAY, median, ms, rng } from './storage-helpers.js';
 
 function option(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,17 +25,6 @@ const url = option('url');
 const DAYS = Number(option('days') ?? 90);
 const END = Date.parse('2026-06-01T00:00:00Z'); // as storage-query.bench builds it
 const START = END - DAYS * DAY;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** The queries of storage-query.bench, each timed; the same picks (seeded) for both stores. */
 async function measure(s: Pick<AwaitableMethods<Store>, 'history' | 'uptime' | 'valueAt'>, boxes: number): Promise<Record<string, number>> {

@@ -90,3 +90,15 @@ export function tableBytes(db: { prepare: (sql: string) => { all: () => unknown[
   const rows = db.prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name').all() as { name: string; bytes: number }[];
   return new Map(rows.map((r) => [r.name, r.bytes]));
 }
+
+/** A seeded generator (mulberry32, the seed as is): the query benches pick the same boxes from one seed. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}

@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { existsSync, statSync } from 'node:fs';
 import { HOUR_MS, SLOT, addObservation, emptyRow, encodeRow, rowRuns, runStats, type HourRow, type Values } from '../src/store/codec.js';
 import { openStore } from '../src/store/index.js';
-import { DAY, POLL_MS, median, ms, tempDb } from './storage-helpers.js';
+import { DAY, POLL_MS, median, ms, rng, tempDb } from './storage-helpers.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -24,17 +24,6 @@ const DAYS = arg('days', 90);
 const END = Date.parse('2026-06-01T00:00:00Z');
 const START = END - DAYS * DAY;
 const CYCLES_PER_HOUR = HOUR_MS / POLL_MS;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Fleet-wide gateway outages: hour index -> failed cycle slot (the hour has a 30 s hole there). */
 function outages(hours: number): Map<number, number> {
