@@ -10,42 +10,24 @@
  *
  *   npm run build && node dist/bench/calls-ingest.bench.js [boxes] [cycles]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createApp } from '../src/app.js';
 import { parseConfig } from '../src/config/index.js';
 import { silentLogger } from '../src/log.js';
+import { sleep } from './daemon.js';
+import { startSimProcess } from './sim-process.js';
+import { median } from './storage-helpers.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const KEY = 'bench-key';
 const SPEED = 60;
-
-async function startSim(devices: number, scenario: string): Promise<{ url: string; child: ChildProcess }> {
-  const args = [join(here, '..', 'src', 'main.js'), 'sim', '--port', '0', '--devices', String(devices), '--key', KEY, '--speed', String(SPEED), '--scenario', scenario];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(buffered);
-      if (m?.[1]) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
-  });
-  return { url, child };
-}
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function bench(devices: number, cycles: number, safetyWindow: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-calls-'));
   const scenario = join(dir, 'scenario.yaml');
   writeFileSync(scenario, 'calls: { per_box_per_hour: 6 }\ntimeline:\n  - { at: 0s, box: "BX-*", connect: true }\n');
-  const { url, child } = await startSim(devices, scenario);
+  const { url, child } = await startSimProcess(devices, KEY, ['--speed', String(SPEED), '--scenario', scenario]);
   try {
     const config = parseConfig(
       `gateway: { base_url: "${url}", secret_key: ${KEY}, concurrency: 16 }

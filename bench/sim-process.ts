@@ -14,9 +14,9 @@ export interface SimProcess {
   stop(): void;
 }
 
-/** Starts `boxwatch sim` on a free port with `devices` boxes and resolves once it listens. */
-export async function startSimProcess(devices: number, key: string): Promise<SimProcess> {
-  const child = spawn(process.execPath, [join(here, '..', 'src', 'main.js'), 'sim', '--port', '0', '--devices', String(devices), '--key', key], {
+/** Starts `boxwatch sim` on a free port with `devices` boxes (and `extra` arguments) and resolves once it listens. */
+export async function startSimProcess(devices: number, key: string, extra: readonly string[] = []): Promise<SimProcess> {
+  const child = spawn(process.execPath, [join(here, '..', 'src', 'main.js'), 'sim', '--port', '0', '--devices', String(devices), '--key', key, ...extra], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
