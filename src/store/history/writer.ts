@@ -344,16 +344,15 @@ export class CycleWriter {
   }
 }
 
-/** The row of `boxes` that a cycle at t leaves for a box in the device list. */
+/**
+ * The row of `boxes` that a cycle at t leaves for a box in the device list: the snapshot's own
+ * fields (a caller's object may carry more), copied once.
+ */
 function polledState(snap: BoxSnapshot, firstSeen: number, t: number): BoxState {
-  return { ...snapshotFields(snap), firstSeen, lastPolled: t, missingSince: null };
-}
-
-/** A snapshot's own fields (a caller's object may carry more). */
-function snapshotFields(snap: BoxSnapshot): BoxSnapshot {
   return {
     serial: snap.serial, id: snap.id, name: snap.name, connected: snap.connected, battery: snap.battery, signal: snap.signal, firmware: snap.firmware,
     lastSeen: snap.lastSeen, registeredAt: snap.registeredAt, location: snap.location, ip: snap.ip, detailsAt: snap.detailsAt,
+    firstSeen, lastPolled: t, missingSince: null,
   };
 }
 
