@@ -30,7 +30,7 @@
  * If the transaction that applies a plan rolls back, the store calls `reset()`: the in-memory
  * state is dropped and loaded again before the next cycle.
  */
-import { accountOf, DEFAULT_ACCOUNT } from '../../box-id.js';
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
 import type { BoxSnapshot } from '../../model.js';
 import { HOUR_MS, addObservation, decodeRow, emptyRow, encodeRow, hourOf, type HourRow, type Values } from '../codec.js';
 import type { BoxState, CycleRecord, CycleWrite, RecordedCycle } from '../types.js';
@@ -249,27 +249,26 @@ export class CycleWriter {
   }
 
   private write(write: CycleWrite, account: string, t: number, heads: Map<string, Head>, plan: HistoryPlan): void {
-    const seen = new Set<number>();
     if (write.cycle.outcome === 'ok') {
       for (const snap of write.seen) {
         let head = heads.get(snap.serial);
         if (head === undefined) {
-          head = { id: this.nextBoxId++, serial: snap.serial, account, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, t, t), forgotten: false };
+          head = { id: this.nextBoxId++, serial: snap.serial, account, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, account, t, t), forgotten: false };
           heads.set(snap.serial, head);
           this.order = null;
           plan.newBoxes.push({ id: head.id, snap, segStart: t });
         }
         this.observe(head, [snap.battery, snap.signal, snap.connected ? 1 : 0, this.intern(snap.firmware, plan.strings)], t);
         plan.seen.push({ id: head.id, snap, segStart: head.segStart });
-        head.state = polledState(snap, head.state.firstSeen, t);
+        head.state = polledState(snap, account, head.state.firstSeen, t);
         head.forgotten = false; // listed again: back in the fleet
-        seen.add(head.id);
       }
     }
     // Every other open segment of the account ends at this cycle (the box was not polled: failed
-    // cycle or absent); the other accounts' boxes are not this cycle's business.
+    // cycle or absent); the other accounts' boxes are not this cycle's business. A box listed by
+    // this cycle was observed at t (cycle times only move forward).
     for (const head of heads.values()) {
-      if (head.segStart === null || seen.has(head.id) || head.account !== account) continue;
+      if (head.segStart === null || head.lastObs === t || head.account !== account) continue;
       this.closeSegment(head, Math.min(t, (head.lastObs as number) + this.maxGapMs));
       plan.closed.push(head.id);
     }
@@ -372,16 +371,15 @@ export class CycleWriter {
   }
 }
 
-/** The row of `boxes` that a cycle at t leaves for a box in the device list. */
-function polledState(snap: BoxSnapshot, firstSeen: number, t: number): BoxState {
-  return { ...snapshotFields(snap), account: accountOf(snap.serial), firstSeen, lastPolled: t, missingSince: null };
-}
-
-/** A snapshot's own fields (a caller's object may carry more). */
-function snapshotFields(snap: BoxSnapshot): BoxSnapshot {
+/**
+ * The row of `boxes` that a cycle at t leaves for a box in the device list: the snapshot's own
+ * fields (a caller's object may carry more), copied once.
+ */
+function polledState(snap: BoxSnapshot, account: string, firstSeen: number, t: number): BoxState {
   return {
-    serial: snap.serial, id: snap.id, name: snap.name, connected: snap.connected, battery: snap.battery, signal: snap.signal, firmware: snap.firmware,
+    serial: snap.serial, account, id: snap.id, name: snap.name, connected: snap.connected, battery: snap.battery, signal: snap.signal, firmware: snap.firmware,
     lastSeen: snap.lastSeen, registeredAt: snap.registeredAt, location: snap.location, ip: snap.ip, detailsAt: snap.detailsAt,
+    firstSeen, lastPolled: t, missingSince: null,
   };
 }
 
