@@ -172,7 +172,7 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
 
   // The account's boxes by the gateway's serial (the cycle talks to the gateway in its serials).
   const known = new Map<string, BoxState>();
-  for (const b of store.boxes()) if (b.account === account) known.set(splitBoxKey(b.serial).serial, b);
+  for (const b of await store.boxes()) if (b.account === account) known.set(splitBoxKey(b.serial).serial, b);
   const due = selectForDetails(summaries, known, startedAt, deps.policy);
   let detailsFailed = 0;
   let detailsSkipped = 0;

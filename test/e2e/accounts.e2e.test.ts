@@ -93,8 +93,8 @@ http: false
 }
 
 /** The pending and firing alerts as `rule box status` (box: its id, or the account's fleet key for gateway alerts). */
-function openAlerts(app: App): string[] {
-  return [...app.alerts.states().values()].filter((s) => s.status !== 'resolved').map((s) => `${s.rule} ${s.serial} ${s.status}`).sort();
+async function openAlerts(app: App): Promise<string[]> {
+  return [...(await app.alerts.states()).values()].filter((s) => s.status !== 'resolved').map((s) => `${s.rule} ${s.serial} ${s.status}`).sort();
 }
 
 /** Every text Slack received, one string per message. */
@@ -103,7 +103,7 @@ const slackMessages = (slack: SlackReceiver): string[] => slack.received.map((m)
 describe('several accounts end to end', () => {
   it('stores the boxes of both accounts under their account, with the same serials kept apart', async () => {
     rig = await startRig();
-    const boxes = rig.app.store.boxes();
+    const boxes = await rig.app.store.boxes();
     expect(boxes.map((b) => [b.serial, b.account])).toEqual([
       ['acme/BX-00001', 'acme'], ['acme/BX-00002', 'acme'], ['acme/BX-00003', 'acme'],
       ['globex/BX-00001', 'globex'], ['globex/BX-00002', 'globex'], ['globex/BX-00003', 'globex'],
@@ -111,9 +111,9 @@ describe('several accounts end to end', () => {
     // The same serial in two accounts is two boxes: each holds its own simulator's values.
     const acme1 = rig.acme.sim.fleet.boxes[0]!;
     const globex1 = rig.globex.sim.fleet.boxes[0]!;
-    expect(rig.app.store.box('acme/BX-00001')?.name).toBe(acme1.name);
-    expect(rig.app.store.box('globex/BX-00001')?.name).toBe(globex1.name);
-    expect(openAlerts(rig.app)).toEqual([]);
+    expect((await rig.app.store.box('acme/BX-00001'))?.name).toBe(acme1.name);
+    expect((await rig.app.store.box('globex/BX-00001'))?.name).toBe(globex1.name);
+    expect(await openAlerts(rig.app)).toEqual([]);
   });
 
   it("one account's bad key alerts for that account only and freezes only its boxes; the other keeps alerting", async () => {
@@ -121,7 +121,7 @@ describe('several accounts end to end', () => {
     // globex's key is rotated at the vendor: its cycles fail with unauthorized from now on.
     rig.globex.sim.rotateKey('globex-new-key');
     await rig.cycle();
-    expect(openAlerts(rig.app)).toEqual(['gateway_unauthorized globex/ firing']);
+    expect(await openAlerts(rig.app)).toEqual(['gateway_unauthorized globex/ firing']);
     expect(slackMessages(rig.slack)).toHaveLength(1);
     expect(slackMessages(rig.slack)[0]).toContain('gateway (globex)');
     expect(slackMessages(rig.slack)[0]).not.toContain('acme');
@@ -131,19 +131,19 @@ describe('several accounts end to end', () => {
     rig.globex.sim.fleet.apply([rig.globex.sim.fleet.boxes[1]!], { kind: 'disconnect' });
     // Long enough for globex's boxes to be stale by last poll (2m) if the outage were not frozen.
     for (let i = 0; i < 8; i++) await rig.cycle();
-    expect(openAlerts(rig.app)).toEqual(['box-offline acme/BX-00002 firing', 'gateway_unauthorized globex/ firing']);
-    expect(rig.app.store.box('globex/BX-00002')?.connected).toBe(true); // as last seen: frozen, not guessed
-    expect(rig.app.store.boxes().filter((b) => b.missingSince !== null)).toEqual([]);
+    expect(await openAlerts(rig.app)).toEqual(['box-offline acme/BX-00002 firing', 'gateway_unauthorized globex/ firing']);
+    expect((await rig.app.store.box('globex/BX-00002'))?.connected).toBe(true); // as last seen: frozen, not guessed
+    expect((await rig.app.store.boxes()).filter((b) => b.missingSince !== null)).toEqual([]);
     const texts = slackMessages(rig.slack);
     expect(texts).toHaveLength(2);
     expect(texts[1]).toContain('acme/BX-00002');
     // The cycle records name their account: globex's failed, acme's succeeded.
-    expect(rig.app.store.lastCycle()).toMatchObject({ account: 'globex', outcome: 'failed', errorCode: 'unauthorized' });
+    expect(await rig.app.store.lastCycle()).toMatchObject({ account: 'globex', outcome: 'failed', errorCode: 'unauthorized' });
 
     // The key is accepted again: the gateway alert resolves, and globex's boxes are judged again.
     rig.globex.sim.rotateKey(GLOBEX_KEY);
     await rig.cycle();
-    expect(openAlerts(rig.app)).toEqual(['box-offline acme/BX-00002 firing', 'box-offline globex/BX-00002 firing']);
+    expect(await openAlerts(rig.app)).toEqual(['box-offline acme/BX-00002 firing', 'box-offline globex/BX-00002 firing']);
     const after = slackMessages(rig.slack).slice(2).join('\n---\n');
     expect(after).toContain('globex/BX-00002');
     expect(after).toMatch(/RESOLVED/);
