@@ -10,7 +10,6 @@ import type { StorageConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { DataStore } from './data-store.js';
 import { StoreError, storeNotFound } from './errors.js';
-import { PostgresStore } from './postgres/store.js';
 import { openStore, type SqliteStore } from './sqlite/store.js';
 
 export interface OpenOptions {
@@ -30,6 +29,8 @@ export interface OpenOptions {
 /** Opens the store `storage` names; StoreError when it cannot (a PostgreSQL failure names `storage.url` and what to check). */
 export async function openDataStore(storage: Pick<StorageConfig, 'path' | 'url'>, options: OpenOptions = {}): Promise<DataStore> {
   if (storage.url === undefined) return openSqliteFile(storage.path ?? ':memory:', options);
+  // Loaded only here: a daemon on SQLite never loads the PostgreSQL driver (test/perf/run-modules.test.ts).
+  const { PostgresStore } = await import('./postgres/store.js');
   try {
     return await PostgresStore.open(storage.url, { clock: options.clock, logger: options.logger, maxGapMs: options.maxGapMs });
   } catch (err) {
