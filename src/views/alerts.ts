@@ -9,7 +9,7 @@
  * In JSON every time is ISO 8601 UTC and an alert is named by a printable id, `rule/serial`
  * (`firmware/BX-00033`), or the rule alone for the gateway alerts.
  */
-import { isFleetKey } from '../box-id.js';
+import { DEFAULT_ACCOUNT, groupByAccount, isFleetKey } from '../box-id.js';
 import type { Awaitable } from '../awaitable.js';
 import { ackInEffect, type Ack, type AckRepository } from '../alerts/acks.js';
 import { holdBack, type HeldBack } from '../alerts/hold-back.js';
@@ -65,8 +65,8 @@ export interface AlertViewInput {
   /** Box names by serial. */
   boxes: readonly { serial: string; name: string }[];
   silences: readonly Silence[];
-  /** The last cycle failed. */
-  gatewayDown: boolean;
+  /** The accounts whose last cycle failed: their per-box alerts are held back (gateway_down). */
+  downAccounts: ReadonlySet<string>;
   /** `alerting.inhibit`. */
   inhibit: boolean;
   /** Rule kinds by rule name, for alerts that came to rest (their state row is gone). */
@@ -97,7 +97,12 @@ export function alertViews(input: AlertViewInput, now: number): AlertView[] {
     if (list) list.push(t);
     else byKey.set(t.key, [t]);
   }
-  const heldBack = holdBack(states.values(), { now, gatewayDown: input.gatewayDown, silences: input.silences, inhibit: input.inhibit });
+  // Each account's alerts as its own cycle judges them: one account down holds back only its own.
+  const heldBack = new Map<string, HeldBack>();
+  for (const [account, ofAccount] of groupByAccount(states.values(), (s) => s.serial)) {
+    const ctx = { now, gatewayDown: input.downAccounts.has(account), silences: input.silences, inhibit: input.inhibit };
+    for (const [key, held] of holdBack(ofAccount, ctx)) heldBack.set(key, held);
+  }
   const views: AlertView[] = [];
   for (const s of states.values()) {
     const open = s.status === 'pending' || s.status === 'firing';
@@ -266,7 +271,8 @@ export function alertJson(v: AlertView): AlertJson {
 /** Where the alert view's inputs come from: the store's boxes and cycles, the alert tables, the outbox. */
 export interface AlertViewSource extends NotificationSource {
   boxes(): Awaitable<readonly { serial: string; name: string }[]>;
-  lastCycle(): Awaitable<{ outcome: 'ok' | 'failed' } | undefined>;
+  /** The latest cycle of each account. */
+  lastCycles(): Awaitable<readonly { outcome: 'ok' | 'failed'; account?: string }[]>;
   states(): Awaitable<ReadonlyMap<string, AlertState>>;
   transitionsSince(since: number): Awaitable<readonly TransitionRecord[]>;
   silences(now: number): Awaitable<readonly Silence[]>;
@@ -300,7 +306,7 @@ export async function readAlertViews(source: AlertViewSource, config: AlertViewC
       transitions: await source.transitionsSince(query.from),
       boxes: await source.boxes(),
       silences: await source.silences(now),
-      gatewayDown: (await source.lastCycle())?.outcome === 'failed',
+      downAccounts: new Set((await source.lastCycles()).filter((c) => c.outcome === 'failed').map((c) => c.account ?? DEFAULT_ACCOUNT)),
       inhibit: config?.alerting.inhibit ?? true,
       kinds,
       deliveries: deliveriesOf(await readNotificationViews(source, { since: query.from })),
@@ -314,7 +320,7 @@ export async function readAlertViews(source: AlertViewSource, config: AlertViewC
 
 /** The alert view's source over a store and its alert tables. */
 export function alertViewSource(
-  store: Pick<AlertViewSource, 'boxes' | 'lastCycle'>,
+  store: Pick<AlertViewSource, 'boxes' | 'lastCycles'>,
   alerts: Pick<AlertViewSource, 'states' | 'transitionsSince' | 'silences' | 'outboxSince'>,
   acks?: Pick<AckRepository, 'latestByKey'>,
 ): AlertViewSource {
@@ -322,7 +328,7 @@ export function alertViewSource(
     ...(acks ? { acks: () => acks.latestByKey() } : {}),
     outboxSince: (since) => alerts.outboxSince(since),
     boxes: () => store.boxes(),
-    lastCycle: () => store.lastCycle(),
+    lastCycles: () => store.lastCycles(),
     states: () => alerts.states(),
     transitionsSince: (since) => alerts.transitionsSince(since),
     silences: (now) => alerts.silences(now),
