@@ -9,16 +9,15 @@
  * flight finishes, the delivery in flight is recorded, the database is closed). Tests drive
  * `runOnce()` and `deliverNow()` instead of the timers.
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
-import { dirname } from 'node:path';
 import { releaseReadyGroups } from './alerts/grouper.js';
 import { announcedFiringItems } from './alerts/message.js';
 import { AlertPipeline, type CycleAlerts } from './alerts/pipeline.js';
 import type { AlertQueries } from './alerts/repositories.js';
 import type { Clock } from './clock.js';
 import { systemClock, timerDelay } from './clock.js';
-import { redactUrl, sqlitePath, type Config } from './config/index.js';
+import { redactUrl, type AccountConfig, type Config } from './config/index.js';
 import { errorMessage } from './errors.js';
 import { createGatewayClient } from './gateway/client.js';
 import type { Endpoint, GatewayClient } from './gateway/types.js';
@@ -30,14 +29,14 @@ import { looksLikeNotificationMessage, type OutboxRepository } from './notify/ou
 import { Resender } from './notify/resend.js';
 import { logTemplateFailure, type FleetStats } from './notify/templates.js';
 import type { AlertState } from './alerts/types.js';
-import type { AlertItem, NotificationMessage, Notifier } from './notify/types.js';
+import type { Notifier } from './notify/types.js';
 import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
 import { RecordQuarantine } from './poller/quarantine.js';
-import { createHeartbeat } from './poller/heartbeat.js';
+import { createHeartbeat, type Heartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
-import { DAEMON_HEARTBEAT_MS, openStore, pruneGradually, StoreError, type SqliteStore } from './store/index.js';
-import { walMissingAdvice } from './store/errors.js';
+import { DAEMON_HEARTBEAT_MS, openDataStore, openSqliteFile, pruneGradually, StoreError, type DataStore, type SqliteStore } from './store/index.js';
+import { storeFailureCode, walMissingAdvice } from './store/errors.js';
 import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import type { BoxState } from './store/types.js';
@@ -48,14 +47,17 @@ import { registerCallMetrics } from './calls/metrics.js';
 import { createArchiver, withArchiveFacts, registerArchiveMetrics, type ArchiveFs, type Archiver, type ArchivePassResult } from './archive/index.js';
 import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/test-calls.js';
 
-export interface AppDeps {
+export interface AppDeps<S extends DataStore = DataStore> {
   config: Config;
   logger: Logger;
   clock?: Clock;
-  /** Injected in tests; by default built from config.gateway. */
+  /** Injected in tests: the first account's client; by default each account's is built from config.gateways. */
   client?: GatewayClient;
-  /** Injected in tests; by default opened at config.storage.path. */
-  store?: SqliteStore;
+  /**
+   * The store, which the app closes when it stops: opened by `openApp` (SQLite or PostgreSQL) or
+   * injected in tests; without it, the SQLite file at config.storage.path.
+   */
+  store?: S;
   /** Injected in tests; by default built from config.notifiers. */
   notifiers?: Notifier[];
   /** Where the console notifier writes (default stdout). */
@@ -85,8 +87,8 @@ export interface AppCycle extends CycleResult {
   alerts: CycleAlerts | null;
 }
 
-export interface App {
-  readonly store: SqliteStore;
+export interface App<S extends DataStore = DataStore> {
+  readonly store: S;
   /** Alert states, transitions and silences as the CLI and the API read them. */
   readonly alerts: AlertQueries;
   readonly outbox: OutboxRepository;
@@ -98,8 +100,11 @@ export interface App {
    * then starts the schedule, the grouper, the dispatcher and the HTTP server.
    */
   start(): Promise<void>;
-  /** One poll cycle now (no-overlap rules apply); undefined when the tick was skipped. */
-  runOnce(): Promise<AppCycle | undefined>;
+  /**
+   * One poll cycle now (no-overlap rules apply) of `account`, or of every account in turn (the
+   * last one's result); undefined when the tick was skipped.
+   */
+  runOnce(account?: string): Promise<AppCycle | undefined>;
   /** Call ingestion (null without a `calls:` section). */
   readonly calls: CallIngest | null;
   /** One call-sync cycle now (no-overlap rules apply); undefined when skipped or calls are off. */
@@ -123,42 +128,81 @@ export interface App {
   stop(): Promise<void>;
 }
 
+/** One account's polling: its client, schedule and the state its cycles keep. */
+interface AccountRun {
+  config: AccountConfig;
+  client: GatewayClient;
+  /** HTTP attempts of its client so far (a cycle records the difference). */
+  requestCount: () => number;
+  tickIntervalMs: number;
+  cycleDeadlineMs: number;
+  /** Its gateway clock's skew at the last cycle that told it. */
+  skewMs: number | null;
+  heartbeat: Heartbeat;
+}
+
 const PRUNE_EVERY_MS = 10 * 60_000;
 const STOP_GRACE_MS = 5_000;
 /** After a failed write of the group_wait queue (database locked or full), try again this much later. */
 const GROUP_RETRY_MS = 5_000;
 
+/** Opens the store the configuration names (SQLite or PostgreSQL), then creates the app on it: what `boxwatch run` does. */
+export async function openApp(deps: Omit<AppDeps, 'store'>): Promise<App> {
+  const { config, logger } = deps;
+  const store = await openDataStore(config.storage, { clock: deps.clock, logger, maxGapMs: maxGapMsOf(config) });
+  return createApp({ ...deps, store });
+}
+
+/** The app on `deps.store`; without one (tests), on the SQLite file at config.storage.path. */
+export function createApp(deps: AppDeps & { store?: undefined }): App<SqliteStore>;
+export function createApp<S extends DataStore>(deps: AppDeps<S> & { store: S }): App<S>;
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
   const clock = deps.clock ?? systemClock;
   const metrics = createMetrics({ clock });
-  let requests = 0;
-  const client =
-    deps.client ??
-    createGatewayClient({
-      baseUrl: config.gateway.baseUrl,
-      secretKey: config.gateway.secretKey,
-      timeoutMs: config.gateway.timeout,
-      maxBodyBytes: camelEndpoints(config.gateway.maxBody),
-      connections: Math.max(config.gateway.concurrency, 2),
-      clock,
-      onRequest: (e) => {
-        requests += 1;
-        metrics.observeRequest(e);
-      },
-    });
-  const tickIntervalMs = scheduleIntervalMs(config.poll.schedule, config.poll.timezone);
-  // A cycle ends before the next tick is due (what is not back by then waits for the next cycle),
-  // but never before one request could have run to its timeout.
-  const cycleDeadlineMs = Math.max(Math.floor(tickIntervalMs * 0.9), config.gateway.timeout);
+  // One gateway client, schedule and cycle per account (docs/configuration.md, "Several accounts").
+  const accounts = config.gateways.map((account, i): AccountRun => {
+    const counter = { requests: 0 };
+    const client =
+      i === 0 && deps.client !== undefined
+        ? deps.client
+        : createGatewayClient({
+            baseUrl: account.baseUrl,
+            secretKey: account.secretKey,
+            timeoutMs: account.timeout,
+            maxBodyBytes: camelEndpoints(account.maxBody),
+            connections: Math.max(account.concurrency, 2),
+            clock,
+            onRequest: (e) => {
+              counter.requests += 1;
+              metrics.observeRequest(e);
+            },
+          });
+    const tickMs = scheduleIntervalMs(account.schedule, config.poll.timezone);
+    return {
+      config: account,
+      client,
+      requestCount: () => counter.requests,
+      tickIntervalMs: tickMs,
+      // A cycle ends before the next tick is due (what is not back by then waits for the next
+      // cycle), but never before one request could have run to its timeout.
+      cycleDeadlineMs: Math.max(Math.floor(tickMs * 0.9), account.timeout),
+      skewMs: null,
+      heartbeat: createHeartbeat(config.gateways.length > 1 ? logger.child({ account: account.name }) : logger),
+    };
+  });
+  const first = accounts[0] as AccountRun;
+  // Calls, test calls and the archive use the first (with them: the only) account's client.
+  const client = first.client;
+  const tickIntervalMs = Math.max(...accounts.map((a) => a.tickIntervalMs));
   const quarantine = new RecordQuarantine(logger);
-  // Polls further apart than this leave a gap in the history (no data) rather than "unchanged".
-  const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
-  const store = deps.store ?? openFileStore(sqlitePath(config.storage), clock, logger, maxGapMs);
+  const store: DataStore = deps.store ?? defaultStore(config, clock, logger);
   const alerts = store.alerts;
-  const outbox = store.outbox<NotificationMessage>(looksLikeNotificationMessage);
-  const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
+  const outbox = store.outbox(looksLikeNotificationMessage);
+  const groupQueue = store.groupQueue();
   const configured = new Set(config.notifiers.map((n) => n.name));
+  /** The fleet's counts for templates (`fleet.*`), as of the last cycle (read at start, then kept by each cycle). */
+  let fleet: FleetStats | undefined;
   const pipeline = new AlertPipeline({
     config,
     callFacts: () => withArchiveFacts(calls?.facts() ?? null, archive?.facts() ?? null),
@@ -172,7 +216,7 @@ export function createApp(deps: AppDeps): App {
       now: () => clock.now(),
       onTemplateFailure: logTemplateFailure(logger),
       externalUrl: config.http.externalUrl,
-      fleet: () => fleetStats(store.boxes(), alerts.states().values()),
+      fleet: () => fleet,
     });
   /** Aborted by stop() once the grace period is over: the requests in flight are abandoned. */
   const controller = new AbortController();
@@ -196,22 +240,23 @@ export function createApp(deps: AppDeps): App {
     clock,
     logger,
     signal: controller.signal,
-    firing: (name, now) => {
+    firing: async (name, now) => {
       const route = config.notifiers.find((n) => n.name === name) ?? {};
-      const boxes = new Map(store.boxes().map((b) => [b.serial, b]));
-      return announcedFiringItems(alerts.states().values(), route, (serial) => boxes.get(serial), now);
+      const boxes = new Map((await store.boxes()).map((b) => [b.serial, b]));
+      return announcedFiringItems((await alerts.states()).values(), route, (serial) => boxes.get(serial), now);
     },
   });
   // /metrics and the heavy API answers are rendered once per cycle from this snapshot.
   const snapshot = fleetSnapshot(store);
   metrics.setBoxesProvider(() => snapshot.boxes());
-  metrics.setAlertsProvider(() => firingCounts(alerts));
-  metrics.setOutboxProvider(() => outbox.stats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
+  metrics.setAlertsProvider(async () => firingCounts((await alerts.states()).values()));
+  metrics.setOutboxProvider(async () => (await outbox.stats()).map((s) => ({ notifier: s.notifier, depth: s.pending })));
   store.damagedRows.report(logger, (table) => metrics.damagedRow(table));
   let http: RunningHttpServer | null = null;
   /** The dashboard's live event stream: one event after every cycle. */
   const events = createLiveEvents();
-  let skewMs: number | null = null;
+  /** The gateway clock's skew of the first account (calls and the dashboard read it). */
+  const skew = (): number | null => first.skewMs;
   let lastPrune = 0;
   let pruning: Promise<void> | null = null;
   let last: AppCycle | undefined;
@@ -222,7 +267,7 @@ export function createApp(deps: AppDeps): App {
   // The -wal file deleted under the running daemon: every other process then fails to read the
   // database with "disk I/O error" (and may re-create an empty -wal, so the file's identity is
   // what is checked). Said once, with what to do (docs/reliability.md).
-  const dbPath = sqlitePath(config.storage);
+  const dbPath = config.storage.url === undefined ? (config.storage.path ?? ':memory:') : ':memory:'; // no file on PostgreSQL
   const walPath = `${dbPath}-wal`;
   const walIdentity = (): number | null => (dbPath === ':memory:' || !existsSync(walPath) ? null : statSync(walPath).ino);
   let walIno: number | null = null;
@@ -235,7 +280,6 @@ export function createApp(deps: AppDeps): App {
     if (missing && !walMissing) logger.error({ db: dbPath }, walMissingAdvice(dbPath));
     walMissing = missing;
   };
-  const heartbeat = createHeartbeat(logger);
 
   /** Moves groups whose group_wait has passed into the outbox and wakes the dispatcher. */
   const group = async (): Promise<void> => {
@@ -247,7 +291,7 @@ export function createApp(deps: AppDeps): App {
       next = nextReadyAt;
     } catch (err) {
       // The database is locked or full: nothing was moved (one transaction); try again later.
-      logger.error({ code: sqliteCode(err), err: errorMessage(err) }, 'cannot move grouped alerts to the outbox; will retry');
+      logger.error({ code: storeFailureCode(err), err: errorMessage(err) }, 'cannot move grouped alerts to the outbox; will retry');
       next = clock.now() + GROUP_RETRY_MS;
     }
     if (running && next !== null) {
@@ -256,28 +300,30 @@ export function createApp(deps: AppDeps): App {
     }
   };
 
-  const cycle = async (): Promise<void> => {
+  const cycle = async (run: AccountRun): Promise<void> => {
+    const { config: account, client } = run;
     let cycleAlerts: CycleAlerts | null = null;
     let committed: { startedAt: number; boxes: BoxState[] } | null = null;
     const startedAt = clock.now();
     let result: CycleResult;
     try {
       result = await runCycle({
+        account: account.name,
         client,
         store,
         clock,
         logger,
-        concurrency: config.gateway.concurrency,
-        policy: { detailsEveryMs: config.poll.detailsEvery, tickIntervalMs },
-        deadlineMs: cycleDeadlineMs,
+        concurrency: account.concurrency,
+        policy: { detailsEveryMs: config.poll.detailsEvery, tickIntervalMs: run.tickIntervalMs },
+        deadlineMs: run.cycleDeadlineMs,
         quarantine,
-        requestCount: () => requests,
+        requestCount: run.requestCount,
         signal: controller.signal,
-        commit: (write) => {
+        commit: async (write) => {
           const now = clock.now();
           // last_seen is stored on our clock already (the poller corrects the gateway's skew).
           let boxes: BoxState[] = [];
-          const { recorded, result } = store.commitCycle(write, now, (view) => {
+          const { recorded, result } = await store.commitCycle(write, now, (view) => {
             boxes = view.boxes; // the fleet as this cycle left it: the snapshot below
             return pipeline.decide(write.cycle, view, now, null);
           });
@@ -301,20 +347,24 @@ export function createApp(deps: AppDeps): App {
       // The cycle's transaction failed (database locked past busy_timeout, disk full, ...): it rolled
       // back whole, so the stored history and alert state are as before this cycle. Counted as a
       // failed cycle; the next one tries again.
-      const code = sqliteCode(err);
+      const code = storeFailureCode(err);
       if (code === undefined) throw err; // a bug: the scheduler logs it as a crash
-      logger.error({ code, err: errorMessage(err) }, 'poll cycle could not be stored; its data is dropped and the next cycle tries again');
-      metrics.observeCycle({ startedAt, durationMs: clock.now() - startedAt, requests: 0, outcome: 'failed', errorCode: code, error: errorMessage(err), boxes: 0, detailsFetched: 0 });
+      logger.error({ account: account.name, code, err: errorMessage(err) }, 'poll cycle could not be stored; its data is dropped and the next cycle tries again');
+      metrics.observeCycle({ startedAt, durationMs: clock.now() - startedAt, requests: 0, outcome: 'failed', errorCode: code, error: errorMessage(err), boxes: 0, detailsFetched: 0, account: account.name });
       return;
     }
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
     checkWal();
-    heartbeat.afterCycle(result.cycle, firingCounts(alerts).reduce((n, c) => n + c.count, 0));
-    const fleet = committed as { startedAt: number; boxes: BoxState[] } | null;
-    if (fleet !== null) snapshot.publish(fleet.startedAt, fleet.boxes);
-    if (http !== null) metrics.prepare();
-    if (result.serverTime !== null) skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
+    const states = await alerts.states();
+    run.heartbeat.afterCycle(result.cycle, firingCounts(states.values()).reduce((n, c) => n + c.count, 0));
+    const done = committed as { startedAt: number; boxes: BoxState[] } | null;
+    if (done !== null) {
+      snapshot.publish(done.startedAt, done.boxes);
+      fleet = fleetStats(done.boxes, states.values());
+    }
+    if (http !== null) await metrics.prepare();
+    if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
     deps.onCycle?.(last);
@@ -323,14 +373,14 @@ export function createApp(deps: AppDeps): App {
       lastPrune = now;
       // In the background, 500 rows per statement, yielding between them: never blocks polling long.
       pruning = pruneGradually(store, now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention }, { signal: controller.signal })
-        .then((deleted) => {
-          if (calls) deleted += calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
+        .then(async (deleted) => {
+          if (calls) deleted += await calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
           // Test-call attempts are kept at least two days: today's count against the caps.
-          if (testCalls) deleted += store.testCalls.prune(now - Math.max(config.storage.rawRetention, 2 * 86_400_000));
+          if (testCalls) deleted += await store.testCalls.prune(now - Math.max(config.storage.rawRetention, 2 * 86_400_000));
           if (deleted > 0) logger.info({ deleted }, 'pruned history past retention');
         })
         .catch((err: unknown) => {
-          if (!controller.signal.aborted) logger.error({ code: sqliteCode(err), err: errorMessage(err) }, 'pruning failed; will try again later');
+          if (!controller.signal.aborted) logger.error({ code: storeFailureCode(err), err: errorMessage(err) }, 'pruning failed; will try again later');
         })
         .finally(() => {
           pruning = null;
@@ -340,7 +390,8 @@ export function createApp(deps: AppDeps): App {
 
   const onSkip = (): void => metrics.tickSkipped();
   const onCrash = (): void => metrics.cycleCrashed();
-  let scheduler: Scheduler = startScheduler({ task: cycle, logger, onSkip, onCrash });
+  // One scheduler per account (same order as `accounts`); they tick only when called (tests) until start().
+  let schedulers: Scheduler[] = accounts.map((run) => startScheduler({ task: () => cycle(run), logger, onSkip, onCrash }));
 
   // Call ingestion: its own schedule, its own transaction per cycle (src/calls/).
   const calls = config.calls
@@ -349,11 +400,11 @@ export function createApp(deps: AppDeps): App {
         rules: config.rules,
         repo: store.calls,
         client,
-        secretKey: config.gateway.secretKey,
-        concurrency: config.gateway.concurrency,
+        secretKey: first.config.secretKey,
+        concurrency: first.config.concurrency,
         clock,
         logger,
-        gatewayOffsetMs: () => skewMs ?? 0,
+        gatewayOffsetMs: () => skew() ?? 0,
         wantRecordings: config.archive !== undefined,
       })
     : null;
@@ -369,7 +420,7 @@ export function createApp(deps: AppDeps): App {
           client,
           clock,
           logger,
-          timeoutMs: config.gateway.timeout,
+          timeoutMs: first.config.timeout,
           metrics: registerArchiveMetrics(metrics.registry),
           signal: controller.signal,
           ...(deps.archiveFs && { fs: deps.archiveFs }),
@@ -382,12 +433,13 @@ export function createApp(deps: AppDeps): App {
       lastCalls = await calls.run(controller.signal);
     } catch (err) {
       if (controller.signal.aborted) return;
-      const code = sqliteCode(err);
+      const code = storeFailureCode(err);
       if (code === undefined) throw err; // a bug: the scheduler logs it as a crash
       logger.error({ code, err: errorMessage(err) }, 'call sync could not be stored; the next cycle reads again');
       return;
     }
     callMetrics?.observeSync(lastCalls);
+    if (lastCalls.outcome === 'ok') await testCalls?.refresh(); // their calls' statuses changed
     if (archive) {
       archive.offer(lastCalls.recordings);
       void archive.pass();
@@ -398,7 +450,7 @@ export function createApp(deps: AppDeps): App {
   // Test calls: one schedule per entry, each never overlapping itself (src/calls/test-calls.ts).
   const testCalls =
     calls && config.testCalls
-      ? createTestCalls({ entries: config.testCalls, repo: store.testCalls, boxes: () => store.boxes(), client, clock, logger, concurrency: config.gateway.concurrency })
+      ? createTestCalls({ entries: config.testCalls, repo: store.testCalls, boxes: () => store.boxes(), client, clock, logger, concurrency: first.config.concurrency })
       : null;
   let lastAttempts: TestCallAttempt[] = [];
   const testCallTask = (name: string) => async (): Promise<void> => {
@@ -421,11 +473,12 @@ export function createApp(deps: AppDeps): App {
       return http?.url ?? null;
     },
     async start() {
-      const { tookOver } = store.lockForDaemon();
-      if (tookOver !== null) logger.warn({ db: config.storage.path, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
-      lockTimer = setInterval(beatLock, DAEMON_HEARTBEAT_MS);
+      const { tookOver } = await store.hold.take();
+      if (tookOver !== null) logger.warn({ db: store.name, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
+      lockTimer = setInterval(() => void beatLock(), DAEMON_HEARTBEAT_MS);
       lockTimer.unref();
       running = true;
+      fleet = fleetStats(await store.boxes(), (await alerts.states()).values());
       if (config.http.enabled) {
         http = await startHttpServer({
           listen: config.http.listen,
@@ -435,16 +488,16 @@ export function createApp(deps: AppDeps): App {
           clock,
           logger,
           alerts: apiReader(alertViewSource(store, alerts, store.acks), config, clock),
-          dashboard: { alerts, acks: store.acks, config, events, skewMs: () => skewMs },
-          ...(calls && { calls: { repo: calls.repo, now: () => clock.now() + (skewMs ?? 0) } }),
+          dashboard: { alerts, acks: store.acks, config, events, skewMs: skew },
+          ...(calls && { calls: { repo: calls.repo, now: () => clock.now() + (skew() ?? 0) } }),
           limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
-          health: { maxCycleAgeMs: (3 * tickIntervalMs + config.gateway.timeout) * (deps.clockRate ?? 1) },
+          health: { maxCycleAgeMs: (3 * tickIntervalMs + Math.max(...accounts.map((a) => a.config.timeout))) * (deps.clockRate ?? 1) },
         });
         logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'http endpoints listening');
       }
-      void scheduler.stop();
-      scheduler = startScheduler({ schedule: config.poll.schedule, timezone: config.poll.timezone, task: cycle, logger, onSkip, onCrash });
+      for (const s of schedulers) void s.stop();
+      schedulers = accounts.map((run) => startScheduler({ schedule: run.config.schedule, timezone: config.poll.timezone, task: () => cycle(run), logger, onSkip, onCrash }));
       await group(); // anything left queued by a previous run (and items of removed notifiers)
       await dispatcher.retireRemoved();
       if (config.calls) {
@@ -460,12 +513,18 @@ export function createApp(deps: AppDeps): App {
       }
       dispatcher.start();
       resender.start();
-      logger.info({ schedule: config.poll.schedule, gateway: redactUrl(config.gateway.baseUrl), db: config.storage.path }, 'boxwatch polling');
+      if (accounts.length === 1) logger.info({ schedule: first.config.schedule, gateway: redactUrl(first.config.baseUrl), db: store.name }, 'boxwatch polling');
+      else logger.info({ accounts: accounts.map((a) => ({ account: a.config.name, schedule: a.config.schedule, gateway: redactUrl(a.config.baseUrl) })), db: store.name }, `boxwatch polling ${accounts.length} accounts`);
     },
-    async runOnce() {
-      last = undefined;
-      await scheduler.tick();
-      return last;
+    async runOnce(account) {
+      let result: AppCycle | undefined;
+      for (const [i, run] of accounts.entries()) {
+        if (account !== undefined && run.config.name !== account) continue;
+        last = undefined;
+        await (schedulers[i] as Scheduler).tick();
+        result = last;
+      }
+      return result;
     },
     calls,
     async runCallsOnce() {
@@ -488,7 +547,7 @@ export function createApp(deps: AppDeps): App {
       await dispatcher.runAllOnce();
     },
     get skippedTicks() {
-      return scheduler.skipped;
+      return schedulers.reduce((n, s) => n + s.skipped, 0);
     },
     stop() {
       stopping ??= stopOnce();
@@ -497,16 +556,16 @@ export function createApp(deps: AppDeps): App {
   };
 
   /** The hold's heartbeat: a busy database only delays it; a hold taken over by another daemon stops this app. */
-  function beatLock(): void {
+  async function beatLock(): Promise<void> {
     try {
-      store.heartbeatForDaemon();
+      await store.hold.beat();
     } catch (err) {
       if (!(err instanceof StoreError && err.code === 'store_in_use')) {
-        logger.warn({ code: sqliteCode(err), err: errorMessage(err) }, 'could not refresh the database hold; trying again at the next heartbeat');
+        logger.warn({ code: storeFailureCode(err), err: errorMessage(err) }, 'could not refresh the database hold; trying again at the next heartbeat');
         return;
       }
       clearInterval(lockTimer);
-      logger.error({ code: err.code, db: config.storage.path }, err.message);
+      logger.error({ code: err.code, db: store.name }, err.message);
       void (stopping ??= stopOnce()).finally(() => deps.onLockLost?.(err));
     }
   }
@@ -522,7 +581,7 @@ export function createApp(deps: AppDeps): App {
       controller.abort(new Error('boxwatch is stopping'));
     }, deps.stopGraceMs ?? STOP_GRACE_MS);
     try {
-      await Promise.all([scheduler.stop(), callsScheduler.stop(), ...testCallSchedulers.map((s) => s.scheduler.stop()), dispatcher.stop(), resender.stop()]);
+      await Promise.all([...schedulers.map((s) => s.stop()), callsScheduler.stop(), ...testCallSchedulers.map((s) => s.scheduler.stop()), dispatcher.stop(), resender.stop()]);
     } finally {
       clearTimeout(abandon);
     }
@@ -530,16 +589,26 @@ export function createApp(deps: AppDeps): App {
     controller.abort();
     await pruning; // stops at its next batch
     await archive?.close();
-    await client.close();
+    await Promise.all(accounts.map((a) => a.client.close()));
     await Promise.all(notifiers.map((n) => n.close?.()));
-    store.close();
+    try {
+      await store.hold.release();
+    } catch (err) {
+      logger.warn({ code: storeFailureCode(err), err: errorMessage(err) }, 'could not give the database hold up; another daemon takes it over once its heartbeat is old');
+    }
+    await store.close();
   }
 }
 
-/** The SQLite result code of a better-sqlite3 error (`SQLITE_BUSY`, `SQLITE_FULL`, ...), else undefined. */
-function sqliteCode(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
+/** Polls further apart than this leave a gap in the history (no data) rather than "unchanged". */
+function maxGapMsOf(config: Config): number {
+  return Math.max(5 * 60_000, 3 * Math.max(...config.gateways.map((a) => scheduleIntervalMs(a.schedule, config.poll.timezone))));
+}
+
+/** The store of an app created without one (tests): the SQLite file at storage.path. */
+function defaultStore(config: Config, clock: Clock, logger: Logger): SqliteStore {
+  if (config.storage.url !== undefined) throw new Error('createApp: a PostgreSQL store (storage.url) is opened by openApp');
+  return openSqliteFile(config.storage.path ?? ':memory:', { clock, logger, maxGapMs: maxGapMsOf(config) });
 }
 
 /** The fleet as templates see it (`fleet.*`). */
@@ -552,9 +621,9 @@ function fleetStats(boxes: readonly BoxState[], states: Iterable<AlertState>): F
 }
 
 /** Firing alerts counted by rule and severity (the boxwatch_alerts_firing gauge). */
-function firingCounts(alerts: AlertQueries): { rule: string; severity: string; count: number }[] {
+function firingCounts(states: Iterable<AlertState>): { rule: string; severity: string; count: number }[] {
   const counts = new Map<string, { rule: string; severity: string; count: number }>();
-  for (const s of alerts.states().values()) {
+  for (const s of states) {
     if (s.status !== 'firing') continue;
     const key = `${s.rule}\u0000${s.severity}`;
     const c = counts.get(key) ?? { rule: s.rule, severity: s.severity, count: 0 };
@@ -562,11 +631,6 @@ function firingCounts(alerts: AlertQueries): { rule: string; severity: string; c
     counts.set(key, c);
   }
   return [...counts.values()];
-}
-
-function openFileStore(path: string, clock: Clock, logger: Logger, maxGapMs: number): SqliteStore {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  return openStore(path, { clock, logger, maxGapMs });
 }
 
 /** `gateway.max_body` (camelCase keys after config parsing) as the client's per-endpoint limits. */

@@ -4,7 +4,9 @@
  * through small methods; per-box gauges, firing alerts and outbox depths are read from provider
  * callbacks at scrape time, so a box that left the fleet has no series and nothing goes stale.
  */
+import { DEFAULT_ACCOUNT } from './box-id.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Awaitable } from './awaitable.js';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 import type { RequestEvent } from './gateway/types.js';
@@ -50,12 +52,12 @@ export interface Metrics {
   /** One delivery attempt of a notifier; outcome e.g. 'ok', 'retry', 'failed'. */
   observeNotification(notifier: string, outcome: string): void;
   /** Every box the store knows; a provider that returns the same array again gets its rendering reused. */
-  setBoxesProvider(provider: () => BoxState[]): void;
-  setAlertsProvider(provider: () => FiringAlertCount[]): void;
-  setOutboxProvider(provider: () => OutboxDepth[]): void;
+  setBoxesProvider(provider: () => Awaitable<BoxState[]>): void;
+  setAlertsProvider(provider: () => Awaitable<FiringAlertCount[]>): void;
+  setOutboxProvider(provider: () => Awaitable<OutboxDepth[]>): void;
   cycleStatus(): CycleStatus;
   /** Renders the per-box families now if the fleet changed (the daemon calls it after each cycle), so that scrapes find them ready. */
-  prepare(): void;
+  prepare(): Promise<void>;
   /** The exposition text (Prometheus text format, content type `registry.contentType`). */
   text(): Promise<string>;
 }
@@ -92,9 +94,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const clock = options.clock ?? systemClock;
   const registry = new Registry();
   const registers = [registry];
-  let boxes: () => BoxState[] = () => [];
-  let alerts: () => FiringAlertCount[] = () => [];
-  let outbox: () => OutboxDepth[] = () => [];
+  let boxes: () => Awaitable<BoxState[]> = () => [];
+  let alerts: () => Awaitable<FiringAlertCount[]> = () => [];
+  let outbox: () => Awaitable<OutboxDepth[]> = () => [];
   const status: CycleStatus = { lastOkAt: null, failingSince: null, lastErrorCode: null };
 
   /**
@@ -107,17 +109,27 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
    */
   /** Label sets by serial, kept while the name stays the same (escaping 10,000 names every cycle shows in a profile). */
   let labelCache = new Map<string, { name: string; labels: string }>();
+  /** Whether the label sets carry `account` (a fleet with boxes of an account other than "default"). */
+  let labelsWithAccount = false;
   const labelsOf = (b: BoxState, next: Map<string, { name: string; labels: string }>): string => {
     let entry = labelCache.get(b.serial);
-    if (entry === undefined || entry.name !== b.name) entry = { name: b.name, labels: `{serial="${promLabelValue(b.serial)}",name="${promLabelValue(b.name)}"}` };
+    if (entry === undefined || entry.name !== b.name) {
+      const account = labelsWithAccount ? `,account="${promLabelValue(b.account)}"` : '';
+      entry = { name: b.name, labels: `{serial="${promLabelValue(b.serial)}",name="${promLabelValue(b.name)}"${account}}` };
+    }
     next.set(b.serial, entry);
     return entry.labels;
   };
   let rendered: { from: BoxState[]; text: string; agePrefixes: string[]; lastSeen: number[] } | null = null;
-  const render = (): NonNullable<typeof rendered> => {
-    const all = boxes();
+  const render = async (): Promise<NonNullable<typeof rendered>> => {
+    const all = await boxes();
     if (rendered !== null && rendered.from === all) return rendered;
     const fleet = all.filter((b) => b.missingSince === null);
+    const withAccount = fleet.some((b) => b.account !== DEFAULT_ACCOUNT);
+    if (withAccount !== labelsWithAccount) {
+      labelsWithAccount = withAccount;
+      labelCache = new Map();
+    }
     const next = new Map<string, { name: string; labels: string }>();
     const labels = fleet.map((b) => labelsOf(b, next));
     labelCache = next;
@@ -137,8 +149,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     rendered = { from: all, text, agePrefixes: labels.map((l) => `${BOX_AGE.name}${l} `), lastSeen: fleet.map((b) => b.lastSeen) };
     return rendered;
   };
-  const boxFamilies = (): string => {
-    const r = render();
+  const boxFamilies = async (): Promise<string> => {
+    const r = await render();
     const now = clock.now();
     const ages = r.agePrefixes.map((prefix, i) => prefix + String(Math.max(0, (now - (r.lastSeen[i] as number)) / 1000)));
     return `${r.text}\n\n# HELP ${BOX_AGE.name} ${BOX_AGE.help}\n# TYPE ${BOX_AGE.name} gauge\n${ages.join('\n')}${ages.length > 0 ? '\n' : ''}`;
@@ -160,6 +172,25 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const lastOk = new Gauge({
     name: 'boxwatch_poll_last_success_timestamp_seconds',
     help: 'Unix time of the end of the last successful poll cycle since start.',
+    registers,
+  });
+  // Per account (docs/http.md): one account's outage shows while another polls.
+  const accountCycles = new Counter({
+    name: 'boxwatch_account_poll_cycles_total',
+    help: 'Poll cycles by account and outcome (ok, failed).',
+    labelNames: ['account', 'outcome'] as const,
+    registers,
+  });
+  const accountLastOk = new Gauge({
+    name: 'boxwatch_account_last_success_timestamp_seconds',
+    help: "Unix time of the end of the account's last successful poll cycle since start.",
+    labelNames: ['account'] as const,
+    registers,
+  });
+  const accountFailing = new Gauge({
+    name: 'boxwatch_account_gateway_failing',
+    help: "1 while the account's last poll cycle failed (gateway unreachable, key refused, ...), else 0.",
+    labelNames: ['account'] as const,
     registers,
   });
   const skipped = new Counter({
@@ -216,9 +247,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'Alerts currently firing, by rule and severity.',
     labelNames: ['rule', 'severity'] as const,
     registers,
-    collect() {
+    async collect() {
+      const firing = await alerts();
       this.reset();
-      for (const a of alerts()) this.inc({ rule: a.rule, severity: a.severity }, a.count);
+      for (const a of firing) this.inc({ rule: a.rule, severity: a.severity }, a.count);
     },
   });
   const notifications = new Counter({
@@ -232,9 +264,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'Notifications waiting in the outbox, by notifier.',
     labelNames: ['notifier'] as const,
     registers,
-    collect() {
+    async collect() {
+      const depths = await outbox();
       this.reset();
-      for (const o of outbox()) this.set({ notifier: o.notifier }, o.depth);
+      for (const o of depths) this.set({ notifier: o.notifier }, o.depth);
     },
   });
   // prom-client samples event-loop delay with a timer of this period (10 ms by default, which
@@ -250,6 +283,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       const seconds = record.durationMs / 1000;
       cycleDuration.observe({ outcome: record.outcome }, seconds);
       cycles.inc({ outcome: record.outcome });
+      const account = record.account ?? DEFAULT_ACCOUNT;
+      accountCycles.inc({ account, outcome: record.outcome });
+      accountFailing.set({ account }, record.outcome === 'ok' ? 0 : 1);
+      if (record.outcome === 'ok') accountLastOk.set({ account }, (record.startedAt + record.durationMs) / 1000);
       rejectedRecords.inc(record.rejected?.length ?? 0);
       detailsSkipped.inc(record.detailsSkipped ?? 0);
       if (record.outcome === 'ok') {
@@ -290,11 +327,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       outbox = provider;
     },
     cycleStatus: () => ({ ...status }),
-    prepare() {
-      render();
+    async prepare() {
+      await render();
     },
     async text() {
-      const families = boxFamilies();
+      const families = await boxFamilies();
       return `${await registry.metrics()}\n${families}`;
     },
   };

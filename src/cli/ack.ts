@@ -38,11 +38,11 @@ export const registerAck: RegisterCommand = (program: Command, ctx: CliContext) 
       const { config } = loadConfig({ path: opts.config, env: ctx.env, uses: STORE_SECTIONS });
       const by = opts.by ?? ctx.env['USER'] ?? ctx.env['LOGNAME'] ?? 'unknown';
       return withStore(
-        { db: config.storage.path },
+        { loaded: config },
         ctx,
-        (store, now, { alerts }) => {
-          const input = ackFromRequest({ alert, comment: opts.comment, for: opts.for, by }, alerts.states().values(), now);
-          const ack = store.acks.add(input);
+        async (store, now, { alerts }) => {
+          const input = ackFromRequest({ alert, comment: opts.comment, for: opts.for, by }, (await alerts.states()).values(), now);
+          const ack = await store.acks.add(input);
           if (opts.format === 'json') {
             ctx.out(JSON.stringify({ now: isoTime(now), ack: ackJson(ack) }, null, 2) + '\n');
             return;

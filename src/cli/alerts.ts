@@ -6,6 +6,7 @@
  * where its latest notification in the window went: `ops-mail, ops-slack (pending), pager (dead)`
  * (a bare name: delivered). ACKED: who acknowledged it (`boxwatch ack`) while the ack holds.
  */
+import { isFleetKey, fleetLabel } from '../box-id.js';
 import type { Command } from 'commander';
 import { parseAlertKey, type AlertValue, type HeldBackReason } from '../alerts/index.js';
 import { formatDuration } from '../duration.js';
@@ -50,7 +51,7 @@ export function valueText(kind: string, value: AlertValue): string {
   return terminalSafe(String(value));
 }
 
-const boxText = (serial: string): string => (serial === '' ? '(gateway)' : terminalSafe(serial));
+const boxText = (serial: string): string => (isFleetKey(serial) ? `(${terminalSafe(fleetLabel(serial))})` : terminalSafe(serial));
 
 /** `ops-mail, ops-slack (pending)`: where the alert's latest notification went, per notifier. */
 export function deliveriesText(deliveries: AlertView['deliveries']): string {
@@ -113,9 +114,9 @@ export const registerAlerts: RegisterCommand = (program: Command, ctx: CliContex
     .option('-c, --config <file>', 'configuration file')
     .addOption(dbOption())
     .action((opts: AlertsOptions) =>
-      withStore(opts, ctx, (store, now, { alerts, config }) => {
+      withStore(opts, ctx, async (store, now, { alerts, config }) => {
         const { from } = parseRange({ since: opts.since }, now, '7d');
-        const views = readAlertViews(alertViewSource(store, alerts, store.acks), config, { from, activeOnly: opts.active === true }, now);
+        const views = await readAlertViews(alertViewSource(store, alerts, store.acks), config, { from, activeOnly: opts.active === true }, now);
         printAlerts(ctx, views, { format: opts.format, now, from, showTransitions: opts.since !== undefined, active: opts.active === true });
       }),
     );

@@ -12,7 +12,7 @@ import { callbackSink, streamSink } from '../export/sink.js';
 import type { SqliteStore } from '../store/index.js';
 import { METRICS, type Metric } from '../store/types.js';
 import type { CliContext, RegisterCommand } from './context.js';
-import { dbOption, withStore } from './store-access.js';
+import { dbOption, withSqliteStore } from './store-access.js';
 import { parseRange, type RangeOptions } from './time-range.js';
 
 interface ExportOptions extends RangeOptions {
@@ -65,6 +65,9 @@ async function run(store: SqliteStore, now: number, opts: ExportOptions, ctx: Cl
   }
 }
 
+/** What to do instead on PostgreSQL (export reads a SQLite file). */
+const POSTGRES_INSTEAD = "copy it to a SQLite file with `boxwatch migrate --from postgres://... --to sqlite:FILE` and pass --db FILE, or read PostgreSQL's tables with psql";
+
 export const registerExport: RegisterCommand = (program: Command, ctx: CliContext) => {
   program
     .command('export')
@@ -79,6 +82,6 @@ export const registerExport: RegisterCommand = (program: Command, ctx: CliContex
     .option('-c, --config <file>', 'configuration file')
     .addOption(dbOption())
     .action((opts: ExportOptions) =>
-      withStore(opts, ctx, (store, now) => run(store, now, opts, ctx)),
+      withSqliteStore('export', opts, ctx, POSTGRES_INSTEAD, (store, now) => run(store, now, opts, ctx)),
     );
 };

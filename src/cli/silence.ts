@@ -10,9 +10,11 @@
  * - `expire ID`: ends the silence now. An unknown id exits 2; a silence that had already ended is
  *   left as it is (exit 0), so that scripts can expire idempotently.
  */
+import { isFleetKey } from '../box-id.js';
+import { alertId } from '../alerts/types.js';
 import type { Command } from 'commander';
 import { GATEWAY_RULE_NAMES, openAlertsMatching, silenceMatchesEverything, silenceState, validateSilence, type Silence } from '../alerts/index.js';
-import { STORE_SECTIONS, loadConfig, sqlitePath, type Config } from '../config/index.js';
+import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { isoTime as iso, readTime, TIME_HELP } from '../time.js';
 import { UsageError } from '../errors.js';
@@ -128,23 +130,23 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
       const { config } = loadConfig({ path: opts.config, env: ctx.env, uses: STORE_SECTIONS });
       const input = silenceFromOptions(opts, config, Date.now(), ctx.env);
       return withStore(
-        { db: sqlitePath(config.storage) },
+        { loaded: config },
         ctx,
-        (store, now, { alerts }) => {
-          const known = store.boxes().map((b) => b.serial);
+        async (store, now, { alerts }) => {
+          const known = (await store.boxes()).map((b) => b.serial);
           for (const glob of input.matchers.boxes ?? []) {
             if (!known.some((serial) => matchesAny(serial, [glob]))) {
               ctx.err(`warning: no known box matches --box "${terminalSafe(glob)}" (the silence still applies to boxes that appear later)\n`);
             }
           }
-          const added = alerts.addSilence(input, now);
+          const added = await alerts.addSilence(input, now);
           const state = silenceState(added, now);
           ctx.out(
             `added silence ${added.id}: ${matchersText(added)}, ${short(added.startsAt)} .. ${short(added.endsAt)} (${formatDuration(added.endsAt - added.startsAt)}; ${state === 'pending' ? `starts ${relativeTime(added.startsAt, now)}` : 'active now'})\n`,
           );
-          const open = openAlertsMatching(added, alerts.states().values());
+          const open = openAlertsMatching(added, (await alerts.states()).values());
           if (open.length > 0) {
-            ctx.out(`it matches ${open.length} open alert(s): ${open.map((a) => (a.serial === '' ? a.rule : `${a.rule} ${terminalSafe(a.serial)}`)).join(', ')}\n`);
+            ctx.out(`it matches ${open.length} open alert(s): ${open.map((a) => (isFleetKey(a.serial) ? alertId(a.rule, a.serial) : `${a.rule} ${terminalSafe(a.serial)}`)).join(', ')}\n`);
           }
           ctx.out("the daemon applies it at its next cycle\n");
         },
@@ -160,8 +162,8 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
     .option('-c, --config <file>', 'configuration file')
     .addOption(dbOption())
     .action((opts: { all?: boolean; format: OutputFormat; config?: string; db?: string }) =>
-      withStore(opts, ctx, (_store, now, { alerts }) => {
-        const list = alerts.silences(now, { all: opts.all === true });
+      withStore(opts, ctx, async (_store, now, { alerts }) => {
+        const list = await alerts.silences(now, { all: opts.all === true });
         printRows(ctx, opts.format, {
           headers: ['ID', 'STATE', 'MATCHERS', 'STARTS', 'ENDS', 'BY', 'COMMENT'],
           rows: list.map((s) => [
@@ -189,10 +191,10 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
       withStore(
         opts,
         ctx,
-        (_store, now, { alerts }) => {
-          const found = alerts.silence(id);
+        async (_store, now, { alerts }) => {
+          const found = await alerts.silence(id);
           if (found === undefined) throw new UsageError(`no silence with id "${terminalSafe(id)}" (see \`boxwatch silence list --all\`)`);
-          if (!alerts.expireSilence(id, now)) {
+          if (!(await alerts.expireSilence(id, now))) {
             ctx.out(`silence ${found.id} had already ended (${iso(found.endsAt)}); nothing changed\n`);
             return;
           }

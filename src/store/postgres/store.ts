@@ -15,15 +15,16 @@
  *   (AlertQueries & SilenceWrites), answering with Promises.
  */
 import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
-import type { AwaitableMethods } from '../../awaitable.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { DamagedRows } from '../damaged-rows.js';
 import type { PruneOptions, RetentionMs } from '../history/retention.js';
 import { DEFAULT_MAX_GAP_MS } from '../history/writer.js';
-import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, Store, UptimeRow } from '../types.js';
+import type { DataStore } from '../data-store.js';
+import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../types.js';
 import { PostgresAcks } from './acks.js';
 import { PostgresCallsRepo } from './calls.js';
 import { PostgresAlertStates } from './alert-states.js';
+import { PostgresDaemonHold } from './daemon-hold.js';
 import { PostgresDatabase, type PostgresOptions, type Transaction } from './database.js';
 import { PostgresGroupQueue } from './group-queue.js';
 import { PostgresHistory } from './history.js';
@@ -39,7 +40,7 @@ export interface PostgresStoreOptions extends PostgresOptions {
   maxGapMs?: number;
 }
 
-export class PostgresStore implements AwaitableMethods<Store> {
+export class PostgresStore implements DataStore {
   /** Damaged JSON rows met by any repository of this store (logged once, counted per table). */
   readonly damagedRows = new DamagedRows();
   readonly alertStates: PostgresAlertStates;
@@ -47,7 +48,9 @@ export class PostgresStore implements AwaitableMethods<Store> {
   readonly silences: PostgresSilences;
   readonly acks: PostgresAcks;
   /** The alert reads of the CLI and the HTTP API, and the silence writes of `boxwatch silence`, answering later. */
-  readonly alerts: AwaitableMethods<AlertQueries & SilenceWrites>;
+  readonly alerts: AlertQueries & SilenceWrites;
+  /** The daemon's hold on the database (the `daemon_hold` row). */
+  readonly hold: PostgresDaemonHold;
   private readonly history_: PostgresHistory;
   private callsRepo: PostgresCallsRepo | undefined;
   private testCallsRepo: PostgresTestCallsRepo | undefined;
@@ -63,6 +66,7 @@ export class PostgresStore implements AwaitableMethods<Store> {
     this.transitions = new PostgresTransitions(db, this.damagedRows);
     this.silences = new PostgresSilences(db, this.damagedRows);
     this.acks = new PostgresAcks(db);
+    this.hold = new PostgresDaemonHold(db, () => clock.now());
     const { alertStates, transitions, silences } = this;
     const log = this.outbox<{ items: unknown }>();
     this.alerts = {
@@ -175,6 +179,10 @@ export class PostgresStore implements AwaitableMethods<Store> {
     return this.history_.lastCycle();
   }
 
+  lastCycles(): Promise<CycleRecord[]> {
+    return this.history_.lastCycles();
+  }
+
   valueAt(serial: string, metric: Metric, t: number): Promise<RawPoint | undefined> {
     return this.history_.valueAt(serial, metric, t);
   }
@@ -185,6 +193,11 @@ export class PostgresStore implements AwaitableMethods<Store> {
 
   uptime(from: number, to: number): Promise<UptimeRow[]> {
     return this.history_.uptime(from, to);
+  }
+
+  /** Always undefined: only `boxwatch demo` writes simulated times, and only to a SQLite file. */
+  clockKind(): undefined {
+    return undefined;
   }
 
   /** Start of the oldest stored sample hour (ms), or null when nothing was sampled yet. */
@@ -204,7 +217,12 @@ export class PostgresStore implements AwaitableMethods<Store> {
     return this.history_.prune(now, retention, options);
   }
 
+  /** Gives the daemon's hold up (if this process holds it) and closes the connections. */
   async close(): Promise<void> {
-    await this.db.close();
+    try {
+      await this.hold.release();
+    } finally {
+      await this.db.close();
+    }
   }
 }
