@@ -101,6 +101,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   let outbox: () => Awaitable<OutboxDepth[]> = () => [];
   // Per account: an ok cycle of one account never clears another's failure (issue 15).
   const statusOf = new Map<string, { lastOkAt: number | null; failingSince: number | null; lastErrorCode: string | null }>();
+  // While the store cannot be read (a PostgreSQL server out of reach) a scrape still answers, with
+  // what was read last (and boxwatch_poll_cycles_total{outcome="failed"} growing).
+  const boxesNow = lastAnswer<BoxState[]>([]);
+  const alertsNow = lastAnswer<FiringAlertCount[]>([]);
+  const outboxNow = lastAnswer<OutboxDepth[]>([]);
 
   /**
    * The per-box families, rendered by hand (prom-client's labelled gauges cost hundreds of ms at
@@ -125,7 +130,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   };
   let rendered: { from: BoxState[]; text: string; agePrefixes: string[]; lastSeen: number[] } | null = null;
   const render = async (): Promise<NonNullable<typeof rendered>> => {
-    const all = await boxes();
+    const all = await boxesNow(boxes);
     if (rendered !== null && rendered.from === all) return rendered;
     const fleet = all.filter((b) => b.missingSince === null);
     const withAccount = fleet.some((b) => b.account !== DEFAULT_ACCOUNT);
@@ -251,7 +256,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['rule', 'severity'] as const,
     registers,
     async collect() {
-      const firing = await alerts();
+      const firing = await alertsNow(alerts);
       this.reset();
       for (const a of firing) this.inc({ rule: a.rule, severity: a.severity }, a.count);
     },
@@ -268,7 +273,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['notifier'] as const,
     registers,
     async collect() {
-      const depths = await outbox();
+      const depths = await outboxNow(outbox);
       this.reset();
       for (const o of depths) this.set({ notifier: o.notifier }, o.depth);
     },
@@ -357,4 +362,17 @@ function cycleStatusOf(statusOf: ReadonlyMap<string, Omit<CycleStatus, 'failingA
     if (failing === null || s.failingSince < (failing.failingSince ?? Infinity)) failing = s;
   }
   return { lastOkAt, failingSince: failing?.failingSince ?? null, lastErrorCode: failing?.lastErrorCode ?? null, failingAccounts: failingAccounts.sort() };
+}
+
+/** Reads through a provider; when it fails, its last answer (`initial` before any) stands. */
+function lastAnswer<T>(initial: T): (read: () => Awaitable<T>) => Promise<T> {
+  let last = initial;
+  return async (read) => {
+    try {
+      last = await read();
+    } catch {
+      // the store is out of reach: the last answer stands
+    }
+    return last;
+  };
 }
