@@ -70,7 +70,7 @@ describeWithPostgres('PostgreSQL store', () => {
     const url = await server.createDatabase('migrate');
     const stores = await Promise.all([PostgresStore.open(url), PostgresStore.open(url), PostgresStore.open(url)]);
     await Promise.all(stores.map((s) => s.close()));
-    expect(await rows<{ name: string }>(url, 'SELECT name FROM schema_migrations ORDER BY name')).toEqual([{ name: '0001_alerts' }, { name: '0002_history' }, { name: '0003_calls' }]);
+    expect(await rows<{ name: string }>(url, 'SELECT name FROM schema_migrations ORDER BY name')).toEqual([{ name: '0001_alerts' }, { name: '0002_history' }, { name: '0003_calls' }, { name: '0004_accounts' }]);
 
     await rawQuery(url, "INSERT INTO schema_migrations (name, applied_at) VALUES ('9999_future', 0)");
     const err = (await PostgresStore.open(url).catch((e: unknown) => e)) as StoreError;
