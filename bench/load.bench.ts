@@ -21,8 +21,9 @@
  *     [--cycles 6] [--store sqlite,postgres] [--url postgres://user@host:port/postgres]
  *
  * PostgreSQL needs --url (a server where the bench may create databases; its postmaster must run
- * on this machine for its CPU to be read); without it only SQLite runs. Several accounts need the
- * `gateways:` configuration (one entry per account); until then --accounts must be 1.
+ * on this machine for its CPU to be read); without it only SQLite runs. One account is a single
+ * `gateway:`; several are a `gateways:` list (acct-01, acct-02, ...: the simulator's keys KEY-1,
+ * KEY-2, ...), all on the same schedule, so a tick is one cycle per account: figures are per tick.
  */
 import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,7 +52,6 @@ const accounts = Number(values.accounts);
 const cycles = Number(values.cycles);
 const stores = values.store.split(',') as ('sqlite' | 'postgres')[];
 if (sizes.some((n) => !(n > 0)) || !(cycles > 0) || !(accounts >= 1)) throw new Error('--boxes, --cycles and --accounts must be positive numbers');
-if (accounts !== 1) throw new Error('--accounts above 1 needs the gateways: configuration (several accounts); not in this version yet');
 
 /** One statement on the bench server. */
 async function pgQuery<R extends object>(url: string, sql: string): Promise<R[]> {
@@ -64,7 +64,7 @@ async function pgQuery<R extends object>(url: string, sql: string): Promise<R[]>
   }
 }
 
-/** The counter or histogram sums of /metrics this bench reads (summed over labels). */
+/** The counters and histogram sums of /metrics this bench reads (summed over labels, so over accounts). */
 async function metrics(httpUrl: string): Promise<{ requests: number; cycles: number; durationSum: number }> {
   const text = await (await fetch(`${httpUrl}/metrics`)).text();
   const sum = (name: string): number =>
@@ -124,9 +124,23 @@ async function runOne(store: 'sqlite' | 'postgres', boxes: number, serverUrl: st
   }
   const dbPath = join(dir, 'boxwatch.db');
   const configPath = join(dir, 'boxwatch.yaml');
+  const name = (n: number): string => `acct-${String(n).padStart(2, '0')}`;
+  const keys: Record<string, string> = {};
+  let gateways: string;
+  if (accounts === 1) {
+    keys.BOXWATCH_SECRET_KEY = KEY;
+    gateways = `gateway: { base_url: "${sim.url}", secret_key: "\${BOXWATCH_SECRET_KEY}", concurrency: 16 }`;
+  } else {
+    const lines = ['gateways:'];
+    for (let n = 1; n <= accounts; n++) {
+      keys[`KEY_${n}`] = `${KEY}-${n}`;
+      lines.push(`  - { name: ${name(n)}, base_url: "${sim.url}", secret_key: "\${KEY_${n}}", concurrency: 16 }`);
+    }
+    gateways = lines.join('\n');
+  }
   writeFileSync(
     configPath,
-    `gateway: { base_url: "${sim.url}", secret_key: "\${BOXWATCH_SECRET_KEY}", concurrency: 16 }
+    `${gateways}
 poll: { schedule: "*/${SCHEDULE_S} * * * * *" }
 storage: { ${store === 'sqlite' ? `path: "${dbPath}"` : 'url: "${BOXWATCH_DATABASE_URL}"'} }
 http: { listen: "127.0.0.1:0" }
@@ -149,11 +163,11 @@ log: { level: info, format: json }
     return Number(row?.n);
   };
   const ticks = clockTicks();
-  const daemon = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY, ...(databaseUrl !== undefined && { BOXWATCH_DATABASE_URL: databaseUrl }) }, 15 * 60_000);
+  const daemon = await startDaemon(configPath, { ...keys, ...(databaseUrl !== undefined && { BOXWATCH_DATABASE_URL: databaseUrl }) }, 15 * 60_000);
   try {
     // One more tick: the first cycles fetch every box's details.
     const first = await metrics(daemon.httpUrl);
-    while ((await metrics(daemon.httpUrl)).cycles < first.cycles + 1) await sleep(1_000);
+    while ((await metrics(daemon.httpUrl)).cycles < first.cycles + accounts) await sleep(1_000);
     // The window starts just after a tick's cycle is done.
     const m0 = await metrics(daemon.httpUrl);
     const bytes0 = await dbBytes();
@@ -161,20 +175,20 @@ log: { level: info, format: json }
     const server0 = postmaster === undefined ? 0 : clusterCpu(postmaster, ticks);
     const t0 = performance.now();
     await sleep(cycles * SCHEDULE_S * 1000);
-    while ((await metrics(daemon.httpUrl)).cycles < m0.cycles + cycles) await sleep(1_000);
+    while ((await metrics(daemon.httpUrl)).cycles < m0.cycles + cycles * accounts) await sleep(1_000);
     const cpu = cpuSeconds(daemon.pid, ticks) - cpu0;
     const server = postmaster === undefined ? null : clusterCpu(postmaster, ticks) - server0;
     const wall = (performance.now() - t0) / 1000;
     const m1 = await metrics(daemon.httpUrl);
     const bytes1 = await dbBytes();
-    const n = m1.cycles - m0.cycles;
+    const n = (m1.cycles - m0.cycles) / accounts; // ticks
     return {
       store,
       boxes,
       cpuPerCycle: cpu / n,
       serverCpuPerCycle: server === null ? null : server / n,
       requestsPerCycle: (m1.requests - m0.requests) / n,
-      cycleSeconds: (m1.durationSum - m0.durationSum) / n,
+      cycleSeconds: (m1.durationSum - m0.durationSum) / (m1.cycles - m0.cycles),
       rssMiB: statusMiB(daemon.pid, 'VmRSS'),
       peakMiB: statusMiB(daemon.pid, 'VmHWM'),
       dbMiB: bytes1 / 2 ** 20,
@@ -192,8 +206,8 @@ log: { level: info, format: json }
 
 const wanted = stores.filter((s) => s === 'sqlite' || values.url !== undefined);
 if (wanted.length < stores.length) console.log('load: PostgreSQL skipped (needs --url postgres://... of a server on this machine where databases may be created)');
-console.log(`\n### load: ${accounts} account(s), ${SCHEDULE_S} s schedule, ${cycles} cycles measured per run (after the first cycles)`);
-console.log('| store | boxes | daemon CPU / cycle | database server CPU / cycle | requests / cycle | cycle duration | RSS end (peak) | database size | growth / box / day |');
+console.log(`\n### load: ${accounts} account(s), ${SCHEDULE_S} s schedule, ${cycles} ticks measured per run (after the first cycles)`);
+console.log('| store | boxes | daemon CPU / tick | database server CPU / tick | requests / tick | one account\'s cycle | RSS end (peak) | database size | growth / box / day |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const store of wanted) {
   for (const boxes of sizes) {
