@@ -30,9 +30,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { clockTicks, cpuSeconds, sleep, startDaemon, statusMiB } from './daemon.js';
 import { startSimProcess } from './sim-process.js';
+import { pgQuery } from './storage-helpers.js';
 
 const KEY = 'bench-load-key';
 const SCHEDULE_S = 30;
@@ -52,17 +52,6 @@ const accounts = Number(values.accounts);
 const cycles = Number(values.cycles);
 const stores = values.store.split(',') as ('sqlite' | 'postgres')[];
 if (sizes.some((n) => !(n > 0)) || !(cycles > 0) || !(accounts >= 1)) throw new Error('--boxes, --cycles and --accounts must be positive numbers');
-
-/** One statement on the bench server. */
-async function pgQuery<R extends object>(url: string, sql: string): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(sql)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /** The counters and histogram sums of /metrics this bench reads (summed over labels, so over accounts). */
 async function metrics(httpUrl: string): Promise<{ requests: number; cycles: number; durationSum: number }> {

@@ -13,7 +13,6 @@
  *   npm run build && node dist/bench/storage.bench.js [--boxes 100] [--days 3] [--no-cycles] [--no-prometheus] [--url postgres://...]
  */
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, existsSync, readdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
@@ -24,7 +23,7 @@ import { storedSpan } from '../src/export/points.js';
 import { streamSink } from '../src/export/sink.js';
 import { openStore } from '../src/store/index.js';
 import { METRICS } from '../src/store/types.js';
-import { DAY, FleetFeed, HOUR, POLL_MS, median, ms, percentile, tableBytes, tempDb } from './storage-helpers.js';
+import { DAY, FleetFeed, HOUR, POLL_MS, median, ms, percentile, pgQuery, tableBytes, tempDb } from './storage-helpers.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -67,17 +66,6 @@ async function prometheusBytes(dbPath: string): Promise<{ bytes: number; samples
   const tsdb = join(dirname(dbPath), 'tsdb');
   execFileSync(PROMTOOL, ['tsdb', 'create-blocks-from', 'openmetrics', '--quiet', file, tsdb], { stdio: ['ignore', 'ignore', 'inherit'] });
   return { bytes: folderBytes(tsdb), samples: summary.lines, exportBytes: statSync(file).size, seconds: (performance.now() - began) / 1000 };
-}
-
-/** One query on a connection of its own. */
-async function pgQuery<R extends object>(url: string, sql: string): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(sql)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 /**
