@@ -14,6 +14,9 @@ import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import { storeNotFound } from '../store/errors.js';
 import { openStore, type DataStore, type SqliteStore } from '../store/index.js';
 import type { CliContext } from './context.js';
+import { ambiguityMessage, resolveBoxId } from '../box-id.js';
+import { UsageError } from '../errors.js';
+import { terminalSafe } from './output.js';
 
 export interface StoreSource {
   config?: string;
@@ -82,4 +85,16 @@ export async function withSqliteStore(
   } finally {
     store.close();
   }
+}
+
+/**
+ * The box a SERIAL argument names (src/box-id.ts): `ACCOUNT/SERIAL`, or a bare serial when one box
+ * of all accounts has it; undefined when none has. A bare serial of several accounts is a usage
+ * error (exit 2) naming them.
+ */
+export async function boxIdArgument(store: Pick<DataStore, 'box' | 'boxes'>, input: string): Promise<string | undefined> {
+  if ((await store.box(input)) !== undefined) return input;
+  const found = resolveBoxId(input, (await store.boxes()).map((b) => b.serial));
+  if (found.kind === 'ambiguous') throw new UsageError(ambiguityMessage(terminalSafe(input), found.candidates.map(terminalSafe)));
+  return found.kind === 'found' ? found.key : undefined;
 }

@@ -175,6 +175,10 @@ export class PostgresStore implements DataStore {
     return this.history_.lastCycle();
   }
 
+  lastCycles(): Promise<CycleRecord[]> {
+    return this.history_.lastCycles();
+  }
+
   valueAt(serial: string, metric: Metric, t: number): Promise<RawPoint | undefined> {
     return this.history_.valueAt(serial, metric, t);
   }

@@ -348,6 +348,10 @@ export class SqliteStore implements DataStore {
     return r === undefined ? undefined : toCycleRecord(r);
   }
 
+  lastCycles(): CycleRecord[] {
+    return (this.s.lastCycleOfEach.all() as CycleRow[]).map(toCycleRecord);
+  }
+
   valueAt(serial: string, metric: Metric, t: number): RawPoint | undefined {
     return runNow(this.queries.valueAt(serial, metric, t), this.rows);
   }
