@@ -11,7 +11,10 @@ import type { Awaitable } from '../awaitable.js';
 import type { OutboxRepository } from '../notify/outbox.js';
 import type { AlertItem, NotificationMessage } from '../notify/types.js';
 import type { CallsRepo } from './calls-repo.js';
+import type { DaemonHold } from './daemon-hold.js';
 import type { DamagedRows } from './damaged-rows.js';
+import type { RecordingsRepo } from './recordings-repo.js';
+import type { TestCallsRepo } from './test-calls-repo.js';
 import type { CycleWrite, RecordedCycle, Store } from './types.js';
 
 export interface DataStore extends Store {
@@ -23,6 +26,10 @@ export interface DataStore extends Store {
   readonly alerts: AlertQueries & SilenceWrites;
   readonly acks: AckRepository;
   readonly calls: CallsRepo;
+  readonly testCalls: TestCallsRepo;
+  readonly recordings: RecordingsRepo;
+  /** The daemon's hold on the database (one `boxwatch run` per database). */
+  readonly hold: DaemonHold;
   /** The daemon's cycle as one unit of work (CycleCommitter of src/alerts/repositories.ts). */
   commitCycle<T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<AlertItem>; result: T }): Awaitable<{ recorded: RecordedCycle; result: T }>;
   /** The outbox of notification messages (`looksRight` checks a message read back). */

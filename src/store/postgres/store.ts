@@ -24,6 +24,7 @@ import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, 
 import { PostgresAcks } from './acks.js';
 import { PostgresCallsRepo } from './calls.js';
 import { PostgresAlertStates } from './alert-states.js';
+import { PostgresDaemonHold } from './daemon-hold.js';
 import { PostgresDatabase, type PostgresOptions, type Transaction } from './database.js';
 import { PostgresGroupQueue } from './group-queue.js';
 import { PostgresHistory } from './history.js';
@@ -48,6 +49,8 @@ export class PostgresStore implements DataStore {
   readonly acks: PostgresAcks;
   /** The alert reads of the CLI and the HTTP API, and the silence writes of `boxwatch silence`, answering later. */
   readonly alerts: AlertQueries & SilenceWrites;
+  /** The daemon's hold on the database (the `daemon_hold` row). */
+  readonly hold: PostgresDaemonHold;
   private readonly history_: PostgresHistory;
   private callsRepo: PostgresCallsRepo | undefined;
   private testCallsRepo: PostgresTestCallsRepo | undefined;
@@ -63,6 +66,7 @@ export class PostgresStore implements DataStore {
     this.transitions = new PostgresTransitions(db, this.damagedRows);
     this.silences = new PostgresSilences(db, this.damagedRows);
     this.acks = new PostgresAcks(db);
+    this.hold = new PostgresDaemonHold(db, () => clock.now());
     const { alertStates, transitions, silences } = this;
     const log = this.outbox<{ items: unknown }>();
     this.alerts = {
@@ -213,7 +217,12 @@ export class PostgresStore implements DataStore {
     return this.history_.prune(now, retention, options);
   }
 
+  /** Gives the daemon's hold up (if this process holds it) and closes the connections. */
   async close(): Promise<void> {
-    await this.db.close();
+    try {
+      await this.hold.release();
+    } finally {
+      await this.db.close();
+    }
   }
 }
