@@ -17,7 +17,7 @@
  *   over a few minutes, open hour rows included, not the settled size (storage.bench measures
  *   that over simulated days).
  *
- *   npm run build && node dist/bench/load.bench.js [--boxes 1000,10000,100000] [--accounts 1]
+ *   npm run build && node dist/bench/load.bench.js [--boxes 1000,10000,100000] [--accounts 20]
  *     [--cycles 6] [--store sqlite,postgres] [--url postgres://user@host:port/postgres]
  *
  * PostgreSQL needs --url (a server where the bench may create databases; its postmaster must run
@@ -41,7 +41,7 @@ const DAY_S = 86_400;
 const { values } = parseArgs({
   options: {
     boxes: { type: 'string', default: '1000,10000,100000' },
-    accounts: { type: 'string', default: '1' },
+    accounts: { type: 'string', default: '20' },
     cycles: { type: 'string', default: '6' },
     store: { type: 'string', default: 'sqlite,postgres' },
     url: { type: 'string' },
@@ -107,9 +107,8 @@ async function runOne(store: 'sqlite' | 'postgres', boxes: number, serverUrl: st
     const u = new URL(serverUrl);
     u.pathname = `/${dbName}`;
     databaseUrl = u.toString();
-    const [row] = await pgQuery<{ pid: number }>(serverUrl, 'SELECT pg_backend_pid() AS pid');
-    const backend = readFileSync(`/proc/${row?.pid}/stat`, 'utf8');
-    postmaster = Number(backend.slice(backend.lastIndexOf(')') + 2).split(' ')[1]);
+    const [row] = await pgQuery<{ dir: string }>(serverUrl, "SELECT current_setting('data_directory') AS dir");
+    postmaster = Number(readFileSync(join(row?.dir ?? '', 'postmaster.pid'), 'utf8').split('\n')[0]);
   }
   const dbPath = join(dir, 'boxwatch.db');
   const configPath = join(dir, 'boxwatch.yaml');
