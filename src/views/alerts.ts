@@ -65,8 +65,10 @@ export interface AlertViewInput {
   /** Box names by serial. */
   boxes: readonly { serial: string; name: string }[];
   silences: readonly Silence[];
-  /** The accounts whose last cycle failed: their per-box alerts are held back (gateway_down). */
-  downAccounts: ReadonlySet<string>;
+  /** The last cycle failed. */
+  gatewayDown: boolean;
+  /** With several accounts: those whose last cycle failed (instead of `gatewayDown`, per alert's account). */
+  downAccounts?: ReadonlySet<string>;
   /** `alerting.inhibit`. */
   inhibit: boolean;
   /** Rule kinds by rule name, for alerts that came to rest (their state row is gone). */
@@ -97,12 +99,7 @@ export function alertViews(input: AlertViewInput, now: number): AlertView[] {
     if (list) list.push(t);
     else byKey.set(t.key, [t]);
   }
-  // Each account's alerts as its own cycle judges them: one account down holds back only its own.
-  const heldBack = new Map<string, HeldBack>();
-  for (const [account, ofAccount] of groupByAccount(states.values(), (s) => s.serial)) {
-    const ctx = { now, gatewayDown: input.downAccounts.has(account), silences: input.silences, inhibit: input.inhibit };
-    for (const [key, held] of holdBack(ofAccount, ctx)) heldBack.set(key, held);
-  }
+  const heldBack = heldBackOf(input, now);
   const views: AlertView[] = [];
   for (const s of states.values()) {
     const open = s.status === 'pending' || s.status === 'firing';
@@ -268,11 +265,22 @@ export function alertJson(v: AlertView): AlertJson {
   };
 }
 
+/** What holds each alert back now; with several accounts a gateway outage holds back only its account's alerts. */
+function heldBackOf(input: AlertViewInput, now: number): ReturnType<typeof holdBack> {
+  const ctx = { now, silences: input.silences, inhibit: input.inhibit };
+  const down = input.downAccounts;
+  if (down === undefined) return holdBack(input.states.values(), { ...ctx, gatewayDown: input.gatewayDown });
+  const out: ReturnType<typeof holdBack> = new Map();
+  for (const [account, list] of groupByAccount(input.states.values(), (s) => s.serial)) for (const [key, held] of holdBack(list, { ...ctx, gatewayDown: down.has(account) })) out.set(key, held);
+  return out;
+}
+
 /** Where the alert view's inputs come from: the store's boxes and cycles, the alert tables, the outbox. */
 export interface AlertViewSource extends NotificationSource {
   boxes(): Awaitable<readonly { serial: string; name: string }[]>;
-  /** The latest cycle of each account. */
-  lastCycles(): Awaitable<readonly { outcome: 'ok' | 'failed'; account?: string }[]>;
+  lastCycle(): Awaitable<{ outcome: 'ok' | 'failed' } | undefined>;
+  /** The latest cycle of each account (absent: judged by lastCycle alone). */
+  lastCycles?(): Awaitable<readonly { outcome: 'ok' | 'failed'; account?: string }[]>;
   states(): Awaitable<ReadonlyMap<string, AlertState>>;
   transitionsSince(since: number): Awaitable<readonly TransitionRecord[]>;
   silences(now: number): Awaitable<readonly Silence[]>;
@@ -306,7 +314,8 @@ export async function readAlertViews(source: AlertViewSource, config: AlertViewC
       transitions: await source.transitionsSince(query.from),
       boxes: await source.boxes(),
       silences: await source.silences(now),
-      downAccounts: new Set((await source.lastCycles()).filter((c) => c.outcome === 'failed').map((c) => c.account ?? DEFAULT_ACCOUNT)),
+      gatewayDown: (await source.lastCycle())?.outcome === 'failed',
+      ...(await downAccountsOf(source)),
       inhibit: config?.alerting.inhibit ?? true,
       kinds,
       deliveries: deliveriesOf(await readNotificationViews(source, { since: query.from })),
@@ -318,17 +327,26 @@ export async function readAlertViews(source: AlertViewSource, config: AlertViewC
   return views.filter((v) => (!activeOnly || v.open) && (changedSince === undefined || v.since >= changedSince));
 }
 
+/** With cycles of several accounts, the accounts whose last cycle failed; else nothing (gatewayDown says it). */
+async function downAccountsOf(source: AlertViewSource): Promise<{ downAccounts?: ReadonlySet<string> }> {
+  const last = (await source.lastCycles?.()) ?? [];
+  if (last.length < 2) return {};
+  return { downAccounts: new Set(last.filter((c) => c.outcome === 'failed').map((c) => c.account ?? DEFAULT_ACCOUNT)) };
+}
+
 /** The alert view's source over a store and its alert tables. */
 export function alertViewSource(
-  store: Pick<AlertViewSource, 'boxes' | 'lastCycles'>,
+  store: Pick<AlertViewSource, 'boxes' | 'lastCycle'> & Partial<Pick<AlertViewSource, 'lastCycles'>>,
   alerts: Pick<AlertViewSource, 'states' | 'transitionsSince' | 'silences' | 'outboxSince'>,
   acks?: Pick<AckRepository, 'latestByKey'>,
 ): AlertViewSource {
+  const lastCycles = store.lastCycles?.bind(store);
   return {
     ...(acks ? { acks: () => acks.latestByKey() } : {}),
     outboxSince: (since) => alerts.outboxSince(since),
     boxes: () => store.boxes(),
-    lastCycles: () => store.lastCycles(),
+    lastCycle: () => store.lastCycle(),
+    ...(lastCycles ? { lastCycles } : {}),
     states: () => alerts.states(),
     transitionsSince: (since) => alerts.transitionsSince(since),
     silences: (now) => alerts.silences(now),
