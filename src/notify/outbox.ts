@@ -12,6 +12,7 @@
  * dispatcher always awaits.
  */
 import type { Awaitable } from '../awaitable.js';
+import type { Fence } from '../cluster/leases.js';
 import type { NotificationMessage } from './types.js';
 
 /** One queued delivery of one message to one notifier. */
@@ -54,9 +55,11 @@ export interface OutboxRepository {
   /**
    * Claims up to `limit` rows of `notifier` that are due (pending with nextAttemptAt <= now, or
    * sending with an expired lease), oldest (lowest id) first: they are `sending` until
-   * `now + leaseMs`. Damaged rows are marked dead instead of returned.
+   * `now + leaseMs`. Damaged rows are marked dead instead of returned. With a `fence` (replicas),
+   * only rows of the fence's account, and only while the fence still holds that account's lease,
+   * checked in the claim's own transaction (LeaseLostError otherwise, nothing claimed).
    */
-  claim(notifier: string, now: number, limit: number, leaseMs: number): Awaitable<OutboxRow[]>;
+  claim(notifier: string, now: number, limit: number, leaseMs: number, fence?: Fence): Awaitable<OutboxRow[]>;
   /** Gives claimed rows that were not attempted back (pending, due as before). */
   unclaim(ids: readonly number[]): Awaitable<void>;
   markDelivered(id: number, now: number): Awaitable<void>;

@@ -5,11 +5,13 @@
  * database, several processes releasing the same group_wait batch send it once, and hostile text
  * PostgreSQL cannot hold (NUL) does not fail a write.
  */
+import { readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { AlertWrite } from '../../src/alerts/repositories.js';
 import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
 import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
+import { packageFile } from '../../src/package-files.js';
 import { StoreError } from '../../src/store/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { describeWithPostgres, PostgresServer, rawQuery } from '../helpers/postgres.js';
@@ -70,7 +72,10 @@ describeWithPostgres('PostgreSQL store', () => {
     const url = await server.createDatabase('migrate');
     const stores = await Promise.all([PostgresStore.open(url), PostgresStore.open(url), PostgresStore.open(url)]);
     await Promise.all(stores.map((s) => s.close()));
-    expect(await rows<{ name: string }>(url, 'SELECT name FROM schema_migrations ORDER BY name')).toEqual([{ name: '0001_alerts' }, { name: '0002_history' }, { name: '0003_calls' }]);
+    // Each file of migrations/postgres once, in name order.
+    const files = readdirSync(packageFile('migrations', 'postgres')).filter((f) => f.endsWith('.sql')).sort();
+    expect(files.slice(0, 3)).toEqual(['0001_alerts.sql', '0002_history.sql', '0003_calls.sql']);
+    expect(await rows<{ name: string }>(url, 'SELECT name FROM schema_migrations ORDER BY name')).toEqual(files.map((f) => ({ name: f.slice(0, -'.sql'.length) })));
 
     await rawQuery(url, "INSERT INTO schema_migrations (name, applied_at) VALUES ('9999_future', 0)");
     const err = (await PostgresStore.open(url).catch((e: unknown) => e)) as StoreError;

@@ -10,10 +10,14 @@
  * - the group_wait queue (GroupQueue of src/alerts/repositories.ts);
  * - calls (CallsRepo of src/store/calls-repo.ts, calls.ts), answering with Promises;
  * - silences, alert states, transitions and acks, and the alert queries and silence writes
- *   (AlertQueries & SilenceWrites), answering with Promises.
+ *   (AlertQueries & SilenceWrites), answering with Promises;
+ * - replicas and per-account leases (LeaseRepository of src/cluster/leases.ts, leases.ts); the
+ *   cycle write, the outbox claim and the group queue's release take a fence and check it in
+ *   their own transaction.
  */
 import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
 import type { AwaitableMethods } from '../../awaitable.js';
+import type { Fence } from '../../cluster/leases.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { DamagedRows } from '../damaged-rows.js';
 import type { PruneOptions, RetentionMs } from '../history/retention.js';
@@ -24,6 +28,7 @@ import { PostgresCallsRepo } from './calls.js';
 import { PostgresAlertStates } from './alert-states.js';
 import { PostgresDatabase, type PostgresOptions, type Transaction } from './database.js';
 import { PostgresGroupQueue } from './group-queue.js';
+import { checkFence, PostgresLeases } from './leases.js';
 import { PostgresHistory } from './history.js';
 import { PostgresOutbox } from './outbox.js';
 import { PostgresSilences } from './silences.js';
@@ -46,6 +51,7 @@ export class PostgresStore implements AwaitableMethods<Store> {
   readonly alerts: AwaitableMethods<AlertQueries & SilenceWrites>;
   private readonly history_: PostgresHistory;
   private callsRepo: PostgresCallsRepo | undefined;
+  private leasesRepo: PostgresLeases | undefined;
 
   private constructor(
     private readonly db: PostgresDatabase,
@@ -97,6 +103,12 @@ export class PostgresStore implements AwaitableMethods<Store> {
     return new PostgresGroupQueue<I, M>(this.db, this.damagedRows);
   }
 
+  /** Replicas and per-account leases (src/cluster/leases.ts). */
+  get leases(): PostgresLeases {
+    this.leasesRepo ??= new PostgresLeases(this.db);
+    return this.leasesRepo;
+  }
+
   // ---------------------------------------------------------------- writing
 
   /** Records one cycle (one transaction); see Store.recordCycle. */
@@ -109,9 +121,11 @@ export class PostgresStore implements AwaitableMethods<Store> {
    * alert stage needs, runs the pure `decide` on it and writes what it returns, in one
    * transaction. All or nothing: when `decide` throws, nothing of the cycle is stored.
    */
-  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }): Promise<{ recorded: RecordedCycle; result: T }> {
+  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }, fence?: Fence): Promise<{ recorded: RecordedCycle; result: T }> {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(async (tx) => {
+      // A replica that lost the account's lease writes nothing (LeaseLostError); a takeover waits for this transaction.
+      if (fence !== undefined) await checkFence(tx, fence);
       const recorded = await this.history_.record(tx, write);
       const view: CycleView = {
         boxes: await this.history_.boxes(tx),
@@ -123,7 +137,7 @@ export class PostgresStore implements AwaitableMethods<Store> {
       if (alerts.forget !== undefined) await this.history_.forget(tx, alerts.forget, now);
       await this.alertStates.save(tx, view.states, alerts.states, alerts.dropped);
       await this.transitions.append(tx, alerts.transitions);
-      await queue.enqueueItems(alerts.queued, tx);
+      await queue.enqueueItems(alerts.queued, tx, fence?.account);
       return { recorded, result };
     });
   }
