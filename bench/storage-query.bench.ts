@@ -177,7 +177,7 @@ for (let i = 0; i < 200; i++) va.push(time(() => store.valueAt(pick(), 'battery'
 store.close();
 console.log(`history 24 h, signal (raw, ${points24} points): median ${ms(median(h24))}, max ${ms(Math.max(...h24))} (first query after open ${ms(first.ms)})`);
 console.log(`history 24 h, connected (raw): median ${ms(median(c24))}`);
-console.log(`history 90 d, battery (rollups, ${points90} points): median ${ms(median(h90))}, max ${ms(Math.max(...h90))}`);
+console.log(`history ${DAYS} d, battery (rollups, ${points90} points): median ${ms(median(h90))}, max ${ms(Math.max(...h90))}`);
 console.log(`uptime 30 d, all ${upRows} boxes: median ${ms(median(up))}, max ${ms(Math.max(...up))}`);
-console.log(`valueAt at a random time in 90 days: median ${ms(median(va))}`);
+console.log(`valueAt at a random time in ${DAYS} days: median ${ms(median(va))}`);
 db.cleanup();

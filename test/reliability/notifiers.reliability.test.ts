@@ -29,7 +29,7 @@ const outbox = (r: Rig, notifier: string): OutboxRow[] =>
   connectionOf(r.app.store).prepare('SELECT status, attempts, next_attempt_at, last_error FROM outbox WHERE notifier = ? ORDER BY id').all(notifier) as OutboxRow[];
 
 /** A rig whose fleet is polled once, then one box goes down while `fail` is in effect. */
-async function boxDownWhile(fail: (r: Rig) => void | Promise<void>, options: { notifierTimeoutMs?: number } = {}): Promise<{ r: Rig; serial: string }> {
+async function boxDownWhile(fail: (r: Rig) => void | Promise<void>, options: { slackTimeoutMs?: number } = {}): Promise<{ r: Rig; serial: string }> {
   const r = await startRig({ yaml: YAML, ...options });
   rig = r;
   await r.cycle(0);
@@ -108,7 +108,7 @@ describe('a channel fails for ten minutes, then comes back', () => {
 
 describe('a slow channel', () => {
   it('Slack answering after its timeout: e-mail and console are not held up; Slack is retried and delivered', async () => {
-    const { r, serial } = await boxDownWhile((r) => r.slack.delay(1_500), { notifierTimeoutMs: 300 });
+    const { r, serial } = await boxDownWhile((r) => r.slack.delay(1_500), { slackTimeoutMs: 300 });
     expect(mails(r, serial)).toBe(1);
     expect(consoles(r, serial)).toBe(1);
     expect(outbox(r, 'ops-slack')).toEqual([expect.objectContaining({ status: 'pending', attempts: 1, last_error: expect.stringMatching(/timed out/) })]);

@@ -44,8 +44,8 @@ export interface RigOptions {
   gatewayTimeoutMs?: number;
   /** Further attempts of a GET after a retryable failure (default 3). */
   retries?: number;
-  /** Timeouts of the e-mail and Slack notifiers, real ms (default 5 s). */
-  notifierTimeoutMs?: number;
+  /** The Slack notifier's timeout (default 5 s; the e-mail's stays 5 s, so a slow machine never times out SMTP). */
+  slackTimeoutMs?: number;
   /** The gateway key the daemon is configured with (default KEY). */
   key?: string;
   /** `gateway.concurrency`: device-details requests in flight (default 8). */
@@ -132,12 +132,12 @@ http: false
       return Promise.resolve();
     },
   };
-  const timeoutMs = options.notifierTimeoutMs ?? 5_000;
+  const timeoutMs = 5_000;
   let current: App | undefined;
   const make = (): App => {
     const notifiers: Notifier[] = [
       createNotifier({ name: 'ops-mail', type: 'email', smtp_url: smtp.url(), from: 'boxwatch@example.com', to: ['ops@example.com'], timeout_ms: timeoutMs }),
-      createNotifier({ name: 'ops-slack', type: 'slack', webhook_url: slack.url, timeout_ms: timeoutMs }),
+      createNotifier({ name: 'ops-slack', type: 'slack', webhook_url: slack.url, timeout_ms: options.slackTimeoutMs ?? timeoutMs }),
       createNotifier({ name: 'console', type: 'console' }, { stdout }),
     ];
     current = createApp({
