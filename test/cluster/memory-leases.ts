@@ -1,8 +1,9 @@
 /**
  * LeaseRepository (src/cluster/leases.ts) in memory, for the coordinator's unit tests; held to the
  * same contract as SQLite and PostgreSQL by test/contract/leases.contract.test.ts. It has no
- * outbox, so there are no claims to void when a lease changes hands. `failing` makes every call
- * throw, as an unreachable database would (a partitioned replica).
+ * outbox, so there are no claims to void when a lease changes hands. `link()` gives one replica
+ * its own connection, which a test can cut (every call fails, as from a partitioned replica) or
+ * make hang (no answer ever, as over a connection whose packets are dropped).
  */
 import type { Fence, Lease, LeaseRepository, Replica, ReplicaInfo } from '../../src/cluster/leases.js';
 
@@ -11,6 +12,19 @@ export class MemoryLeases implements LeaseRepository {
   private readonly leaseRows = new Map<string, Lease>();
   /** Every call throws while set (the database is unreachable from the caller). */
   failing = false;
+
+  /** One replica's connection to this store: `cut` makes its calls fail, `hang` never answer. */
+  link(): LeaseRepository & { cut: boolean; hang: boolean } {
+    const link = { cut: false, hang: false } as LeaseRepository & { cut: boolean; hang: boolean };
+    for (const name of ['heartbeat', 'leave', 'replicas', 'acquire', 'renew', 'release', 'leases'] as const) {
+      (link as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+        if (link.hang) return new Promise(() => undefined);
+        if (link.cut) return Promise.reject(new Error('connect ECONNREFUSED (the database is unreachable)'));
+        return (this[name] as (...a: unknown[]) => unknown)(...args);
+      };
+    }
+    return link;
+  }
 
   heartbeat(replica: ReplicaInfo, now: number): void {
     this.reachable();
