@@ -75,10 +75,10 @@ export interface OutboxRepository {
   /** Dead rows not yet reported, per notifier. */
   unreportedFailures(): Awaitable<UnreportedFailures[]>;
   /**
-   * Atomically: queues `notices` and marks the dead rows of each `reported` notifier up to its
-   * `upToId` as reported at `now`.
+   * Atomically: queues `notices` (of `account`, default "default") and marks the dead rows of each
+   * `reported` notifier up to its `upToId` as reported at `now`.
    */
-  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: NotificationMessage }[], now: number): Awaitable<void>;
+  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: NotificationMessage }[], now: number, account?: string): Awaitable<void>;
   /**
    * The notifiers were removed from the configuration: every row of a notifier not in `keep` that
    * is still waiting becomes dead with `reason`, to be reported once on the remaining notifiers.

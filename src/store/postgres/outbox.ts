@@ -113,9 +113,9 @@ export class PostgresOutbox<M> {
     return rows.map((r) => ({ notifier: r.notifier, dead: r.dead, failingSince: r.failing_since, lastError: r.last_error ?? '', upToId: r.up_to_id, lastReportedAt: r.last_reported_at ?? null }));
   }
 
-  async report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number): Promise<void> {
+  async report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number, account?: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      for (const n of notices) await insertMessage(tx, n.notifier, n.message, now);
+      for (const n of notices) await insertMessage(tx, n.notifier, n.message, now, account);
       for (const r of reported) {
         await tx.query("UPDATE outbox SET reported_at = $1 WHERE notifier = $2 AND status = 'dead' AND reported_at IS NULL AND id <= $3", [now, r.notifier, r.upToId]);
       }

@@ -11,7 +11,7 @@
  * src/cluster/leases.ts) takes only its account's rows, and only while its lease holds.
  */
 import type Database from 'better-sqlite3';
-import type { Fence } from '../../cluster/leases.js';
+import { DEFAULT_ACCOUNT, type Fence } from '../../cluster/leases.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import {
   looksLikeMessage,
@@ -30,6 +30,7 @@ import { checkFence } from './leases.js';
 export function outboxStatements(db: Database.Database) {
   return {
     insert: db.prepare('INSERT INTO outbox (notifier, created_at, message, next_attempt_at) VALUES (?, ?, ?, ?)'),
+    insertOf: db.prepare('INSERT INTO outbox (notifier, created_at, message, next_attempt_at, account) VALUES (?, ?, ?, ?, ?)'),
     claimable: db.prepare(
       'SELECT id, notifier, created_at, message, attempts, next_attempt_at FROM outbox WHERE notifier = ? AND ' +
         "((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?)) ORDER BY id LIMIT ?",
@@ -145,10 +146,10 @@ export class SqliteOutbox<M> {
     }));
   }
 
-  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number): void {
+  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number, account: string = DEFAULT_ACCOUNT): void {
     this.db
       .transaction(() => {
-        for (const n of notices) this.s.insert.run(n.notifier, now, JSON.stringify(n.message), now);
+        for (const n of notices) this.s.insertOf.run(n.notifier, now, JSON.stringify(n.message), now, account);
         for (const r of reported) this.s.markReported.run(now, r.notifier, r.upToId);
       })
       .immediate();
