@@ -17,8 +17,11 @@
  *     [--cycles 8] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
  *   (--sizes '' --memory-minutes 30: the memory run alone)
  *   (npm run bench -- floor: the defaults)
+ *   (--profile DIR: a CPU and an allocation profile of each steady cycle, boxwatch's and the
+ *   floor's, written to DIR; the profilers' own cost makes those runs' figures not comparable)
  */
 import { spawn } from 'node:child_process';
+import { Session } from 'node:inspector/promises';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -203,8 +206,35 @@ async function warmUp(url: string, boxes: number): Promise<void> {
   await mapWithConcurrency(serials, CONCURRENCY, (serial) => get(`/box/device/${encodeURIComponent(serial)}`));
 }
 
+/**
+ * A CPU profile and an allocation profile of each of boxwatch's steady cycles alone (V8's sampling
+ * profilers through the inspector), written as `DIR/boxwatch-<boxes>-<cycle>.cpuprofile` and
+ * `.heapprofile` (open them in Chrome's DevTools), and the same of the floor's steady cycles
+ * (`DIR/floor-<boxes>-<cycle>.*`).
+ */
+async function profiled<T>(dir: string | undefined, name: string, fn: () => Promise<T>): Promise<T> {
+  if (dir === undefined) return fn();
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 250 });
+    await session.post('Profiler.start');
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    const result = await fn();
+    const { profile } = await session.post('Profiler.stop');
+    const { profile: heap } = await session.post('HeapProfiler.stopSampling');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    writeFileSync(join(dir, `${name}.heapprofile`), JSON.stringify(heap));
+    return result;
+  } finally {
+    session.disconnect();
+  }
+}
+
 /** One fleet size, in this (child) process. */
-async function measureSize(boxes: number, cycles: number): Promise<SizeResult> {
+async function measureSize(boxes: number, cycles: number, profileDir?: string): Promise<SizeResult> {
   const sim = await startSimProcess(boxes, KEY);
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-floor-'));
   try {
@@ -219,9 +249,9 @@ async function measureSize(boxes: number, cycles: number): Promise<SizeResult> {
     const bw: { wallMs: number; cpuMs: number; details: number }[] = [];
     const fl: { wallMs: number; cpuMs: number; details: number }[] = [];
     for (let i = 0; i < cycles; i++) {
-      const b = await measure(() => runCycle(app));
+      const b = await profiled(profileDir, `boxwatch-${boxes}-${i + 1}`, () => measure(() => runCycle(app)));
       bw.push({ wallMs: b.wallMs, cpuMs: b.cpuMs, details: b.result });
-      const f = await measure(() => floor.cycle(takeSerials()));
+      const f = await profiled(profileDir, `floor-${boxes}-${i + 1}`, () => measure(() => floor.cycle(takeSerials())));
       fl.push({ wallMs: f.wallMs, cpuMs: f.cpuMs, details: f.result });
     }
     await app.stop();
@@ -326,6 +356,7 @@ const { values } = parseArgs({
     'memory-minutes': { type: 'string', default: '2' },
     'memory-boxes': { type: 'string', default: '10000' },
     json: { type: 'string', default: 'bench/results/floor.json' },
+    profile: { type: 'string' },
     // Internal: one part, in a child process.
     'child-size': { type: 'string' },
     'child-memory': { type: 'string' },
@@ -333,7 +364,7 @@ const { values } = parseArgs({
 });
 const cycles = Number(values.cycles);
 if (values['child-size'] !== undefined) {
-  process.stdout.write(JSON.stringify(await measureSize(Number(values['child-size']), cycles)));
+  process.stdout.write(JSON.stringify(await measureSize(Number(values['child-size']), cycles, values.profile)));
 } else if (values['child-memory'] !== undefined) {
   process.stdout.write(JSON.stringify(await measureMemory(Number(values['memory-boxes']), Number(values['child-memory']))));
 } else {
@@ -354,7 +385,7 @@ if (values['child-size'] !== undefined) {
     writeFileSync(values.json, `${JSON.stringify(report, null, 1)}\n`);
   };
   for (const n of sizes) {
-    const r = (await child(['--child-size', String(n), '--cycles', String(cycles)])) as SizeResult;
+    const r = (await child(['--child-size', String(n), '--cycles', String(cycles), ...(values.profile === undefined ? [] : ['--profile', values.profile])])) as SizeResult;
     printSize(r);
     report.sizes.push(r);
     save();

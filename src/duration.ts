@@ -67,7 +67,12 @@ export function parseDuration(text: string): number {
 }
 
 /** The units formatDuration writes, largest first, in seconds (built once: rules format a duration per box per cycle). */
-const FORMAT_UNITS = [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]] as const;
+const FORMAT_UNITS = [
+  { unit: 'd', size: 86_400 },
+  { unit: 'h', size: 3_600 },
+  { unit: 'm', size: 60 },
+  { unit: 's', size: 1 },
+] as const;
 
 /**
  * Formats milliseconds compactly, the largest `parts` units (default 2) rounded down:
@@ -78,12 +83,15 @@ export function formatDuration(ms: number, options: { parts?: number } = {}): st
   if (ms === 0) return '0s';
   if (ms < 1000) return `${Math.round(ms)}ms`;
   let rest = Math.round(ms / 1000);
-  const parts: string[] = [];
-  for (const [unit, size] of FORMAT_UNITS) {
+  let parts = options.parts ?? 2;
+  let text = '';
+  for (let i = 0; i < FORMAT_UNITS.length && parts > 0; i++) {
+    const { unit, size } = FORMAT_UNITS[i] as (typeof FORMAT_UNITS)[number];
     if (rest >= size) {
-      parts.push(`${Math.floor(rest / size)}${unit}`);
+      text += `${Math.floor(rest / size)}${unit}`;
       rest %= size;
+      parts -= 1;
     }
   }
-  return parts.slice(0, options.parts ?? 2).join('');
+  return text;
 }

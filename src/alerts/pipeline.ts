@@ -113,9 +113,11 @@ export class AlertPipeline {
       ruleNames: [...config.rules.map((r) => r.name), ...GATEWAY_RULE_NAMES, ...(config.testCalls ? [TEST_CALL_FAILED] : [])],
       serials: fleet.map((b) => b.serial),
     });
-    const bySerial = new Map(view.boxes.map((b) => [b.serial, b]));
     const routed = fanOut(result.notifications, config.notifiers);
+    // The fleet by serial, for the names and locations of the boxes notified (most cycles notify none).
+    let bySerial: Map<string, BoxState> | undefined;
     const queued = routed.map((r) => {
+      bySerial ??= new Map(view.boxes.map((b) => [b.serial, b]));
       const box = bySerial.get(r.intent.serial);
       const labels = { name: box?.name ?? null, location: box?.location ?? null };
       return { notifier: r.notifier, createdAt: r.createdAt, item: toAlertItem(r.intent, labels, acks.get(r.intent.key)) };

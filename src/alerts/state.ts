@@ -46,7 +46,6 @@ export function initialState(rule: Pick<AlertRuleRef, 'name' | 'kind' | 'severit
     firingSince: null,
     clearedSince: null,
     resolvedAt: null,
-    lastEvaluatedAt: null,
     notifiedFiring: false,
     lastNotifiedAt: null,
     value: null,
@@ -68,14 +67,16 @@ export function isAtRest(state: AlertState): boolean {
   return state.status === 'inactive' && !state.notifiedFiring;
 }
 
-/** Advances one alert by one evaluation. Returns the same object when nothing changed. */
+/**
+ * Advances one alert by one evaluation. Returns the same object when nothing changed (an unknown
+ * condition, or an evaluation that leaves every field as it was).
+ */
 export function step(alert: AlertState, input: StepInput, timing: Timing): { next: AlertState; transition?: Transition } {
   const { condition, now } = input;
   if (condition === 'unknown') return { next: alert };
 
   const observed: AlertState = {
     ...alert,
-    lastEvaluatedAt: now,
     value: input.value === undefined ? alert.value : input.value,
     threshold: input.threshold === undefined ? alert.threshold : input.threshold,
     summary: input.summary === undefined ? alert.summary : input.summary,
@@ -86,13 +87,13 @@ export function step(alert: AlertState, input: StepInput, timing: Timing): { nex
     const run: AlertState = {
       ...observed,
       activeSince: fresh ? now : (alert.activeSince ?? now),
-      activeCycles: fresh ? 1 : alert.activeCycles + 1,
+      activeCycles: fresh ? 1 : Math.min(alert.activeCycles + 1, timing.forCycles ?? 1),
       clearedSince: null,
     };
-    if (alert.status === 'firing') return { next: run };
+    if (alert.status === 'firing') return sameOrNew(alert, run);
     const due = now - (run.activeSince ?? now) >= timing.forMs && run.activeCycles >= (timing.forCycles ?? 1);
     if (due) return move(alert, { ...run, firingSince: now, resolvedAt: null }, 'firing', now);
-    if (alert.status === 'pending') return { next: run };
+    if (alert.status === 'pending') return sameOrNew(alert, run);
     return move(alert, run, 'pending', now);
   }
 
@@ -100,7 +101,7 @@ export function step(alert: AlertState, input: StepInput, timing: Timing): { nex
   const cleared: AlertState = { ...observed, activeCycles: 0 };
   switch (alert.status) {
     case 'inactive':
-      return { next: cleared };
+      return sameOrNew(alert, cleared);
     case 'pending':
       return move(alert, { ...cleared, activeSince: null }, 'inactive', now);
     case 'resolved':
@@ -110,9 +111,19 @@ export function step(alert: AlertState, input: StepInput, timing: Timing): { nex
       if (now - clearedSince >= timing.keepFiringForMs) {
         return move(alert, { ...cleared, activeSince: null, clearedSince: null, resolvedAt: now }, 'resolved', now);
       }
-      return { next: { ...cleared, clearedSince } };
+      return sameOrNew(alert, { ...cleared, clearedSince });
     }
   }
+}
+
+/**
+ * The alert itself when the evaluation changed none of its fields (an alert firing on with the same
+ * value), else `next`: an alert that stays as it was is the same object, and the store writes
+ * nothing for it.
+ */
+function sameOrNew(alert: AlertState, next: AlertState): { next: AlertState } {
+  for (const field of Object.keys(next) as (keyof AlertState)[]) if (!Object.is(alert[field], next[field])) return { next };
+  return { next: alert };
 }
 
 function move(prev: AlertState, next: AlertState, to: AlertStatus, now: number): { next: AlertState; transition: Transition } {

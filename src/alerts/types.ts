@@ -58,7 +58,12 @@ export interface AlertState {
   since: number;
   /** Start of the current run of active evaluations (pending/firing); null otherwise. */
   activeSince: number | null;
-  /** Consecutive active evaluations; an inactive one resets it, an unknown one neither counts nor resets. */
+  /**
+   * Consecutive active evaluations, counted up to the number the alert needs to fire (a gateway
+   * alert's `unreachable_after`; 1 for the rules, whose `for` is a duration): an alert that stays
+   * active does not change from cycle to cycle. An inactive one resets it, an unknown one neither
+   * counts nor resets.
+   */
   activeCycles: number;
   /** When the alert last started firing; kept while resolved for messages. */
   firingSince: number | null;
@@ -66,8 +71,6 @@ export interface AlertState {
   clearedSince: number | null;
   /** When the alert last resolved; null until then or once it fires again. */
   resolvedAt: number | null;
-  /** Last evaluation that was not unknown. */
-  lastEvaluatedAt: number | null;
   /**
    * The last notification sent for this alert said "firing". A firing alert with false is owed a
    * firing notification; a non-firing alert with true is owed a resolved notification. Both are

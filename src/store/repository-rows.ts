@@ -109,8 +109,10 @@ export class AlertStateRows {
   changes(prev: ReadonlyMap<string, AlertState>, next: ReadonlyMap<string, AlertState>, dropped: readonly string[]): { upserts: StateUpsert[]; deletes: string[] } {
     const upserts: StateUpsert[] = [];
     for (const [key, state] of next) {
-      const text = JSON.stringify(state);
       const before = prev.get(key);
+      // The engine returns the very state it was given when a cycle changed nothing in it (most alerts, most cycles).
+      if (before === state && !this.rebuilt.has(key)) continue;
+      const text = JSON.stringify(state);
       if (before !== undefined && JSON.stringify(before) === text && !this.rebuilt.has(key)) continue;
       upserts.push({ key, rule: state.rule, serial: state.serial, status: state.status, state: text });
       this.rebuilt.delete(key);

@@ -232,7 +232,6 @@ export class CycleWriter {
   }
 
   private write(write: CycleWrite, t: number, heads: Map<string, Head>, plan: HistoryPlan): void {
-    const seen = new Set<number>();
     if (write.cycle.outcome === 'ok') {
       for (const snap of write.seen) {
         let head = heads.get(snap.serial);
@@ -246,12 +245,12 @@ export class CycleWriter {
         plan.seen.push({ id: head.id, snap, segStart: head.segStart });
         head.state = polledState(snap, head.state.firstSeen, t);
         head.forgotten = false; // listed again: back in the fleet
-        seen.add(head.id);
       }
     }
     // Every other open segment ends at this cycle (the box was not polled: failed cycle or absent).
+    // A box listed by this cycle was observed at t (cycle times only move forward).
     for (const head of heads.values()) {
-      if (head.segStart === null || seen.has(head.id)) continue;
+      if (head.segStart === null || head.lastObs === t) continue;
       this.closeSegment(head, Math.min(t, (head.lastObs as number) + this.maxGapMs));
       plan.closed.push(head.id);
     }
@@ -344,16 +343,15 @@ export class CycleWriter {
   }
 }
 
-/** The row of `boxes` that a cycle at t leaves for a box in the device list. */
+/**
+ * The row of `boxes` that a cycle at t leaves for a box in the device list: the snapshot's own
+ * fields (a caller's object may carry more), copied once.
+ */
 function polledState(snap: BoxSnapshot, firstSeen: number, t: number): BoxState {
-  return { ...snapshotFields(snap), firstSeen, lastPolled: t, missingSince: null };
-}
-
-/** A snapshot's own fields (a caller's object may carry more). */
-function snapshotFields(snap: BoxSnapshot): BoxSnapshot {
   return {
     serial: snap.serial, id: snap.id, name: snap.name, connected: snap.connected, battery: snap.battery, signal: snap.signal, firmware: snap.firmware,
     lastSeen: snap.lastSeen, registeredAt: snap.registeredAt, location: snap.location, ip: snap.ip, detailsAt: snap.detailsAt,
+    firstSeen, lastPolled: t, missingSince: null,
   };
 }
 

@@ -8,7 +8,9 @@
  *   notifications in one transaction);
  * - the outbox (OutboxRepository of src/notify/outbox.ts), safe for several processes at once;
  * - the group_wait queue (GroupQueue of src/alerts/repositories.ts);
- * - calls (CallsRepo of src/store/calls-repo.ts, calls.ts), answering with Promises;
+ * - calls (CallsRepo of src/store/calls-repo.ts, calls.ts), test calls (TestCallsRepo,
+ *   test-calls.ts) and the recording archive's records (RecordingsRepo, recordings.ts), answering
+ *   with Promises;
  * - silences, alert states, transitions and acks, and the alert queries and silence writes
  *   (AlertQueries & SilenceWrites), answering with Promises;
  * - replicas and per-account leases (LeaseRepository of src/cluster/leases.ts, leases.ts); the
@@ -31,7 +33,9 @@ import { PostgresGroupQueue } from './group-queue.js';
 import { checkFence, PostgresLeases } from './leases.js';
 import { PostgresHistory } from './history.js';
 import { PostgresOutbox } from './outbox.js';
+import { PostgresRecordingsRepo } from './recordings.js';
 import { PostgresSilences } from './silences.js';
+import { PostgresTestCallsRepo } from './test-calls.js';
 import { PostgresTransitions } from './transitions.js';
 
 export interface PostgresStoreOptions extends PostgresOptions {
@@ -52,6 +56,8 @@ export class PostgresStore implements AwaitableMethods<Store> {
   private readonly history_: PostgresHistory;
   private callsRepo: PostgresCallsRepo | undefined;
   private leasesRepo: PostgresLeases | undefined;
+  private testCallsRepo: PostgresTestCallsRepo | undefined;
+  private recordingsRepo: PostgresRecordingsRepo | undefined;
 
   private constructor(
     private readonly db: PostgresDatabase,
@@ -91,6 +97,18 @@ export class PostgresStore implements AwaitableMethods<Store> {
   get calls(): PostgresCallsRepo {
     this.callsRepo ??= new PostgresCallsRepo(this.db);
     return this.callsRepo;
+  }
+
+  /** The test-calls repository (src/store/test-calls-repo.ts), answering with Promises. */
+  get testCalls(): PostgresTestCallsRepo {
+    this.testCallsRepo ??= new PostgresTestCallsRepo(this.db);
+    return this.testCallsRepo;
+  }
+
+  /** The recordings repository (src/store/recordings-repo.ts), answering with Promises. */
+  get recordings(): PostgresRecordingsRepo {
+    this.recordingsRepo ??= new PostgresRecordingsRepo(this.db);
+    return this.recordingsRepo;
   }
 
   /** The outbox, its messages of type M (checked by `looksRight` when read back). */

@@ -9,7 +9,8 @@ import { fromRow, type CallRow } from './calls.js';
 
 const BATCH = 500;
 
-interface ArchivedRow {
+/** A row of `recordings` of an archived recording; the PostgreSQL store reads the same rows. */
+export interface ArchivedRow {
   call_id: string;
   serial: string;
   path: string;
@@ -114,7 +115,7 @@ export class SqliteRecordingsRepo implements RecordingsRepo {
   }
 }
 
-function fromArchivedRow(r: ArchivedRow): ArchivedRecording {
+export function fromArchivedRow(r: ArchivedRow): ArchivedRecording {
   return {
     callId: r.call_id,
     serial: r.serial,

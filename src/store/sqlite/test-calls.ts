@@ -8,7 +8,8 @@
 import type Database from 'better-sqlite3';
 import type { CapUse, Reservation, TestCallRecord, TestCallsRepo, TestCallState, TestCallWithCall } from '../test-calls-repo.js';
 
-interface Row {
+/** A row of `test_calls` (with its call's status and duration when joined); the PostgreSQL store reads the same rows. */
+export interface TestCallRow {
   id: number;
   entry: string;
   serial: string;
@@ -72,14 +73,7 @@ export class SqliteTestCallsRepo implements TestCallsRepo {
   }
 
   recent(perBox: number): Map<string, TestCallWithCall[]> {
-    const out = new Map<string, TestCallWithCall[]>();
-    for (const r of this.s.recent.iterate(perBox) as Iterable<Row>) {
-      const call: TestCallWithCall = { ...fromRow(r), callStatus: r.call_status ?? null, durationSec: r.duration_sec ?? null };
-      const list = out.get(r.serial);
-      if (list) list.push(call);
-      else out.set(r.serial, [call]);
-    }
-    return out;
+    return recentBySerial(this.s.recent.iterate(perBox) as Iterable<TestCallRow>);
   }
 
   entriesOf(callIds: readonly string[]): Map<string, string> {
@@ -102,6 +96,18 @@ export class SqliteTestCallsRepo implements TestCallsRepo {
   }
 }
 
-function fromRow(r: Row): TestCallRecord {
+/** Joined rows (ordered by box, newest first) grouped per box, as `recent` returns them. */
+export function recentBySerial(rows: Iterable<TestCallRow>): Map<string, TestCallWithCall[]> {
+  const out = new Map<string, TestCallWithCall[]>();
+  for (const r of rows) {
+    const call: TestCallWithCall = { ...fromRow(r), callStatus: r.call_status ?? null, durationSec: r.duration_sec ?? null };
+    const list = out.get(r.serial);
+    if (list) list.push(call);
+    else out.set(r.serial, [call]);
+  }
+  return out;
+}
+
+function fromRow(r: TestCallRow): TestCallRecord {
   return { id: r.id, entry: r.entry, serial: r.serial, agentId: r.agent_id, day: r.day, at: r.at, state: r.state, callId: r.call_id, reason: r.reason };
 }
