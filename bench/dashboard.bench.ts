@@ -97,7 +97,7 @@ if (!browser) console.log(`(no Chromium at ${CHROMIUM}: render times skipped)`);
   const view: number[] = [];
   for (let i = 0; i < 10; i++) {
     const t0 = performance.now();
-    fleetView(store, alerts, undefined, now);
+    await fleetView(store, alerts, undefined, now);
     view.push(performance.now() - t0);
   }
   const overview = await timeGet(`${server.url}/api/overview`, 20);

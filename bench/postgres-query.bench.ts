@@ -9,7 +9,6 @@
  *
  * Without --db and --url it says what it needs and exits 0 (npm run bench runs every bench).
  */
-import type { AwaitableMethods } from '../src/awaitable.js';
 import { migrateDatabase } from '../src/cli/migrate-run.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { PostgresStore } from '../src/store/postgres/index.js';
@@ -27,7 +26,7 @@ const END = Date.parse('2026-06-01T00:00:00Z'); // as storage-query.bench builds
 const START = END - DAYS * DAY;
 
 /** The queries of storage-query.bench, each timed; the same picks (seeded) for both stores. */
-async function measure(s: Pick<AwaitableMethods<Store>, 'history' | 'uptime' | 'valueAt'>, boxes: number): Promise<Record<string, number>> {
+async function measure(s: Pick<Store, 'history' | 'uptime' | 'valueAt'>, boxes: number): Promise<Record<string, number>> {
   const r = rng(7);
   const pick = (): string => `BX-${String(1 + Math.floor(r() * boxes)).padStart(5, '0')}`;
   const time = async (fn: () => unknown): Promise<number> => {

@@ -159,6 +159,8 @@ export function createApp(deps: AppDeps): App {
   const outbox = store.outbox<NotificationMessage>(looksLikeNotificationMessage);
   const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
   const configured = new Set(config.notifiers.map((n) => n.name));
+  /** The fleet's counts for templates (`fleet.*`), as of the last cycle (read at start, then kept by each cycle). */
+  let fleet: FleetStats | undefined;
   const pipeline = new AlertPipeline({
     config,
     callFacts: () => withArchiveFacts(calls?.facts() ?? null, archive?.facts() ?? null),
@@ -172,7 +174,7 @@ export function createApp(deps: AppDeps): App {
       now: () => clock.now(),
       onTemplateFailure: logTemplateFailure(logger),
       externalUrl: config.http.externalUrl,
-      fleet: () => fleetStats(store.boxes(), alerts.states().values()),
+      fleet: () => fleet,
     });
   /** Aborted by stop() once the grace period is over: the requests in flight are abandoned. */
   const controller = new AbortController();
@@ -196,16 +198,16 @@ export function createApp(deps: AppDeps): App {
     clock,
     logger,
     signal: controller.signal,
-    firing: (name, now) => {
+    firing: async (name, now) => {
       const route = config.notifiers.find((n) => n.name === name) ?? {};
-      const boxes = new Map(store.boxes().map((b) => [b.serial, b]));
-      return announcedFiringItems(alerts.states().values(), route, (serial) => boxes.get(serial), now);
+      const boxes = new Map((await store.boxes()).map((b) => [b.serial, b]));
+      return announcedFiringItems((await alerts.states()).values(), route, (serial) => boxes.get(serial), now);
     },
   });
   // /metrics and the heavy API answers are rendered once per cycle from this snapshot.
   const snapshot = fleetSnapshot(store);
   metrics.setBoxesProvider(() => snapshot.boxes());
-  metrics.setAlertsProvider(() => firingCounts(alerts));
+  metrics.setAlertsProvider(async () => firingCounts((await alerts.states()).values()));
   metrics.setOutboxProvider(() => outbox.stats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
   store.damagedRows.report(logger, (table) => metrics.damagedRow(table));
   let http: RunningHttpServer | null = null;
@@ -310,10 +312,14 @@ export function createApp(deps: AppDeps): App {
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
     checkWal();
-    heartbeat.afterCycle(result.cycle, firingCounts(alerts).reduce((n, c) => n + c.count, 0));
-    const fleet = committed as { startedAt: number; boxes: BoxState[] } | null;
-    if (fleet !== null) snapshot.publish(fleet.startedAt, fleet.boxes);
-    if (http !== null) metrics.prepare();
+    const states = await alerts.states();
+    heartbeat.afterCycle(result.cycle, firingCounts(states.values()).reduce((n, c) => n + c.count, 0));
+    const done = committed as { startedAt: number; boxes: BoxState[] } | null;
+    if (done !== null) {
+      snapshot.publish(done.startedAt, done.boxes);
+      fleet = fleetStats(done.boxes, states.values());
+    }
+    if (http !== null) await metrics.prepare();
     if (result.serverTime !== null) skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
@@ -323,8 +329,8 @@ export function createApp(deps: AppDeps): App {
       lastPrune = now;
       // In the background, 500 rows per statement, yielding between them: never blocks polling long.
       pruning = pruneGradually(store, now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention }, { signal: controller.signal })
-        .then((deleted) => {
-          if (calls) deleted += calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
+        .then(async (deleted) => {
+          if (calls) deleted += await calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
           // Test-call attempts are kept at least two days: today's count against the caps.
           if (testCalls) deleted += store.testCalls.prune(now - Math.max(config.storage.rawRetention, 2 * 86_400_000));
           if (deleted > 0) logger.info({ deleted }, 'pruned history past retention');
@@ -426,6 +432,7 @@ export function createApp(deps: AppDeps): App {
       lockTimer = setInterval(beatLock, DAEMON_HEARTBEAT_MS);
       lockTimer.unref();
       running = true;
+      fleet = fleetStats(await store.boxes(), (await alerts.states()).values());
       if (config.http.enabled) {
         http = await startHttpServer({
           listen: config.http.listen,
@@ -552,9 +559,9 @@ function fleetStats(boxes: readonly BoxState[], states: Iterable<AlertState>): F
 }
 
 /** Firing alerts counted by rule and severity (the boxwatch_alerts_firing gauge). */
-function firingCounts(alerts: AlertQueries): { rule: string; severity: string; count: number }[] {
+function firingCounts(states: Iterable<AlertState>): { rule: string; severity: string; count: number }[] {
   const counts = new Map<string, { rule: string; severity: string; count: number }>();
-  for (const s of alerts.states().values()) {
+  for (const s of states) {
     if (s.status !== 'firing') continue;
     const key = `${s.rule}\u0000${s.severity}`;
     const c = counts.get(key) ?? { rule: s.rule, severity: s.severity, count: 0 };

@@ -5,6 +5,7 @@
  * callbacks at scrape time, so a box that left the fleet has no series and nothing goes stale.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Awaitable } from './awaitable.js';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 import type { RequestEvent } from './gateway/types.js';
@@ -50,12 +51,12 @@ export interface Metrics {
   /** One delivery attempt of a notifier; outcome e.g. 'ok', 'retry', 'failed'. */
   observeNotification(notifier: string, outcome: string): void;
   /** Every box the store knows; a provider that returns the same array again gets its rendering reused. */
-  setBoxesProvider(provider: () => BoxState[]): void;
-  setAlertsProvider(provider: () => FiringAlertCount[]): void;
-  setOutboxProvider(provider: () => OutboxDepth[]): void;
+  setBoxesProvider(provider: () => Awaitable<BoxState[]>): void;
+  setAlertsProvider(provider: () => Awaitable<FiringAlertCount[]>): void;
+  setOutboxProvider(provider: () => Awaitable<OutboxDepth[]>): void;
   cycleStatus(): CycleStatus;
   /** Renders the per-box families now if the fleet changed (the daemon calls it after each cycle), so that scrapes find them ready. */
-  prepare(): void;
+  prepare(): Promise<void>;
   /** The exposition text (Prometheus text format, content type `registry.contentType`). */
   text(): Promise<string>;
 }
@@ -92,9 +93,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const clock = options.clock ?? systemClock;
   const registry = new Registry();
   const registers = [registry];
-  let boxes: () => BoxState[] = () => [];
-  let alerts: () => FiringAlertCount[] = () => [];
-  let outbox: () => OutboxDepth[] = () => [];
+  let boxes: () => Awaitable<BoxState[]> = () => [];
+  let alerts: () => Awaitable<FiringAlertCount[]> = () => [];
+  let outbox: () => Awaitable<OutboxDepth[]> = () => [];
   const status: CycleStatus = { lastOkAt: null, failingSince: null, lastErrorCode: null };
 
   /**
@@ -114,8 +115,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     return entry.labels;
   };
   let rendered: { from: BoxState[]; text: string; agePrefixes: string[]; lastSeen: number[] } | null = null;
-  const render = (): NonNullable<typeof rendered> => {
-    const all = boxes();
+  const render = async (): Promise<NonNullable<typeof rendered>> => {
+    const all = await boxes();
     if (rendered !== null && rendered.from === all) return rendered;
     const fleet = all.filter((b) => b.missingSince === null);
     const next = new Map<string, { name: string; labels: string }>();
@@ -137,8 +138,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     rendered = { from: all, text, agePrefixes: labels.map((l) => `${BOX_AGE.name}${l} `), lastSeen: fleet.map((b) => b.lastSeen) };
     return rendered;
   };
-  const boxFamilies = (): string => {
-    const r = render();
+  const boxFamilies = async (): Promise<string> => {
+    const r = await render();
     const now = clock.now();
     const ages = r.agePrefixes.map((prefix, i) => prefix + String(Math.max(0, (now - (r.lastSeen[i] as number)) / 1000)));
     return `${r.text}\n\n# HELP ${BOX_AGE.name} ${BOX_AGE.help}\n# TYPE ${BOX_AGE.name} gauge\n${ages.join('\n')}${ages.length > 0 ? '\n' : ''}`;
@@ -216,9 +217,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'Alerts currently firing, by rule and severity.',
     labelNames: ['rule', 'severity'] as const,
     registers,
-    collect() {
+    async collect() {
+      const firing = await alerts();
       this.reset();
-      for (const a of alerts()) this.inc({ rule: a.rule, severity: a.severity }, a.count);
+      for (const a of firing) this.inc({ rule: a.rule, severity: a.severity }, a.count);
     },
   });
   const notifications = new Counter({
@@ -232,9 +234,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'Notifications waiting in the outbox, by notifier.',
     labelNames: ['notifier'] as const,
     registers,
-    collect() {
+    async collect() {
+      const depths = await outbox();
       this.reset();
-      for (const o of outbox()) this.set({ notifier: o.notifier }, o.depth);
+      for (const o of depths) this.set({ notifier: o.notifier }, o.depth);
     },
   });
   // prom-client samples event-loop delay with a timer of this period (10 ms by default, which
@@ -290,11 +293,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       outbox = provider;
     },
     cycleStatus: () => ({ ...status }),
-    prepare() {
-      render();
+    async prepare() {
+      await render();
     },
     async text() {
-      const families = boxFamilies();
+      const families = await boxFamilies();
       return `${await registry.metrics()}\n${families}`;
     },
   };

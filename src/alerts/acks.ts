@@ -11,6 +11,7 @@
  * The storage is an AckRepository, an interface owned here (the consumer) and implemented by the
  * store (src/store/sqlite/acks.ts); the cycle reads the acks in its transaction (CycleView.acks).
  */
+import type { Awaitable } from '../awaitable.js';
 import { readDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
 import { SEVERITY_RANK, type Severity } from '../vocabulary.js';
@@ -37,11 +38,11 @@ export interface Ack {
 /** What the engine and the views read of the acks, and the writes of `boxwatch ack` and the API. */
 export interface AckRepository {
   /** Records an ack; returns it with its id. */
-  add(ack: Omit<Ack, 'id'>): Ack;
+  add(ack: Omit<Ack, 'id'>): Awaitable<Ack>;
   /** The latest ack of each alert given, by key (an older ack of the same alert is superseded). */
-  latestByKey(): Map<string, Ack>;
+  latestByKey(): Awaitable<Map<string, Ack>>;
   /** Acks given since `since`, newest first (the history). */
-  since(since: number): Ack[];
+  since(since: number): Awaitable<Ack[]>;
 }
 
 /** True when `ack` still holds back the repeats of the alert in `state` at `now`. */

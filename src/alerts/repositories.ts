@@ -12,9 +12,8 @@
  * Every method returns `Awaitable<T>`: SQLite answers at once, PostgreSQL with a Promise; callers
  * always await.
  *
- * The query side (`AlertQueries`, used by the CLI and the HTTP API) is synchronous in this version,
- * like the history queries of src/store/types.ts: a PostgreSQL store will make these Awaitable and
- * their few callers await (docs/storage.md, "A second implementation").
+ * The query side (`AlertQueries` and `SilenceWrites`, used by the CLI and the HTTP API) is
+ * Awaitable too, like the Store API of src/store/types.ts.
  */
 import type { Awaitable } from '../awaitable.js';
 import type { Fence } from '../cluster/leases.js';
@@ -112,26 +111,26 @@ export interface OutboxEntry {
   items: AlertItem[];
 }
 
-/** Reads of alert state and history for the CLI and the HTTP API (synchronous; see the header). */
+/** Reads of alert state and history for the CLI and the HTTP API (Awaitable; see the header). */
 export interface AlertQueries {
   /** Every alert not at rest, by key. */
-  states(): Map<string, AlertState>;
+  states(): Awaitable<Map<string, AlertState>>;
   /** Transitions at or after `since` (of one box when `serial` is given), oldest first. */
-  transitionsSince(since: number, serial?: string): TransitionRow[];
+  transitionsSince(since: number, serial?: string): Awaitable<TransitionRow[]>;
   /** The newest outbox messages created since `since` (at most `limit`, default 1000), newest first: the notification log. */
-  outboxSince(since: number, limit?: number): OutboxEntry[];
+  outboxSince(since: number, limit?: number): Awaitable<OutboxEntry[]>;
   /** Silences not yet ended at `now` (pending and active); with `all`, every silence. */
-  silences(now: number, options?: { all?: boolean }): Silence[];
-  silence(id: string): Silence | undefined;
+  silences(now: number, options?: { all?: boolean }): Awaitable<Silence[]>;
+  silence(id: string): Awaitable<Silence | undefined>;
 }
 
 /** Silences as `boxwatch silence` writes them. */
 export interface SilenceWrites {
-  addSilence(input: Omit<Silence, 'id'>, now: number): Silence;
+  addSilence(input: Omit<Silence, 'id'>, now: number): Awaitable<Silence>;
   /**
    * Ends a silence now; one that has not started yet ends too (it then starts and ends now, as in
    * Alertmanager: expired, never pending again). False if there is none with that id or it had
    * already ended.
    */
-  expireSilence(id: string, now: number): boolean;
+  expireSilence(id: string, now: number): Awaitable<boolean>;
 }

@@ -437,7 +437,7 @@ function boxAt(serial: string, id: number, changes: readonly Change[], t: number
 }
 
 /** Runs one test case: the engine at every evaluation interval up to the last `at`. */
-export function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index: number): CaseResult[] {
+export async function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index: number): Promise<CaseResult[]> {
   const ei = suite.evaluationIntervalMs;
   const changes = changesByBox(t, t.interval ?? ei);
   const serials = [...changes.keys()];
@@ -462,7 +462,7 @@ export function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index: numb
       const cycle: GatewayCycle = down ? { outcome: 'failed', errorCode: 'unavailable' } : { outcome: 'ok', errorCode: null };
       const boxes = serials.map((serial, i) => boxAt(serial, i + 1, changes.get(serial) ?? [], at)).filter((b): b is BoxState => b !== undefined);
       const ctx = { now, gatewayDown: down, silences, inhibit: suite.config.alerting.inhibit, repeatIntervalMs: suite.config.alerting.repeatInterval, ruleNames };
-      const result = evaluateCycle(prev, cycleEvaluations(suite.config, cycle, boxes, prev, now, now, calls?.factsAt(at) ?? null), ctx);
+      const result = evaluateCycle(prev, cycleEvaluations(suite.config, cycle, boxes, prev, now, now, (await calls?.factsAt(at)) ?? null), ctx);
       prev = result.states;
       if (!wanted.has(k)) continue;
       const heldBack = holdBack(prev.values(), ctx);
@@ -489,7 +489,7 @@ export function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index: numb
  * the daemon's own queries (readCallFacts): at each evaluation the calls started by then are
  * stored and the facts read. Null when no rule is a call rule.
  */
-function testCalls(rules: readonly RuleConfig[], t: RulesTestCase): { factsAt(at: number): CallFacts; close(): void } | null {
+function testCalls(rules: readonly RuleConfig[], t: RulesTestCase): { factsAt(at: number): Promise<CallFacts>; close(): void } | null {
   if (!rules.some((r) => isCallRuleKind(r.kind))) return null;
   const store = openStore(':memory:');
   const pending = t.calls.flatMap((c, i) =>
@@ -559,6 +559,8 @@ function alertText(o: ObservedAlert): string {
 }
 
 /** Runs every case of a suite. */
-export function runRulesTests(suite: RulesTestSuite): CaseResult[] {
-  return suite.tests.flatMap((t, i) => runTestCase(suite, t, i));
+export async function runRulesTests(suite: RulesTestSuite): Promise<CaseResult[]> {
+  const results: CaseResult[] = [];
+  for (const [i, t] of suite.tests.entries()) results.push(...(await runTestCase(suite, t, i)));
+  return results;
 }

@@ -27,34 +27,34 @@ export interface CallFacts {
 }
 
 /** Reads the facts of every call rule among `rules` (one or two queries per rule). */
-export function readCallFacts(repo: CallsRepo, rules: readonly RuleConfig[], now: number, options: { lookBackMs: number }): CallFacts {
+export async function readCallFacts(repo: CallsRepo, rules: readonly RuleConfig[], now: number, options: { lookBackMs: number }): Promise<CallFacts> {
   const byRule = new Map<string, CallRuleFacts>();
   for (const rule of rules) {
     if (!isCallRuleKind(rule.kind)) continue;
-    byRule.set(rule.name, factsOf(repo, rule as RuleOfKind<typeof rule.kind>, now, options.lookBackMs));
+    byRule.set(rule.name, await factsOf(repo, rule as RuleOfKind<typeof rule.kind>, now, options.lookBackMs));
   }
   return { at: now, byRule };
 }
 
-function factsOf(repo: CallsRepo, rule: RuleOfKind<'call_failure_rate' | 'call_stuck' | 'calls_silent' | 'fleet_call_failure_rate'>, now: number, lookBackMs: number): CallRuleFacts {
+async function factsOf(repo: CallsRepo, rule: RuleOfKind<'call_failure_rate' | 'call_stuck' | 'calls_silent' | 'fleet_call_failure_rate'>, now: number, lookBackMs: number): Promise<CallRuleFacts> {
   switch (rule.kind) {
     case 'call_failure_rate': {
       const { calls, ms } = rule.window;
-      const bySerial = calls !== null ? repo.failureCounts({ since: now - rule.maxAge, lastCalls: calls }) : repo.failureCounts({ since: now - (ms as number) });
+      const bySerial = await (calls !== null ? repo.failureCounts({ since: now - rule.maxAge, lastCalls: calls }) : repo.failureCounts({ since: now - (ms as number) }));
       return { kind: rule.kind, bySerial };
     }
     case 'call_stuck':
       // Calls older than calls.catch_up are no longer asked about: whether they ended is unknown.
-      return { kind: rule.kind, bySerial: repo.stuckCalls(now - rule.maxDuration, now - lookBackMs) };
+      return { kind: rule.kind, bySerial: await repo.stuckCalls(now - rule.maxDuration, now - lookBackMs) };
     case 'calls_silent': {
       const today = dayOf(now);
       // The full days before the silence could have begun.
       const lastFullDay = dayOf(now - rule.silentFor) - 1;
-      return { kind: rule.kind, lastCall: repo.lastCallAt(), dailyCallers: repo.dailyCallers(Math.min(lastFullDay, today - 1) - rule.activeDays + 1, Math.min(lastFullDay, today - 1)) };
+      return { kind: rule.kind, lastCall: await repo.lastCallAt(), dailyCallers: await repo.dailyCallers(Math.min(lastFullDay, today - 1) - rule.activeDays + 1, Math.min(lastFullDay, today - 1)) };
     }
     case 'fleet_call_failure_rate': {
       const counts = { calls: 0, failed: 0 };
-      for (const [serial, c] of repo.failureCounts({ since: now - rule.window })) {
+      for (const [serial, c] of await repo.failureCounts({ since: now - rule.window })) {
         if (!matchesAny(serial, rule.boxes)) continue;
         counts.calls += c.calls;
         counts.failed += c.failed;

@@ -63,7 +63,7 @@ export function createCallIngest(deps: {
     async run(signal) {
       facts = null;
       const result = await runCallSync({ client: deps.client, repo, clock: deps.clock, logger: deps.logger, options, hashKey, ...(signal && { signal }) });
-      if (result.outcome === 'ok') facts = readCallFacts(repo, deps.rules, deps.clock.now() + (deps.gatewayOffsetMs?.() ?? 0), { lookBackMs: config.catchUp });
+      if (result.outcome === 'ok') facts = await readCallFacts(repo, deps.rules, deps.clock.now() + (deps.gatewayOffsetMs?.() ?? 0), { lookBackMs: config.catchUp });
       return result;
     },
     facts: () => facts,

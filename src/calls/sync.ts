@@ -72,7 +72,7 @@ const FINAL = new Set(['completed', 'failed']);
 export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
   const { client, repo, clock, logger, options } = deps;
   const now = clock.now();
-  const state = repo.syncState();
+  const state = await repo.syncState();
   let budget = options.maxRequests;
   let pages = 0;
   let errorCode: string | null = null;
@@ -127,7 +127,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
     } else if (top.reached) {
       // Continue the unfinished read where it stopped: the calls at or after `below` (stored, or
       // new this cycle) fill the first positions of the list; its page is the next one to read.
-      const covered = repo.countSince(state.resume.below) + countNew(seen, repo, state.resume.below);
+      const covered = (await repo.countSince(state.resume.below)) + (await countNew(seen, repo, state.resume.below));
       const page = Math.max(top.next, Math.floor(covered / options.perPage) + 1);
       const rest = await readFrom(page, floor);
       complete = rest.reached;
@@ -140,7 +140,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
   }
 
   // Observations from the list.
-  const known = repo.known([...seen.keys()]);
+  const known = await repo.known([...seen.keys()]);
   const upserts: CallObservation[] = [];
   const checked: string[] = [];
   let added = 0;
@@ -159,7 +159,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
   const listed = new Set(seen.keys());
   const candidates = new Map<string, CallRecord>();
   for (const o of upserts) if (o.wantsDetails) candidates.set(o.callId, o);
-  for (const c of repo.dueForDetails(budget, { checkedBefore: now, initiatedSince: oldestAllowed })) {
+  for (const c of await repo.dueForDetails(budget, { checkedBefore: now, initiatedSince: oldestAllowed })) {
     if (c.status === 'initiated' && listed.has(c.callId)) continue; // just read in the list
     if (!candidates.has(c.callId)) candidates.set(c.callId, c);
   }
@@ -211,7 +211,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
               },
       };
   if (sync.highWater === Number.NEGATIVE_INFINITY) sync.highWater = state.highWater;
-  repo.write({ now, upserts: allUpserts, checked: checked.filter((id) => !upsertIds.has(id)), sync, stuckAfterMs: options.stuckAfterMs });
+  await repo.write({ now, upserts: allUpserts, checked: checked.filter((id) => !upsertIds.has(id)), sync, stuckAfterMs: options.stuckAfterMs });
   if (gapSkipped) {
     logger.warn(
       { from: new Date(gapSkipped.from).toISOString(), to: new Date(gapSkipped.to).toISOString(), catchUpMs: options.catchUpMs },
@@ -233,9 +233,9 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
 }
 
 /** Calls seen this cycle that started at or after `since` and are not stored yet. */
-function countNew(seen: ReadonlyMap<string, CallSummary>, repo: CallsRepo, since: number): number {
+async function countNew(seen: ReadonlyMap<string, CallSummary>, repo: CallsRepo, since: number): Promise<number> {
   const ids = [...seen.values()].filter((c) => Date.parse(c.started_at) >= since).map((c) => c.call_id);
-  const known = repo.known(ids);
+  const known = await repo.known(ids);
   return ids.filter((id) => !known.has(id)).length;
 }
 

@@ -40,9 +40,9 @@ export const registerAck: RegisterCommand = (program: Command, ctx: CliContext) 
       return withStore(
         { db: config.storage.path },
         ctx,
-        (store, now, { alerts }) => {
-          const input = ackFromRequest({ alert, comment: opts.comment, for: opts.for, by }, alerts.states().values(), now);
-          const ack = store.acks.add(input);
+        async (store, now, { alerts }) => {
+          const input = ackFromRequest({ alert, comment: opts.comment, for: opts.for, by }, (await alerts.states()).values(), now);
+          const ack = await store.acks.add(input);
           if (opts.format === 'json') {
             ctx.out(JSON.stringify({ now: isoTime(now), ack: ackJson(ack) }, null, 2) + '\n');
             return;

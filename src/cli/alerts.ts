@@ -113,9 +113,9 @@ export const registerAlerts: RegisterCommand = (program: Command, ctx: CliContex
     .option('-c, --config <file>', 'configuration file')
     .addOption(dbOption())
     .action((opts: AlertsOptions) =>
-      withStore(opts, ctx, (store, now, { alerts, config }) => {
+      withStore(opts, ctx, async (store, now, { alerts, config }) => {
         const { from } = parseRange({ since: opts.since }, now, '7d');
-        const views = readAlertViews(alertViewSource(store, alerts, store.acks), config, { from, activeOnly: opts.active === true }, now);
+        const views = await readAlertViews(alertViewSource(store, alerts, store.acks), config, { from, activeOnly: opts.active === true }, now);
         printAlerts(ctx, views, { format: opts.format, now, from, showTransitions: opts.since !== undefined, active: opts.active === true });
       }),
     );

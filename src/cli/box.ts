@@ -25,14 +25,14 @@ export const registerBox: RegisterCommand = (program: Command, ctx: CliContext) 
       withStore(
         opts,
         ctx,
-        (store, now) => {
-          const found = store.box(serial);
+        async (store, now) => {
+          const found = await store.box(serial);
           const name = terminalSafe(serial);
           if (found === undefined) throw new UsageError(`no box "${name}" in the database (see \`boxwatch status\`)`);
           if (found.missingSince === null) {
             throw new UsageError(`box ${name} is still in the gateway's device list (last polled ${isoTime(found.lastPolled)}): it would come back at the next poll`);
           }
-          if (store.forgetBoxes([serial], now) === 0) {
+          if ((await store.forgetBoxes([serial], now)) === 0) {
             ctx.out(`box ${name} was already forgotten; nothing changed\n`);
             return;
           }

@@ -41,10 +41,10 @@ export function registerCallStats(calls: Command, ctx: CliContext): void {
 async function runStats(opts: StatsOptions, ctx: CliContext): Promise<void> {
   if (opts.by !== 'box' && opts.by !== 'agent') throw new UsageError(`--by must be box or agent, not "${opts.by}"`);
   const by = opts.by;
-  await withStore(opts, ctx, (store, now, { config }) => {
+  await withStore(opts, ctx, async (store, now, { config }) => {
     const { from } = parseRange({ since: opts.since }, now, '24h');
     const stuckAfter = config?.calls?.stuckAfter ?? DEFAULT_STUCK_AFTER_MS;
-    const rows = store.calls.stats({ since: from, by, stuckBefore: now - stuckAfter });
+    const rows = await store.calls.stats({ since: from, by, stuckBefore: now - stuckAfter });
     const json = rows.map((r) => callStatsJson(r, by));
     const total = rows.reduce((t, r) => ({ placed: t.placed + r.placed, completed: t.completed + r.completed, failed: t.failed + r.failed }), { placed: 0, completed: 0, failed: 0 });
     printRows(ctx, opts.format, {

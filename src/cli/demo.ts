@@ -96,7 +96,7 @@ export const registerDemo: RegisterCommand = (program: Command, ctx: CliContext)
       const store = openStore(opts.db, { readonly: true });
       try {
         ctx.out('\nFleet status at the end of the demo (boxes in trouble first):\n\n');
-        printStatus(ctx, store, end, 'table');
+        await printStatus(ctx, store, end, 'table');
       } finally {
         store.close();
       }

@@ -12,7 +12,7 @@ import { callbackSink, streamSink } from '../export/sink.js';
 import type { SqliteStore } from '../store/index.js';
 import { METRICS, type Metric } from '../store/types.js';
 import type { CliContext, RegisterCommand } from './context.js';
-import { dbOption, withStore } from './store-access.js';
+import { dbOption, withSqliteStore } from './store-access.js';
 import { parseRange, type RangeOptions } from './time-range.js';
 
 interface ExportOptions extends RangeOptions {
@@ -79,6 +79,6 @@ export const registerExport: RegisterCommand = (program: Command, ctx: CliContex
     .option('-c, --config <file>', 'configuration file')
     .addOption(dbOption())
     .action((opts: ExportOptions) =>
-      withStore(opts, ctx, (store, now) => run(store, now, opts, ctx)),
+      withSqliteStore(opts, ctx, (store, now) => run(store, now, opts, ctx)),
     );
 };

@@ -50,14 +50,14 @@ export const registerHistory: RegisterCommand = (program: Command, ctx: CliConte
     .option('-c, --config <file>', 'configuration file')
     .addOption(dbOption())
     .action((serial: string, opts: HistoryOptions) =>
-      withStore(opts, ctx, (store, now) => {
+      withStore(opts, ctx, async (store, now) => {
         if (!METRICS.includes(opts.metric as Metric)) {
           throw new UsageError(`unknown metric "${opts.metric}" (use ${METRICS.join(', ')})`);
         }
         const { from, to } = parseRange(opts, now, '24h');
-        const box = store.box(serial);
+        const box = await store.box(serial);
         if (!box) throw new UsageError(`unknown box serial "${serial}" (see \`boxwatch status\`)`);
-        const h = store.history(serial, opts.metric as Metric, from, to);
+        const h = await store.history(serial, opts.metric as Metric, from, to);
         const { headers, rows, numbers } = historyRows(h);
         printRows(ctx, opts.format, { headers, rows, json: { serial, name: box.name, ...h }, empty: `no ${h.metric} data for ${serial} in that range` });
         if (opts.format === 'table' && rows.length > 0) {

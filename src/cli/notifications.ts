@@ -60,10 +60,10 @@ export const registerNotifications: RegisterCommand = (program: Command, ctx: Cl
     .addOption(dbOption())
     .action((opts: NotificationsOptions) => {
       const status = parseStatus(opts.status);
-      return withStore(opts, ctx, (_store, now, { alerts, config }) => {
+      return withStore(opts, ctx, async (_store, now, { alerts, config }) => {
         const { from } = parseRange({ since: opts.since }, now, '24h');
         const secrets = (config?.notifiers ?? []).flatMap((n) => notifierSecrets(n));
-        const views = readNotificationViews(alerts, { since: from, notifier: opts.notifier, status, alert: opts.alert }, { secrets });
+        const views = await readNotificationViews(alerts, { since: from, notifier: opts.notifier, status, alert: opts.alert }, { secrets });
         if (opts.format === 'json') {
           ctx.out(JSON.stringify({ now: isoTime(now), since: isoTime(from), notifications: views.map(notificationJson) }, null, 2) + '\n');
           return;

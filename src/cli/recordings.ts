@@ -9,7 +9,7 @@ import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, terminalSafe, type OutputFormat } from './output.js';
 import type { SqliteStore } from '../store/index.js';
 import type { RecordingsRepo } from '../store/recordings-repo.js';
-import { dbOption, withStore } from './store-access.js';
+import { dbOption, withSqliteStore } from './store-access.js';
 
 interface VerifyOptions {
   config?: string;
@@ -31,7 +31,7 @@ export const registerRecordings: RegisterCommand = (program, ctx) => {
 };
 
 async function runVerify(opts: VerifyOptions, ctx: CliContext): Promise<void> {
-  await withStore(opts, ctx, async (store, _now, { config }) => {
+  await withSqliteStore(opts, ctx, async (store, _now, { config }) => {
     const dir = opts.dir ?? config?.archive?.dir;
     if (dir === undefined) throw new UsageError('no archive directory: give --dir, or a configuration with an archive: section');
     const { recordings, problems } = await verifyArchive(recordingsOf(store), dir);

@@ -19,7 +19,7 @@ export const registerRulesTest: RegisterCommand = (program: Command, ctx: CliCon
     .description('unit-test alert rules: box observations over time and the alerts expected at given times')
     .argument('<file>', 'rules test file (YAML; see config/rules.test.yaml)')
     .option('-c, --config <file>', 'take the rules from this configuration when the test file has neither rules nor rule_files')
-    .action((file: string, opts: { config?: string }) => {
+    .action(async (file: string, opts: { config?: string }) => {
       let text: string;
       try {
         text = readFileSync(file, 'utf8');
@@ -32,7 +32,7 @@ export const registerRulesTest: RegisterCommand = (program: Command, ctx: CliCon
         readFile: (path) => readFileSync(path, 'utf8'),
         fallbackConfig: resolveConfigPath({ path: opts.config, env: ctx.env }),
       });
-      const results = runRulesTests(suite);
+      const results = await runRulesTests(suite);
       for (const r of results) {
         ctx.out(`${r.pass ? 'PASS' : 'FAIL'}  ${terminalSafe(r.name)}\n`);
         for (const m of r.missing) ctx.out(`      missing:    ${terminalSafe(m)}\n`);

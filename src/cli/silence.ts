@@ -130,19 +130,19 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
       return withStore(
         { db: sqlitePath(config.storage) },
         ctx,
-        (store, now, { alerts }) => {
-          const known = store.boxes().map((b) => b.serial);
+        async (store, now, { alerts }) => {
+          const known = (await store.boxes()).map((b) => b.serial);
           for (const glob of input.matchers.boxes ?? []) {
             if (!known.some((serial) => matchesAny(serial, [glob]))) {
               ctx.err(`warning: no known box matches --box "${terminalSafe(glob)}" (the silence still applies to boxes that appear later)\n`);
             }
           }
-          const added = alerts.addSilence(input, now);
+          const added = await alerts.addSilence(input, now);
           const state = silenceState(added, now);
           ctx.out(
             `added silence ${added.id}: ${matchersText(added)}, ${short(added.startsAt)} .. ${short(added.endsAt)} (${formatDuration(added.endsAt - added.startsAt)}; ${state === 'pending' ? `starts ${relativeTime(added.startsAt, now)}` : 'active now'})\n`,
           );
-          const open = openAlertsMatching(added, alerts.states().values());
+          const open = openAlertsMatching(added, (await alerts.states()).values());
           if (open.length > 0) {
             ctx.out(`it matches ${open.length} open alert(s): ${open.map((a) => (a.serial === '' ? a.rule : `${a.rule} ${terminalSafe(a.serial)}`)).join(', ')}\n`);
           }
@@ -160,8 +160,8 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
     .option('-c, --config <file>', 'configuration file')
     .addOption(dbOption())
     .action((opts: { all?: boolean; format: OutputFormat; config?: string; db?: string }) =>
-      withStore(opts, ctx, (_store, now, { alerts }) => {
-        const list = alerts.silences(now, { all: opts.all === true });
+      withStore(opts, ctx, async (_store, now, { alerts }) => {
+        const list = await alerts.silences(now, { all: opts.all === true });
         printRows(ctx, opts.format, {
           headers: ['ID', 'STATE', 'MATCHERS', 'STARTS', 'ENDS', 'BY', 'COMMENT'],
           rows: list.map((s) => [
@@ -189,10 +189,10 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
       withStore(
         opts,
         ctx,
-        (_store, now, { alerts }) => {
-          const found = alerts.silence(id);
+        async (_store, now, { alerts }) => {
+          const found = await alerts.silence(id);
           if (found === undefined) throw new UsageError(`no silence with id "${terminalSafe(id)}" (see \`boxwatch silence list --all\`)`);
-          if (!alerts.expireSilence(id, now)) {
+          if (!(await alerts.expireSilence(id, now))) {
             ctx.out(`silence ${found.id} had already ended (${iso(found.endsAt)}); nothing changed\n`);
             return;
           }

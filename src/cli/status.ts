@@ -4,16 +4,15 @@
  * pending, `box-offline! (acked by alice)` acknowledged); gateway alerts follow the table.
  */
 import type { Command } from 'commander';
-import { withAcks, type Ack } from '../alerts/acks.js';
+import { withAcks, type Ack, type AckRepository } from '../alerts/acks.js';
 import type { AlertState } from '../alerts/types.js';
 import type { AlertQueries } from '../alerts/repositories.js';
 import type { Config } from '../config/index.js';
-import { SqliteStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { relativeTime } from '../time-format.js';
 import { boxViewJson, boxViews, openAlertsBySerial, staleAfterMs } from '../views/boxes.js';
 import { terminalSafe } from './call-gateway.js';
-import { DAY_MS, type FailureCount } from '../store/calls-repo.js';
+import { DAY_MS, type CallsRepo, type FailureCount } from '../store/calls-repo.js';
 import { failureCell } from '../views/calls.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
@@ -23,13 +22,19 @@ import { dbOption, withStore } from './store-access.js';
  * Each box's final calls of the last 24 hours and the failed among them (none from a database
  * without calls; a database from before calls has no calls table).
  */
-function callsOfLastDay(store: Store, now: number): ReadonlyMap<string, FailureCount> {
-  if (!(store instanceof SqliteStore)) return new Map();
+async function callsOfLastDay(calls: Pick<CallsRepo, 'failureCounts'>, now: number): Promise<ReadonlyMap<string, FailureCount>> {
   try {
-    return store.calls.failureCounts({ since: now - DAY_MS });
+    return await calls.failureCounts({ since: now - DAY_MS });
   } catch {
     return new Map();
   }
+}
+
+/** What the status table reads: the boxes, their open alerts with their acks, their calls. */
+export interface StatusSource extends Pick<Store, 'boxes'> {
+  alerts: Pick<AlertQueries, 'states'>;
+  acks: Pick<AckRepository, 'latestByKey'>;
+  calls: Pick<CallsRepo, 'failureCounts'>;
 }
 
 /** `box-offline! (acked by alice), battery-low`: `!` marks a firing alert, no mark a pending one. */
@@ -45,21 +50,18 @@ export const registerStatus: RegisterCommand = (program: Command, ctx: CliContex
     .addOption(dbOption())
     .addOption(formatOption(['table', 'json']))
     .action((opts: { config?: string; format: OutputFormat }) =>
-      withStore(opts, ctx, (store, now, { alerts, config }) => printStatus(ctx, store, now, opts.format, alerts, config)),
+      withStore(opts, ctx, (store, now, { config }) => printStatus(ctx, store, now, opts.format, config)),
     );
 };
 
 /**
  * The status table (or JSON: the box views, src/views/boxes.ts) of every box the store knows; also
- * printed at the end of the demo. Open alerts come from `alerts`, or from the store's database when
- * it is a SqliteStore. A box gone from the device list says `missing` under CONNECTED.
+ * printed at the end of the demo. A box gone from the device list says `missing` under CONNECTED.
  */
-export function printStatus(ctx: CliContext, store: Store, now: number, format: OutputFormat, alerts?: Pick<AlertQueries, 'states'>, config: Pick<Config, 'rules'> | null = null): void {
-  const source = alerts ?? (store instanceof SqliteStore ? store.alerts : undefined);
-  const acks = store instanceof SqliteStore ? store.acks.latestByKey() : new Map<string, Ack>();
-  const states = withAcks(source?.states().values() ?? [], acks, now);
-  const views = boxViews(store.boxes(), states, now, staleAfterMs(config));
-  const calls = callsOfLastDay(store, now);
+export async function printStatus(ctx: CliContext, store: StatusSource, now: number, format: OutputFormat, config: Pick<Config, 'rules'> | null = null): Promise<void> {
+  const states = withAcks((await store.alerts.states()).values(), await store.acks.latestByKey(), now);
+  const views = boxViews(await store.boxes(), states, now, staleAfterMs(config));
+  const calls = await callsOfLastDay(store.calls, now);
   printRows(ctx, format, {
     headers: ['SERIAL', 'NAME', 'CONNECTED', 'BATTERY', 'SIGNAL', 'LAST SEEN', 'FIRMWARE', 'CALLS FAILED', 'ALERTS', 'STATE'],
     rows: views.map(({ box: b, state, alerts: open }) => [

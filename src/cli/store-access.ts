@@ -12,7 +12,7 @@ import { formatDuration } from '../duration.js';
 import { STORE_SECTIONS, loadConfig, sqlitePath, type Config } from '../config/index.js';
 import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import { storeNotFound } from '../store/errors.js';
-import { openStore, type SqliteStore } from '../store/index.js';
+import { openStore, type DataStore, type SqliteStore } from '../store/index.js';
 import type { CliContext } from './context.js';
 
 export interface StoreSource {
@@ -42,10 +42,10 @@ export function dbOption(): Option {
  * poll, with a note on stderr, so that `last seen`, `--since 2h` and uptime are measured on the
  * database's own clock.
  */
-function readingTime(store: SqliteStore, now: number, ctx: CliContext): number {
-  const last = store.lastCycle();
+async function readingTime(store: DataStore, now: number, ctx: CliContext): Promise<number> {
+  const last = await store.lastCycle();
   const end = last === undefined ? now : last.startedAt + last.durationMs;
-  if (store.clockKind() !== 'simulated' || end <= now) return now;
+  if ((await store.clockKind()) !== 'simulated' || end <= now) return now;
   ctx.err(`note: a demo database, on simulated time (its last poll is ${formatDuration(end - now)} ahead of this machine's clock); times are measured from that poll\n`);
   return end;
 }
@@ -58,7 +58,18 @@ export function storeLocation(source: StoreSource, ctx: CliContext): { path: str
   return { path, config };
 }
 
+/** Runs `body` on the store of the configuration (or `--db`), closed afterwards. */
 export async function withStore(
+  source: StoreSource,
+  ctx: CliContext,
+  body: (store: DataStore, now: number, extras: StoreExtras) => void | Promise<void>,
+  options: StoreAccessOptions = {},
+): Promise<void> {
+  await withSqliteStore(source, ctx, body, options);
+}
+
+/** As withStore, for the commands that need SQLite's synchronous reads (`export`, `recordings verify`). */
+export async function withSqliteStore(
   source: StoreSource,
   ctx: CliContext,
   body: (store: SqliteStore, now: number, extras: StoreExtras) => void | Promise<void>,
@@ -67,7 +78,7 @@ export async function withStore(
   const { path, config } = storeLocation(source, ctx);
   const store = openStore(path, { readonly: !options.write });
   try {
-    await body(store, readingTime(store, Date.now(), ctx), { alerts: store.alerts, config });
+    await body(store, await readingTime(store, Date.now(), ctx), { alerts: store.alerts, config });
   } finally {
     store.close();
   }

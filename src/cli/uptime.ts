@@ -15,9 +15,9 @@ export const registerUptime: RegisterCommand = (program: Command, ctx: CliContex
     .option('-c, --config <file>', 'configuration file')
     .addOption(dbOption())
     .action((opts: { since: string; format: OutputFormat; config?: string; db?: string }) =>
-      withStore(opts, ctx, (store, now) => {
+      withStore(opts, ctx, async (store, now) => {
         const { from, to } = parseRange({ since: opts.since }, now, '30d');
-        const rows = store.uptime(from, to).sort((a, b) => (a.connectedFraction ?? -1) - (b.connectedFraction ?? -1) || a.serial.localeCompare(b.serial));
+        const rows = (await store.uptime(from, to)).sort((a, b) => (a.connectedFraction ?? -1) - (b.connectedFraction ?? -1) || a.serial.localeCompare(b.serial));
         printRows(ctx, opts.format, {
           headers: ['SERIAL', 'NAME', 'UPTIME', 'OBSERVED'],
           rows: rows.map((r) => [

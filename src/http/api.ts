@@ -4,6 +4,7 @@
  * Query parameters are checked strictly; a bad one is a 400 that names it.
  */
 import { z } from 'zod';
+import type { Awaitable } from '../awaitable.js';
 import { ackFromRequest, withAcks, type AckRepository } from '../alerts/acks.js';
 import { openAlertsMatching } from '../alerts/silences.js';
 import { ackJson } from '../views/acks.js';
@@ -32,7 +33,7 @@ export interface AlertsReader {
   /** Alert views as JSON, newest first; `activeOnly` keeps pending and firing ones; `since` (ms) drops alerts that last changed earlier. */
   list(query: { activeOnly: boolean; since: number | undefined }): unknown[] | Promise<unknown[]>;
   /** The stored alert states (the box views list each box's open ones); absent: none. */
-  states?(): Iterable<AlertState>;
+  states?(): Awaitable<Iterable<AlertState>>;
   /** The stale threshold of the box views (default 15 minutes). */
   staleAfterMs?: number;
 }
@@ -62,15 +63,15 @@ export function parseRange(params: Map<string, string>, now: number): { from: nu
 }
 
 /** `/api/boxes`: every box's view, trouble first. */
-export function boxesJson(boxes: readonly BoxState[], reader: AlertsReader | undefined, now: number): { boxes: BoxViewJson[] } {
-  return { boxes: boxViews(boxes, reader?.states?.() ?? [], now, reader?.staleAfterMs ?? DEFAULT_STALE_AFTER_MS).map(boxViewJson) };
+export async function boxesJson(boxes: readonly BoxState[], reader: AlertsReader | undefined, now: number): Promise<{ boxes: BoxViewJson[] }> {
+  return { boxes: boxViews(boxes, (await reader?.states?.()) ?? [], now, reader?.staleAfterMs ?? DEFAULT_STALE_AFTER_MS).map(boxViewJson) };
 }
 
 /** `/api/boxes/:serial`: one box's view. */
-export function boxDetailJson(store: Store, serial: string, reader: AlertsReader | undefined, now: number): BoxViewJson {
-  const box = store.box(serial);
+export async function boxDetailJson(store: Store, serial: string, reader: AlertsReader | undefined, now: number): Promise<BoxViewJson> {
+  const box = await store.box(serial);
   if (!box) throw notFound(`unknown box serial "${serial}"`);
-  const open = openAlertsBySerial(reader?.states?.() ?? []).get(serial) ?? [];
+  const open = openAlertsBySerial((await reader?.states?.()) ?? []).get(serial) ?? [];
   return boxViewJson(boxView(box, open, now, reader?.staleAfterMs ?? DEFAULT_STALE_AFTER_MS));
 }
 
@@ -86,7 +87,7 @@ export type HistoryJson = {
 );
 
 /** `/api/boxes/:serial/history?metric=battery&since=24h` (or from/to; kind=raw|rollup forces one form). */
-export function historyJson(store: Store, serial: string, query: URLSearchParams, now: number): HistoryJson {
+export async function historyJson(store: Store, serial: string, query: URLSearchParams, now: number): Promise<HistoryJson> {
   const params = queryParams(query, ['metric', 'since', 'from', 'to', 'kind']);
   const metric = params.get('metric') ?? 'battery';
   if (!METRICS.includes(metric as Metric)) throw badRequest('metric', `metric: unknown metric "${metric}" (use ${METRICS.join(', ')})`);
@@ -99,9 +100,9 @@ export function historyJson(store: Store, serial: string, query: URLSearchParams
     const instead = metric === 'firmware' ? 'ask for a shorter range' : 'ask for a shorter range or kind=rollup';
     throw badRequest(param, `${param}: raw history is limited to ${formatDuration(RAW_MAX_RANGE_MS)} per request; ${instead}`);
   }
-  const box = store.box(serial);
+  const box = await store.box(serial);
   if (!box) throw notFound(`unknown box serial "${serial}"`);
-  const h: HistoryResult = store.history(serial, metric as Metric, from, to, kind === undefined ? undefined : { kind });
+  const h: HistoryResult = await store.history(serial, metric as Metric, from, to, kind === undefined ? undefined : { kind });
   const head = { serial, name: box.name, metric: h.metric, from: iso(h.from), to: iso(h.to) };
   if (h.kind === 'raw') {
     return { ...head, kind: 'raw', points: h.points.map((p) => ({ t: iso(p.t), value: p.value, until: p.until === undefined ? null : iso(p.until) })) };
@@ -163,9 +164,9 @@ export interface FleetView {
 }
 
 /** Reads the fleet view; it changes only with a poll cycle, so the dashboard keeps one per cycle. */
-export function fleetView(store: Store, alerts: Pick<AlertQueries, 'states'>, acks: Pick<AckRepository, 'latestByKey'> | undefined, now: number): FleetView {
-  const open = openAlertsBySerial(withAcks(alerts.states().values(), acks?.latestByKey() ?? new Map(), now));
-  return { boxes: sortByTrouble(store.boxes(), open), open };
+export async function fleetView(store: Store, alerts: Pick<AlertQueries, 'states'>, acks: Pick<AckRepository, 'latestByKey'> | undefined, now: number): Promise<FleetView> {
+  const open = openAlertsBySerial(withAcks((await alerts.states()).values(), (await acks?.latestByKey()) ?? new Map(), now));
+  return { boxes: sortByTrouble(await store.boxes(), open), open };
 }
 
 /**
@@ -260,8 +261,8 @@ function daysParam(params: Map<string, string>): number {
 }
 
 /** Connected fraction per UTC day for one box (null: no observation that day), oldest first. */
-function dailyUptime(store: Store, serial: string, from: number, days: number): (number | null)[] {
-  const h = store.history(serial, 'connected', from, from + days * DAY_MS, { kind: 'rollup', maxPoints: days });
+async function dailyUptime(store: Store, serial: string, from: number, days: number): Promise<(number | null)[]> {
+  const h = await store.history(serial, 'connected', from, from + days * DAY_MS, { kind: 'rollup', maxPoints: days });
   const out: (number | null)[] = new Array<number | null>(days).fill(null);
   if (h.kind !== 'rollup') return out;
   for (const p of h.points) {
@@ -272,19 +273,19 @@ function dailyUptime(store: Store, serial: string, from: number, days: number): 
 }
 
 /** `/api/boxes/:serial/uptime?days=90`: one connected fraction per UTC day. */
-export function boxUptimeJson(store: Store, serial: string, query: URLSearchParams, now: number) {
+export async function boxUptimeJson(store: Store, serial: string, query: URLSearchParams, now: number) {
   const params = queryParams(query, ['days']);
   const days = daysParam(params);
-  if (!store.box(serial)) throw notFound(`unknown box serial "${serial}"`);
+  if (!(await store.box(serial))) throw notFound(`unknown box serial "${serial}"`);
   const { from } = dayRange(now, days);
-  return { serial, from: iso(from), days, uptime: dailyUptime(store, serial, from, days) };
+  return { serial, from: iso(from), days, uptime: await dailyUptime(store, serial, from, days) };
 }
 
 /**
  * `/api/uptime?days=30|90&page&per&q`: the fleet's percentage online per UTC day (time-weighted
  * over every box observed that day) and daily bars for one page of boxes (serial order).
  */
-export function uptimeJson(store: Store, query: URLSearchParams, now: number) {
+export async function uptimeJson(store: Store, query: URLSearchParams, now: number) {
   const params = queryParams(query, ['days', 'page', 'per', 'q']);
   const days = daysParam(params);
   const { page, per } = pageParams(params, 50);
@@ -299,14 +300,14 @@ export function uptimeJson(store: Store, query: URLSearchParams, now: number) {
     }
     let observed = 0;
     let connected = 0;
-    for (const row of store.uptime(start, end)) {
+    for (const row of await store.uptime(start, end)) {
       observed += row.observedMs;
       connected += (row.connectedFraction ?? 0) * row.observedMs;
     }
     fleet.push(observed > 0 ? connected / observed : null);
   }
   const q = params.get('q') || undefined;
-  const boxes = store.boxes().filter((b) => q === undefined || includesFolded(b.serial, q) || includesFolded(b.name, q));
+  const boxes = (await store.boxes()).filter((b) => q === undefined || includesFolded(b.serial, q) || includesFolded(b.name, q));
   const pages = Math.max(1, Math.ceil(boxes.length / per));
   return {
     from: iso(from),
@@ -316,14 +317,14 @@ export function uptimeJson(store: Store, query: URLSearchParams, now: number) {
     page,
     per,
     pages,
-    boxes: boxes.slice((page - 1) * per, page * per).map((b) => ({ serial: b.serial, name: b.name, uptime: dailyUptime(store, b.serial, from, days) })),
+    boxes: await Promise.all(boxes.slice((page - 1) * per, page * per).map(async (b) => ({ serial: b.serial, name: b.name, uptime: await dailyUptime(store, b.serial, from, days) }))),
   };
 }
 
 /** `/api/firmware`: versions across the fleet, most common first, with (up to 200 of) the boxes on each. */
-export function firmwareJson(store: Store) {
+export async function firmwareJson(store: Store) {
   const byVersion = new Map<string, BoxState[]>();
-  for (const b of store.boxes()) {
+  for (const b of await store.boxes()) {
     const list = byVersion.get(b.firmware);
     if (list) list.push(b);
     else byVersion.set(b.firmware, [b]);
@@ -335,11 +336,11 @@ export function firmwareJson(store: Store) {
 }
 
 /** `/api/boxes/:serial/alerts?since=90d`: the box's alert transitions, oldest first. */
-export function boxAlertsJson(store: Store, reader: DashboardReader, serial: string, query: URLSearchParams, now: number) {
+export async function boxAlertsJson(store: Store, reader: DashboardReader, serial: string, query: URLSearchParams, now: number) {
   const params = queryParams(query, ['since', 'from', 'to']);
   const { from, to } = parseRange(params.has('since') || params.has('from') ? params : new Map([['since', '90d']]), now);
-  if (!store.box(serial)) throw notFound(`unknown box serial "${serial}"`);
-  return { serial, transitions: reader.alerts.transitionsSince(from, serial).filter((t) => t.at < to).map(transitionJson) };
+  if (!(await store.box(serial))) throw notFound(`unknown box serial "${serial}"`);
+  return { serial, transitions: (await reader.alerts.transitionsSince(from, serial)).filter((t) => t.at < to).map(transitionJson) };
 }
 
 /**
@@ -348,30 +349,30 @@ export function boxAlertsJson(store: Store, reader: DashboardReader, serial: str
  * and notifier, newest first (at most 1,000), with its delivery status, attempts, delivery time,
  * last error (secrets redacted) and the alerts it told about.
  */
-export function notificationsJson(reader: DashboardReader, query: URLSearchParams, now: number) {
+export async function notificationsJson(reader: DashboardReader, query: URLSearchParams, now: number) {
   const params = queryParams(query, ['since', 'notifier', 'status', 'alert']);
   const since = now - parseSince(params.get('since') ?? '24h');
   const statusText = params.get('status');
   const status = NOTIFICATION_STATUSES.find((s) => s === statusText);
   if (statusText !== undefined && status === undefined) throw badRequest('status', `status: must be one of ${NOTIFICATION_STATUSES.join(', ')}, not "${statusText}"`);
   const secrets = reader.config.notifiers.flatMap((n) => notifierSecrets(n));
-  const views = readNotificationViews(reader.alerts, { since, notifier: params.get('notifier'), status, alert: params.get('alert') }, { secrets });
+  const views = await readNotificationViews(reader.alerts, { since, notifier: params.get('notifier'), status, alert: params.get('alert') }, { secrets });
   return { notifications: views.map(notificationJson) };
 }
 
 /** `/api/alerts/transitions?since=24h`: every transition since then, newest first, with what held it back. */
-export function transitionsJson(reader: DashboardReader, query: URLSearchParams, now: number) {
+export async function transitionsJson(reader: DashboardReader, query: URLSearchParams, now: number) {
   const params = queryParams(query, ['since']);
   const since = now - parseSince(params.get('since') ?? '24h');
-  return { transitions: reader.alerts.transitionsSince(since).reverse().slice(0, 5_000).map(transitionJson) };
+  return { transitions: (await reader.alerts.transitionsSince(since)).reverse().slice(0, 5_000).map(transitionJson) };
 }
 
 /** `/api/silences?all=true`: pending and active silences (all: expired too); `writable` says whether writes are on. */
-export function silencesJson(reader: DashboardReader, query: URLSearchParams, now: number, writable: boolean) {
+export async function silencesJson(reader: DashboardReader, query: URLSearchParams, now: number, writable: boolean) {
   const params = queryParams(query, ['all']);
   const all = params.get('all');
   if (all !== undefined && all !== 'true' && all !== 'false') throw badRequest('all', `all: must be true or false, not "${all}"`);
-  return { writable, silences: reader.alerts.silences(now, { all: all === 'true' }).map((s) => silenceJson(s, now)) };
+  return { writable, silences: (await reader.alerts.silences(now, { all: all === 'true' })).map((s) => silenceJson(s, now)) };
 }
 
 const splitList = (text: string | undefined): string[] =>
@@ -381,12 +382,12 @@ const splitList = (text: string | undefined): string[] =>
     .filter((s) => s !== '');
 
 /** `/api/silences/preview?boxes=BX-1*,BX-2&rules=battery-low`: the open alerts such a silence would hold back. */
-export function silencePreviewJson(reader: DashboardReader, query: URLSearchParams) {
+export async function silencePreviewJson(reader: DashboardReader, query: URLSearchParams) {
   const params = queryParams(query, ['boxes', 'rules']);
   const boxes = splitList(params.get('boxes'));
   const rules = splitList(params.get('rules'));
   const matchers = { ...(boxes.length > 0 ? { boxes } : {}), ...(rules.length > 0 ? { rules } : {}) };
-  const alerts = openAlertsMatching({ matchers }, reader.alerts.states().values());
+  const alerts = openAlertsMatching({ matchers }, (await reader.alerts.states()).values());
   return { alerts: alerts.map((a) => ({ rule: a.rule, serial: a.serial, severity: a.severity, status: a.status, summary: a.summary })) };
 }
 
@@ -399,7 +400,7 @@ const silenceInput = z.strictObject({
 });
 
 /** `POST /api/silences` with `{boxes, rules, for, comment, by?}`: checked as `silence add` checks its options. */
-export function createSilenceJson(reader: DashboardReader, body: unknown, now: number) {
+export async function createSilenceJson(reader: DashboardReader, body: unknown, now: number) {
   const parsed = silenceInput.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -414,15 +415,15 @@ export function createSilenceJson(reader: DashboardReader, body: unknown, now: n
     if (err instanceof UsageError) throw badRequest('body', err.message.replace(/--/g, ''));
     throw err;
   }
-  const added = reader.alerts.addSilence(input, now);
-  return { silence: silenceJson(added, now), matches: openAlertsMatching(added, reader.alerts.states().values()).length };
+  const added = await reader.alerts.addSilence(input, now);
+  return { silence: silenceJson(added, now), matches: openAlertsMatching(added, (await reader.alerts.states()).values()).length };
 }
 
 /** `POST /api/silences/:id/expire`: ends the silence now (false when it had already ended). */
-export function expireSilenceJson(reader: DashboardReader, id: string, now: number) {
-  const found = reader.alerts.silence(id);
+export async function expireSilenceJson(reader: DashboardReader, id: string, now: number) {
+  const found = await reader.alerts.silence(id);
   if (!found) throw notFound(`no silence with id "${id}"`);
-  return { id, expired: reader.alerts.expireSilence(id, now) };
+  return { id, expired: await reader.alerts.expireSilence(id, now) };
 }
 
 const ackInput = z.strictObject({
@@ -442,7 +443,7 @@ function acksOf(reader: DashboardReader): AckRepository {
  * ack` does, src/alerts/acks.ts): its repeats stop until it resolves, its severity rises or `for`
  * ends. Answer `201 {"ack": {...}}`.
  */
-export function createAckJson(reader: DashboardReader, body: unknown, now: number) {
+export async function createAckJson(reader: DashboardReader, body: unknown, now: number) {
   const acks = acksOf(reader);
   const parsed = ackInput.safeParse(body);
   if (!parsed.success) {
@@ -450,19 +451,20 @@ export function createAckJson(reader: DashboardReader, body: unknown, now: numbe
     const field = String(issue?.path[0] ?? 'body');
     throw badRequest(field, `${field}: ${issue?.message ?? 'invalid'}`);
   }
+  const states = await reader.alerts.states();
   let input;
   try {
-    input = ackFromRequest({ ...parsed.data, by: parsed.data.by ?? 'dashboard' }, reader.alerts.states().values(), now);
+    input = ackFromRequest({ ...parsed.data, by: parsed.data.by ?? 'dashboard' }, states.values(), now);
   } catch (err) {
     if (err instanceof UsageError) throw badRequest('body', err.message.replace(/--/g, ''));
     throw err;
   }
-  return { ack: ackJson(acks.add(input)) };
+  return { ack: ackJson(await acks.add(input)) };
 }
 
 /** `GET /api/acks?since=7d`: the acknowledgements given since then, newest first. */
-export function acksJson(reader: DashboardReader, query: URLSearchParams, now: number) {
+export async function acksJson(reader: DashboardReader, query: URLSearchParams, now: number) {
   const params = queryParams(query, ['since']);
   const since = now - parseSince(params.get('since') ?? '7d');
-  return { acks: acksOf(reader).since(since).map(ackJson) };
+  return { acks: (await acksOf(reader).since(since)).map(ackJson) };
 }

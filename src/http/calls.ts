@@ -33,13 +33,13 @@ function readerOrOff(reader: CallsReader | undefined): CallsReader {
 }
 
 /** `/api/calls`. */
-export function callsJson(reader: CallsReader | undefined, query: URLSearchParams): { from: string; to: string; calls: CallJson[] } {
+export async function callsJson(reader: CallsReader | undefined, query: URLSearchParams): Promise<{ from: string; to: string; calls: CallJson[] }> {
   const { repo, now } = readerOrOff(reader);
   const params = queryParams(query, ['box', 'since', 'from', 'to', 'limit']);
   const { from, to } = parseRange(params, now());
   const box = params.get('box');
   if (box !== undefined && box.trim() === '') throw badRequest('box', 'box: must not be empty');
-  const calls = repo.list({ ...(box !== undefined && { serial: box }), since: from, until: to, limit: limitOf(params, 100) });
+  const calls = await repo.list({ ...(box !== undefined && { serial: box }), since: from, until: to, limit: limitOf(params, 100) });
   return { from: isoTime(from), to: isoTime(to), calls: calls.map(callJson) };
 }
 
@@ -54,17 +54,17 @@ export interface BoxCallsJson {
 }
 
 /** `/api/boxes/:serial/calls`. */
-export function boxCallsJson(reader: CallsReader | undefined, serial: string, query: URLSearchParams): BoxCallsJson {
+export async function boxCallsJson(reader: CallsReader | undefined, serial: string, query: URLSearchParams): Promise<BoxCallsJson> {
   const { repo, now } = readerOrOff(reader);
   const params = queryParams(query, ['since', 'from', 'to', 'limit']);
   const { from, to } = parseRange(params, now());
   const bucketMs = bucketMsFor(to - from);
-  const counts = new Map(repo.failureBuckets(serial, from, to, bucketMs).map((b) => [b.index, b]));
+  const counts = new Map((await repo.failureBuckets(serial, from, to, bucketMs)).map((b) => [b.index, b]));
   const buckets: BoxCallsJson['buckets'] = [];
   for (let i = 0; from + i * bucketMs < to; i++) {
     const c = counts.get(i);
     buckets.push({ t: isoTime(from + i * bucketMs), calls: c?.calls ?? 0, failed: c?.failed ?? 0, failedPercent: failurePercent(c) });
   }
-  const calls = repo.list({ serial, since: from, until: to, limit: limitOf(params, 50) });
+  const calls = await repo.list({ serial, since: from, until: to, limit: limitOf(params, 50) });
   return { box: serial, from: isoTime(from), to: isoTime(to), bucketMs, buckets, calls: calls.map(callJson) };
 }

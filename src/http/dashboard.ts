@@ -7,6 +7,7 @@
  * TOKEN`, and, when the request carries an `Origin` (every browser does on POST), only from this
  * server's own origin. Everything else is read-only.
  */
+import type { Awaitable } from '../awaitable.js';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../clock.js';
@@ -83,7 +84,7 @@ export interface DashboardDeps {
   store: Store;
   metrics: Metrics;
   clock: Clock;
-  lastSuccessAt: () => number | null;
+  lastSuccessAt: () => Awaitable<number | null>;
   options: DashboardOptions;
 }
 
@@ -151,34 +152,37 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
   const reader: DashboardReader = { alerts: options.alerts, acks: options.acks, config };
   const assets = loadAssets();
   const writable = config.http.adminToken !== undefined;
-  const gateway = (): GatewayJson =>
-    gatewayJson({ lastSuccessAt: deps.lastSuccessAt(), status: metrics.cycleStatus(), lastCycle: store.lastCycle(), skewMs: options.skewMs?.() ?? null });
-  const ctx = (): PageContext => ({ base: config.http.basePath, assets: assets.version, gateway: gatewayText(gateway(), clock.now()) });
-  const html = (render: () => string): Route => ({ handler: () => ({ status: 200, body: render(), type: HTML_TYPE }) });
-  const json = (fn: (q: URLSearchParams, now: number) => unknown): Route => ({ handler: (q) => jsonAnswer(200, fn(q, clock.now())) });
+  const gateway = async (): Promise<GatewayJson> =>
+    gatewayJson({ lastSuccessAt: await deps.lastSuccessAt(), status: metrics.cycleStatus(), lastCycle: await store.lastCycle(), skewMs: options.skewMs?.() ?? null });
+  const ctx = async (): Promise<PageContext> => ({ base: config.http.basePath, assets: assets.version, gateway: gatewayText(await gateway(), clock.now()) });
+  const html = (render: (page: PageContext) => string): Route => ({ handler: async () => ({ status: 200, body: render(await ctx()), type: HTML_TYPE }) });
+  const json = (fn: (q: URLSearchParams, now: number) => unknown): Route => ({ handler: async (q) => jsonAnswer(200, await fn(q, clock.now())) });
   // Boxes and alert states change only with a cycle: every open page asks after each one, and all
   // but the first read the view kept for that cycle.
   let kept: { cycle: number | undefined; view: FleetView } | undefined;
-  const fleet = (): FleetView => {
-    const cycle = store.lastCycle()?.startedAt;
+  const fleet = async (): Promise<FleetView> => {
+    const cycle = (await store.lastCycle())?.startedAt;
     if (kept !== undefined && cycle !== undefined && kept.cycle === cycle) return kept.view;
-    kept = { cycle, view: fleetView(store, options.alerts, options.acks, clock.now()) };
-    return kept.view;
+    const view = await fleetView(store, options.alerts, options.acks, clock.now());
+    kept = { cycle, view };
+    return view;
   };
 
   return (segments) => {
     const [a, b, c, d, ...rest] = segments;
     const n = segments.length;
-    if (n === 1 && a === '') return html(() => overviewPage(ctx()));
-    if (n === 1 && a === 'uptime') return html(() => uptimePage(ctx()));
-    if (n === 1 && a === 'firmware') return html(() => firmwarePage(ctx()));
-    if (n === 1 && a === 'alerts') return html(() => alertsPage(ctx(), writable));
-    if (n === 1 && a === 'silences') return html(() => silencesPage(ctx(), writable));
+    if (n === 1 && a === '') return html((page) => overviewPage(page));
+    if (n === 1 && a === 'uptime') return html((page) => uptimePage(page));
+    if (n === 1 && a === 'firmware') return html((page) => firmwarePage(page));
+    if (n === 1 && a === 'alerts') return html((page) => alertsPage(page, writable));
+    if (n === 1 && a === 'silences') return html((page) => silencesPage(page, writable));
     if (n === 2 && a === 'boxes' && b !== undefined && b !== '') {
-      return html(() => {
-        if (!store.box(b)) throw notFound(`unknown box serial "${b}"`);
-        return boxPage(ctx(), b, { calls: config.calls !== undefined });
-      });
+      return {
+        handler: async () => {
+          if (!(await store.box(b))) throw notFound(`unknown box serial "${b}"`);
+          return { status: 200, body: boxPage(await ctx(), b, { calls: config.calls !== undefined }), type: HTML_TYPE };
+        },
+      };
     }
     if (a === 'assets' && n >= 3) {
       const path = segments.slice(2).join('/');
@@ -197,7 +201,7 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
       };
     }
     if (a !== 'api' || rest.length > 0) return undefined;
-    if (n === 2 && b === 'overview') return json((q, now) => overviewJson(fleet(), config, q, now));
+    if (n === 2 && b === 'overview') return json(async (q, now) => overviewJson(await fleet(), config, q, now));
     if (n === 2 && b === 'gateway') return json(() => gateway());
     if (n === 2 && b === 'uptime') return json((q, now) => uptimeJson(store, q, now));
     if (n === 2 && b === 'firmware') return json(() => firmwareJson(store));
@@ -211,9 +215,9 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
           if (req.method === 'POST') {
             checkWrite(req, config.http.adminToken);
             const body = await readJsonBody(req);
-            return jsonAnswer(201, createAckJson(reader, body, clock.now()));
+            return jsonAnswer(201, await createAckJson(reader, body, clock.now()));
           }
-          return jsonAnswer(200, acksJson(reader, q, clock.now()));
+          return jsonAnswer(200, await acksJson(reader, q, clock.now()));
         },
         methods: ['GET', 'HEAD', 'POST'],
       };
@@ -225,9 +229,9 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
           if (req.method === 'POST') {
             checkWrite(req, config.http.adminToken);
             const body = await readJsonBody(req);
-            return jsonAnswer(201, createSilenceJson(reader, body, clock.now()));
+            return jsonAnswer(201, await createSilenceJson(reader, body, clock.now()));
           }
-          return jsonAnswer(200, silencesJson(reader, q, clock.now(), writable));
+          return jsonAnswer(200, await silencesJson(reader, q, clock.now(), writable));
         },
         methods: ['GET', 'HEAD', 'POST'],
       };
@@ -235,9 +239,9 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
     if (n === 3 && c === 'preview') return json((q) => silencePreviewJson(reader, q));
     if (n === 4 && c !== undefined && c !== '' && d === 'expire') {
       return {
-        handler: (_q, { req }) => {
+        handler: async (_q, { req }) => {
           checkWrite(req, config.http.adminToken);
-          return jsonAnswer(200, expireSilenceJson(reader, c, clock.now()));
+          return jsonAnswer(200, await expireSilenceJson(reader, c, clock.now()));
         },
         methods: ['POST'],
       };

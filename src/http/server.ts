@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
 import { isoTime } from '../time.js';
 import { BoxwatchError } from '../errors.js';
@@ -29,7 +30,7 @@ export interface HealthOptions {
    * and the last ok cycle seen in the store (from the start of the server on; so a restart followed
    * by a failure is judged by the success before the restart).
    */
-  lastSuccessAt?: () => number | null;
+  lastSuccessAt?: () => Awaitable<number | null>;
 }
 
 export interface HttpServerOptions {
@@ -112,26 +113,26 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
   /** The latest successful cycle seen in the store, remembered across later failed ones. */
   let storedOk: number | null = null;
-  const storeLastOk = (): number | null => {
-    const last = store.lastCycle();
+  const storeLastOk = async (): Promise<number | null> => {
+    const last = await store.lastCycle();
     if (last?.outcome === 'ok') storedOk = Math.max(storedOk ?? 0, last.startedAt + last.durationMs);
     return storedOk;
   };
-  storeLastOk();
+  await storeLastOk();
   const lastSuccessAt =
     options.health.lastSuccessAt ??
-    ((): number | null => {
+    (async (): Promise<number | null> => {
       const seen = metrics.cycleStatus().lastOkAt;
-      const stored = storeLastOk();
+      const stored = await storeLastOk();
       return seen === null ? stored : stored === null ? seen : Math.max(seen, stored);
     });
 
-  const health: Handler = () => {
+  const health: Handler = async () => {
     const { healthy, body } = evaluateHealth({
       now: clock.now(),
       maxCycleAgeMs: options.health.maxCycleAgeMs,
-      lastCycle: store.lastCycle(),
-      lastSuccessAt: lastSuccessAt(),
+      lastCycle: await store.lastCycle(),
+      lastSuccessAt: await lastSuccessAt(),
       failingSince: metrics.cycleStatus().failingSince,
     });
     return json(healthy ? 200 : 503, body);
@@ -152,14 +153,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (a !== 'api') return undefined;
     // Alert states change only with a cycle (when silences are applied too): concurrent and repeated
     // reads of one query within a cycle share one rendering.
-    if (segments.length === 2 && b === 'calls') return (q) => json(200, callsJson(options.calls, q));
+    if (segments.length === 2 && b === 'calls') return async (q) => json(200, await callsJson(options.calls, q));
     if (segments.length === 2 && b === 'alerts') return (q) => snapshot.memo(`/api/alerts?${q.toString()}`, () => alertsJson(options.alerts, q, clock.now())).then((v) => json(200, v));
     if (b !== 'boxes') return undefined;
-    if (segments.length === 2) return () => json(200, boxesJson(snapshot.boxes(), options.alerts, clock.now()));
+    if (segments.length === 2) return async () => json(200, await boxesJson(await snapshot.boxes(), options.alerts, clock.now()));
     if (serial === undefined || serial === '') return undefined;
-    if (segments.length === 3) return () => json(200, boxDetailJson(store, serial, options.alerts, clock.now()));
-    if (d === 'history') return (q) => json(200, historyJson(store, serial, q, clock.now()));
-    if (d === 'calls') return (q) => json(200, boxCallsJson(options.calls, serial, q));
+    if (segments.length === 3) return async () => json(200, await boxDetailJson(store, serial, options.alerts, clock.now()));
+    if (d === 'history') return async (q) => json(200, await historyJson(store, serial, q, clock.now()));
+    if (d === 'calls') return async (q) => json(200, await boxCallsJson(options.calls, serial, q));
     return undefined;
   };
   const route = (segments: string[]): Route | undefined => {

@@ -9,9 +9,9 @@ import type { BoxState, Store } from '../store/types.js';
 
 export interface FleetSnapshot {
   /** Every box as of the last cycle: the same array until the next cycle is recorded. */
-  boxes(): BoxState[];
+  boxes(): Promise<BoxState[]>;
   /** `compute(boxes)` once per cycle, remembered under `key` until the next cycle. */
-  memo<T>(key: string, compute: (boxes: BoxState[]) => T): T;
+  memo<T>(key: string, compute: (boxes: BoxState[]) => T): Promise<T>;
   /**
    * The boxes as the cycle that started at `startedAt` committed them (the daemon has read them
    * for the alert rules already): the next snapshot without reading the store again.
@@ -23,11 +23,12 @@ export function fleetSnapshot(store: Pick<Store, 'boxes' | 'lastCycle'>): FleetS
   let version: number | null | undefined;
   let boxes: BoxState[] = [];
   const memos = new Map<string, unknown>();
-  const current = (): BoxState[] => {
-    const latest = store.lastCycle()?.startedAt ?? null;
+  const current = async (): Promise<BoxState[]> => {
+    const latest = (await store.lastCycle())?.startedAt ?? null;
     if (latest !== version) {
+      const list = await store.boxes();
       version = latest;
-      boxes = store.boxes();
+      boxes = list;
       memos.clear();
     }
     return boxes;
@@ -39,8 +40,8 @@ export function fleetSnapshot(store: Pick<Store, 'boxes' | 'lastCycle'>): FleetS
       boxes = list;
       memos.clear();
     },
-    memo<T>(key: string, compute: (boxes: BoxState[]) => T): T {
-      const list = current();
+    async memo<T>(key: string, compute: (boxes: BoxState[]) => T): Promise<T> {
+      const list = await current();
       if (!memos.has(key)) memos.set(key, compute(list));
       return memos.get(key) as T;
     },

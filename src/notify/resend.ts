@@ -7,6 +7,7 @@
  * crash: the next interval sends the current state again), and a failed one is logged and
  * replaced by the next. Which alerts are firing is the caller's (`firing`): the stored alert states.
  */
+import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -15,7 +16,7 @@ import type { AlertItem, Notifier } from './types.js';
 export interface ResenderOptions {
   notifiers: readonly Notifier[];
   /** The firing alerts routed to `notifier` that it was told about, as `repeat` items. */
-  firing: (notifier: string, now: number) => AlertItem[];
+  firing: (notifier: string, now: number) => Awaitable<AlertItem[]>;
   clock: Clock;
   logger?: Logger;
   /** Aborts a send in flight at shutdown. */
@@ -38,7 +39,7 @@ export class Resender {
     const now = this.options.clock.now();
     let items: AlertItem[];
     try {
-      items = this.options.firing(notifier.name, now);
+      items = await this.options.firing(notifier.name, now);
     } catch (err) {
       this.logger.error({ notifier: notifier.name, err: errorMessage(err) }, 'cannot read the firing alerts to resend');
       return false;

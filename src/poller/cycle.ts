@@ -161,7 +161,7 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
     }
   }
 
-  const known = new Map<string, BoxState>(store.boxes().map((b) => [b.serial, b]));
+  const known = new Map<string, BoxState>((await store.boxes()).map((b) => [b.serial, b]));
   const due = selectForDetails(summaries, known, startedAt, deps.policy);
   let detailsFailed = 0;
   let detailsSkipped = 0;

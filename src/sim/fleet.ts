@@ -80,6 +80,8 @@ export interface FleetOptions {
   seed: number;
   /** Simulated time at which the fleet starts (ms since the epoch). */
   start: number;
+  /** What every serial starts with (default `BX-`): `BX-00001`, `BX-00002`, ... */
+  serialPrefix?: string;
 }
 
 /** A fleet of simulated boxes, moved forward in fixed ticks by `advanceTo`. */
@@ -200,7 +202,7 @@ export class Fleet {
   }
 }
 
-function createBoxes({ devices, seed, start }: FleetOptions): SimBox[] {
+function createBoxes({ devices, seed, start, serialPrefix = 'BX-' }: FleetOptions): SimBox[] {
   const layout = new Rng(deriveSeed(seed, 0));
   const width = Math.max(5, String(devices).length);
   const boxes: SimBox[] = [];
@@ -222,7 +224,7 @@ function createBoxes({ devices, seed, start }: FleetOptions): SimBox[] {
     host += 1;
     id += layout.int(1, 5);
     const rng = new Rng(deriveSeed(seed, i + 1));
-    const serial = `BX-${String(i + 1).padStart(width, '0')}`;
+    const serial = `${serialPrefix}${String(i + 1).padStart(width, '0')}`;
     const onMains = rng.chance(0.8);
     const connected = rng.chance(0.97);
     const signalBase = clamp(rng.normal() * 10 - 78, -115, -55);

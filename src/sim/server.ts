@@ -2,6 +2,7 @@
  * The simulator's HTTP server: `/api/gateway/v1` as the vendor document describes it (paths,
  * methods, envelope, `account-secret-key`, multipart make-call, exact error messages), plus
  * `/recordings/<token>.wav` for call recordings. The `Date` header carries simulated time.
+ * With several accounts (accounts.ts) a request is answered by the account its key names.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -9,9 +10,10 @@ import { API_PREFIX, MESSAGES } from '../gateway/messages.js';
 import type { Endpoint } from '../gateway/types.js';
 import { SILENT_WAV } from './calls.js';
 import { SIM_MESSAGES, messageForStatus } from './messages.js';
-import { Simulator, type FaultEffect, type SimulatorOptions } from './simulator.js';
+import { createAccounts, type SimAccount, type SimAccountsOptions } from './accounts.js';
+import type { FaultEffect, Simulator } from './simulator.js';
 
-export interface SimServerOptions extends SimulatorOptions {
+export interface SimServerOptions extends SimAccountsOptions {
   /** Defaults to 127.0.0.1. */
   host?: string;
   /** Defaults to 8080; 0 picks a free port. */
@@ -30,7 +32,10 @@ export interface RunningSimulator {
   url: string;
   host: string;
   port: number;
+  /** The first account's simulator (the only one unless `accounts` was given). */
   sim: Simulator;
+  /** Every account, in order (one unless `accounts` was given). */
+  accounts: readonly SimAccount[];
   close(): Promise<void>;
 }
 
@@ -71,8 +76,25 @@ const failure = (status: number, message: string, headers?: Record<string, strin
   ...(headers && { headers }),
 });
 
-/** Builds the request handler for a simulator. `pending` collects latency timers for shutdown. */
-export function createSimHandler(sim: Simulator, options: { onError?: (err: unknown) => void; pending?: Set<NodeJS.Timeout>; recordingsUrl?: string } = {}) {
+/**
+ * The simulator that answers a request carrying `key`. One account: always it (its faults then
+ * answer before the key is checked, as a proxy in front of the service would). Several: the
+ * account whose key it is, or none (a 401, no fault).
+ */
+function accountFor(sims: readonly Simulator[], key: string | undefined): Simulator | undefined {
+  if (sims.length === 1) return sims[0];
+  return sims.find((s) => s.acceptsKey(key, s.sync()));
+}
+
+/**
+ * Builds the request handler for a simulator's accounts (one Simulator, or several: the first
+ * answers what belongs to no account). `pending` collects latency timers for shutdown.
+ */
+export function createSimHandler(simulators: Simulator | readonly Simulator[], options: { onError?: (err: unknown) => void; pending?: Set<NodeJS.Timeout>; recordingsUrl?: string } = {}) {
+  const sims: readonly Simulator[] = Array.isArray(simulators) ? simulators : [simulators as Simulator];
+  const [first] = sims;
+  if (first === undefined) throw new RangeError('a simulator has at least one account');
+  const answerer: Simulator = first;
   const pending = options.pending ?? new Set<NodeJS.Timeout>();
   const delay = (ms: number): Promise<void> =>
     new Promise((resolve) => {
@@ -87,17 +109,25 @@ export function createSimHandler(sim: Simulator, options: { onError?: (err: unkn
     const url = new URL(req.url ?? '/', 'http://sim.invalid');
     const method = req.method ?? 'GET';
     if (url.pathname.startsWith('/recordings/')) {
-      serveRecording(sim, url.pathname, method, res);
+      serveRecording(sims, url.pathname, method, res);
       return;
     }
     if (url.pathname !== API_PREFIX && !url.pathname.startsWith(`${API_PREFIX}/`)) {
-      send(res, sim.sync() + sim.fleet.skewMs, failure(404, SIM_MESSAGES.notFound));
+      send(res, answerer.sync() + answerer.fleet.skewMs, failure(404, SIM_MESSAGES.notFound));
       return;
     }
     const r = route(method, url.pathname);
     if ('error' in r) {
       const reply = r.error === 405 ? failure(405, SIM_MESSAGES.methodNotAllowed, { Allow: r.allow }) : failure(404, SIM_MESSAGES.notFound);
-      send(res, sim.sync() + sim.fleet.skewMs, reply);
+      send(res, answerer.sync() + answerer.fleet.skewMs, reply);
+      return;
+    }
+    const key = req.headers['account-secret-key'];
+    const keyText = typeof key === 'string' ? key : undefined;
+    const sim = accountFor(sims, keyText);
+    if (sim === undefined) {
+      req.resume();
+      send(res, answerer.sync() + answerer.fleet.skewMs, failure(401, MESSAGES.unauthorized));
       return;
     }
     const now = sim.sync();
@@ -115,8 +145,7 @@ export function createSimHandler(sim: Simulator, options: { onError?: (err: unkn
       send(res, now + sim.fleet.skewMs, failure(effect.status, messageForStatus(effect.status), headers));
       return;
     }
-    const key = req.headers['account-secret-key'];
-    if (!sim.acceptsKey(typeof key === 'string' ? key : undefined, now)) {
+    if (!sim.acceptsKey(keyText, now)) {
       req.resume();
       send(res, now + sim.fleet.skewMs, failure(401, MESSAGES.unauthorized));
       return;
@@ -128,7 +157,7 @@ export function createSimHandler(sim: Simulator, options: { onError?: (err: unkn
   return (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((err: unknown) => {
       options.onError?.(err);
-      if (!res.headersSent) send(res, sim.now() + sim.fleet.skewMs, failure(500, SIM_MESSAGES.serverError));
+      if (!res.headersSent) send(res, answerer.now() + answerer.fleet.skewMs, failure(500, SIM_MESSAGES.serverError));
       else res.destroy();
     });
   };
@@ -250,9 +279,11 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
-function serveRecording(sim: Simulator, path: string, method: string, res: ServerResponse): void {
-  const now = sim.sync();
+/** A recording of any account (its token is unguessable, so no key is needed). */
+function serveRecording(sims: readonly Simulator[], path: string, method: string, res: ServerResponse): void {
   const token = /^\/recordings\/([0-9a-f]{8,64})\.wav$/.exec(path)?.[1];
+  const sim = (token === undefined ? undefined : sims.find((s) => s.calls.byRecordingToken(token) !== undefined)) ?? (sims[0] as Simulator);
+  const now = sim.sync();
   const call = token === undefined ? undefined : sim.calls.byRecordingToken(token);
   if (method !== 'GET' && method !== 'HEAD') {
     send(res, now + sim.fleet.skewMs, failure(405, SIM_MESSAGES.methodNotAllowed, { Allow: 'GET, HEAD' }));
@@ -292,10 +323,12 @@ function safeDecode(s: string): string {
 
 /** Starts a simulator and its HTTP server; resolves once it accepts connections. */
 export async function startSimulator(options: SimServerOptions = {}): Promise<RunningSimulator> {
-  const sim = new Simulator(options);
+  const accounts = createAccounts(options);
+  const sims = accounts.map((a) => a.sim);
+  const sim = sims[0] as Simulator;
   const pending = new Set<NodeJS.Timeout>();
   const server: Server = createServer(
-    createSimHandler(sim, { pending, ...(options.onError && { onError: options.onError }), ...(options.recordingsUrl !== undefined && { recordingsUrl: options.recordingsUrl.replace(/\/$/, '') }) }),
+    createSimHandler(sims, { pending, ...(options.onError && { onError: options.onError }), ...(options.recordingsUrl !== undefined && { recordingsUrl: options.recordingsUrl.replace(/\/$/, '') }) }),
   );
   server.keepAliveTimeout = 30_000;
   const sockets = new Set<Socket>();
@@ -312,7 +345,7 @@ export async function startSimulator(options: SimServerOptions = {}): Promise<Ru
     });
   });
   // Keep the model moving while nobody asks, so that a late request never has days to catch up.
-  const ticker = options.clock ? undefined : setInterval(() => sim.sync(), 1000).unref();
+  const ticker = options.clock ? undefined : setInterval(() => sims.forEach((s) => s.sync()), 1000).unref();
   const port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
@@ -321,6 +354,7 @@ export async function startSimulator(options: SimServerOptions = {}): Promise<Ru
     host,
     port,
     sim,
+    accounts,
     close() {
       closing ??= new Promise<void>((resolve) => {
         if (ticker) clearInterval(ticker);

@@ -42,6 +42,8 @@ export interface SimulatorOptions {
   historyCalls?: number;
   /** Background call traffic (overrides the scenario's `calls:`). */
   calls?: TrafficOptions;
+  /** What every box serial starts with (default `BX-`). */
+  serialPrefix?: string;
 }
 
 /** What a fault does to one request. */
@@ -101,7 +103,7 @@ export class Simulator {
     this.speed = options.speed ?? scenario?.speed ?? SIM_DEFAULTS.speed;
     this.seed = options.seed ?? scenario?.seed ?? SIM_DEFAULTS.seed;
     const devices = options.devices ?? scenario?.devices ?? SIM_DEFAULTS.devices;
-    this.fleet = new Fleet({ devices, seed: this.seed, start: this.start });
+    this.fleet = new Fleet({ devices, seed: this.seed, start: this.start, ...(options.serialPrefix !== undefined && { serialPrefix: options.serialPrefix }) });
     this.calls = new CallBook({
       seed: this.seed,
       start: this.start,

@@ -3,6 +3,8 @@
  * An interface with plain data types, so that callers never depend on how calls are stored; the
  * SQLite implementation is sqlite/calls.ts (schema: migrations/0006_calls.sql).
  */
+import type { Awaitable } from '../awaitable.js';
+
 
 /** What is known of a call's recording: none, downloadable, in the archive, or gone. */
 export type RecordingState = 'none' | 'available' | 'archived' | 'expired';
@@ -108,39 +110,39 @@ export interface CallStats {
 }
 
 export interface CallsRepo {
-  syncState(): CallSyncState;
+  syncState(): Awaitable<CallSyncState>;
   /** The stored status, recording state and details flag of the given calls (those known). */
-  known(callIds: readonly string[]): Map<string, { status: string; recording: RecordingState | null }>;
+  known(callIds: readonly string[]): Awaitable<Map<string, { status: string; recording: RecordingState | null }>>;
   /** Writes one cycle's observations, the reading position and the touched rollups, in one transaction. */
-  write(write: CallsWrite): void;
+  write(write: CallsWrite): Awaitable<void>;
   /**
    * Calls to read through call details, at most `limit`: final calls whose details are due
    * (oldest end first), then calls still `initiated` started after `initiatedSince` and not read
    * since `checkedBefore` (least recently read first).
    */
-  dueForDetails(limit: number, options: { checkedBefore: number; initiatedSince: number }): CallRecord[];
+  dueForDetails(limit: number, options: { checkedBefore: number; initiatedSince: number }): Awaitable<CallRecord[]>;
   /** Stored calls started at or after `since` (gateway clock). */
-  countSince(since: number): number;
+  countSince(since: number): Awaitable<number>;
   /** Calls started in [since, until), newest first. */
-  list(options: { serial?: string; since?: number; until?: number; limit: number }): ListedCall[];
+  list(options: { serial?: string; since?: number; until?: number; limit: number }): Awaitable<ListedCall[]>;
   /** Per box or agent, the calls started at or after `since`, in key order. */
-  stats(options: { since: number; by: 'box' | 'agent'; stuckBefore: number }): CallStats[];
+  stats(options: { since: number; by: 'box' | 'agent'; stuckBefore: number }): Awaitable<CallStats[]>;
   /** The box's final calls started in [from, to) per bucket of `bucketMs` (index 0 starts at `from`); empty buckets left out. */
-  failureBuckets(serial: string, from: number, to: number, bucketMs: number): { index: number; calls: number; failed: number }[];
-  rollups(fromDay: number, toDay: number): CallRollup[];
+  failureBuckets(serial: string, from: number, to: number, bucketMs: number): Awaitable<{ index: number; calls: number; failed: number }[]>;
+  rollups(fromDay: number, toDay: number): Awaitable<CallRollup[]>;
   /**
    * Per box: the final calls that started at or after `since`; with `lastCalls`, only the box's
    * newest `lastCalls` of them.
    */
-  failureCounts(options: { since: number; lastCalls?: number }): Map<string, FailureCount>;
+  failureCounts(options: { since: number; lastCalls?: number }): Awaitable<Map<string, FailureCount>>;
   /** Per box: calls still `initiated` that started in [startedAfter, startedBefore). */
-  stuckCalls(startedBefore: number, startedAfter: number): Map<string, StuckCalls>;
+  stuckCalls(startedBefore: number, startedAfter: number): Awaitable<Map<string, StuckCalls>>;
   /** Per box: when its newest stored call started. */
-  lastCallAt(): Map<string, number>;
+  lastCallAt(): Awaitable<Map<string, number>>;
   /** The boxes that placed calls on every day from `fromDay` to `toDay` (UTC days, inclusive). */
-  dailyCallers(fromDay: number, toDay: number): Set<string>;
+  dailyCallers(fromDay: number, toDay: number): Awaitable<Set<string>>;
   /** Deletes calls started before `callsBefore` and rollups of days before `rollupsBefore`; at most `maxRows`. */
-  prune(callsBefore: number, rollupsBefore: number, maxRows?: number): number;
+  prune(callsBefore: number, rollupsBefore: number, maxRows?: number): Awaitable<number>;
 }
 
 export const DAY_MS = 86_400_000;

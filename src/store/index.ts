@@ -8,3 +8,4 @@ export { RAW_MAX_RANGE_MS } from './history/reader.js';
 export { pruneGradually, type RetentionMs, type PruneOptions } from './history/retention.js';
 export type { SqliteOutbox } from './sqlite/outbox.js';
 export type { SqliteGroupQueue } from './sqlite/group-queue.js';
+export type { DataStore } from './data-store.js';

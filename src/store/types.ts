@@ -2,9 +2,12 @@
  * The Store API: what the poller writes and what the CLI and HTTP endpoints read (history, box
  * states, uptime). Implementation: better-sqlite3 (store/sqlite/), schema in migrations/. The
  * alert repositories' interfaces are owned by their consumers (src/alerts/repositories.ts,
- * src/notify/outbox.ts). The queries here are synchronous in this version (better-sqlite3); see
- * docs/storage.md, "A second implementation", for what a PostgreSQL store changes.
+ * src/notify/outbox.ts). Every method returns `Awaitable<T>`: SQLite (better-sqlite3) answers at
+ * once, PostgreSQL (store/postgres/) with a Promise; callers always await. Code that needs
+ * SQLite's synchronous answers (`boxwatch sql`'s table functions, `boxwatch export`) holds a
+ * SqliteStore, never a Store. See docs/storage.md, "PostgreSQL".
  */
+import type { Awaitable } from '../awaitable.js';
 import type { BoxSnapshot } from '../model.js';
 
 export type Metric = 'battery' | 'signal' | 'connected' | 'firmware';
@@ -100,26 +103,26 @@ export interface RecordedCycle {
 
 export interface Store {
   /** Records one cycle (one transaction). Cycle times only move forward; see RecordedCycle. */
-  recordCycle(write: CycleWrite): RecordedCycle;
+  recordCycle(write: CycleWrite): Awaitable<RecordedCycle>;
   /** The fleet: every box seen, except forgotten ones (forgetBoxes). */
-  boxes(): BoxState[];
+  boxes(): Awaitable<BoxState[]>;
   /** One box, forgotten or not (its history stays readable). */
-  box(serial: string): BoxState | undefined;
+  box(serial: string): Awaitable<BoxState | undefined>;
   /**
    * The boxes leave the fleet (boxes(), so status, metrics, the API and alert evaluation) until the
    * gateway lists them again; their history stays. Returns how many were not forgotten already.
    */
-  forgetBoxes(serials: readonly string[], now: number): number;
-  lastCycle(): CycleRecord | undefined;
+  forgetBoxes(serials: readonly string[], now: number): Awaitable<number>;
+  lastCycle(): Awaitable<CycleRecord | undefined>;
   /** Value of a metric at time t, undefined when there is no data covering t (a gap). */
-  valueAt(serial: string, metric: Metric, t: number): RawPoint | undefined;
+  valueAt(serial: string, metric: Metric, t: number): Awaitable<RawPoint | undefined>;
   /**
    * Raw points for short ranges, rollups for long ones, at most about maxPoints (default 500).
    * `kind` forces one form: 'raw' returns every raw point, 'rollup' buckets of at least an hour.
    */
-  history(serial: string, metric: Metric, from: number, to: number, options?: HistoryOptions): HistoryResult;
-  uptime(from: number, to: number): UptimeRow[];
+  history(serial: string, metric: Metric, from: number, to: number, options?: HistoryOptions): Awaitable<HistoryResult>;
+  uptime(from: number, to: number): Awaitable<UptimeRow[]>;
   /** Deletes data past retention in small batches, at most about `maxRows`; returns rows deleted. */
-  prune(now: number, retention: { rawMs: number; rollupMs: number }, options?: { maxRows?: number }): number;
-  close(): void;
+  prune(now: number, retention: { rawMs: number; rollupMs: number }, options?: { maxRows?: number }): Awaitable<number>;
+  close(): Awaitable<void>;
 }

@@ -9,6 +9,7 @@
  * In JSON every time is ISO 8601 UTC and an alert is named by a printable id, `rule/serial`
  * (`firmware/BX-00033`), or the rule alone for the gateway alerts.
  */
+import type { Awaitable } from '../awaitable.js';
 import { ackInEffect, type Ack, type AckRepository } from '../alerts/acks.js';
 import { holdBack, type HeldBack } from '../alerts/hold-back.js';
 import { ackJson, type AckJson } from './acks.js';
@@ -263,13 +264,13 @@ export function alertJson(v: AlertView): AlertJson {
 
 /** Where the alert view's inputs come from: the store's boxes and cycles, the alert tables, the outbox. */
 export interface AlertViewSource extends NotificationSource {
-  boxes(): readonly { serial: string; name: string }[];
-  lastCycle(): { outcome: 'ok' | 'failed' } | undefined;
-  states(): ReadonlyMap<string, AlertState>;
-  transitionsSince(since: number): readonly TransitionRecord[];
-  silences(now: number): readonly Silence[];
+  boxes(): Awaitable<readonly { serial: string; name: string }[]>;
+  lastCycle(): Awaitable<{ outcome: 'ok' | 'failed' } | undefined>;
+  states(): Awaitable<ReadonlyMap<string, AlertState>>;
+  transitionsSince(since: number): Awaitable<readonly TransitionRecord[]>;
+  silences(now: number): Awaitable<readonly Silence[]>;
   /** The latest ack of each alert, by key (absent: no acks read). */
-  acks?(): ReadonlyMap<string, Ack>;
+  acks?(): Awaitable<ReadonlyMap<string, Ack>>;
 }
 
 /** What the view needs of the configuration (null: read without one, e.g. `--db`). */
@@ -288,21 +289,21 @@ export interface AlertQuery {
 }
 
 /** Reads and builds the alert views: the one path for the CLI, the API and the dashboard. */
-export function readAlertViews(source: AlertViewSource, config: AlertViewConfig | null, query: AlertQuery, now: number): AlertView[] {
-  const states = source.states();
+export async function readAlertViews(source: AlertViewSource, config: AlertViewConfig | null, query: AlertQuery, now: number): Promise<AlertView[]> {
+  const states = await source.states();
   const kinds = new Map<string, string>((config?.rules ?? []).map((r) => [r.name, r.kind]));
   for (const name of GATEWAY_RULES) kinds.set(name, name);
   const views = alertViews(
     {
       states,
-      transitions: source.transitionsSince(query.from),
-      boxes: source.boxes(),
-      silences: source.silences(now),
-      gatewayDown: source.lastCycle()?.outcome === 'failed',
+      transitions: await source.transitionsSince(query.from),
+      boxes: await source.boxes(),
+      silences: await source.silences(now),
+      gatewayDown: (await source.lastCycle())?.outcome === 'failed',
       inhibit: config?.alerting.inhibit ?? true,
       kinds,
-      deliveries: deliveriesOf(readNotificationViews(source, { since: query.from })),
-      acks: source.acks?.(),
+      deliveries: deliveriesOf(await readNotificationViews(source, { since: query.from })),
+      acks: await source.acks?.(),
     },
     now,
   );

@@ -11,8 +11,8 @@ import { staleAfterMs } from './boxes.js';
 const WEEK_MS = 7 * 86_400_000;
 
 export interface ApiReader {
-  list(query: { activeOnly: boolean; since: number | undefined }): AlertJson[];
-  states(): Iterable<AlertState>;
+  list(query: { activeOnly: boolean; since: number | undefined }): Promise<AlertJson[]>;
+  states(): Promise<Iterable<AlertState>>;
   staleAfterMs: number;
 }
 
@@ -23,13 +23,13 @@ export interface ApiReader {
  */
 export function apiReader(source: AlertViewSource, config: AlertViewConfig & { rules: readonly { kind: string; maxAge?: number }[] }, clock: Clock): ApiReader {
   return {
-    list({ activeOnly, since }) {
+    async list({ activeOnly, since }) {
       const now = clock.now();
-      const views = readAlertViews(source, config, { from: since ?? now - WEEK_MS, activeOnly, changedSince: since }, now);
+      const views = await readAlertViews(source, config, { from: since ?? now - WEEK_MS, activeOnly, changedSince: since }, now);
       return views.sort(newestFirst).map(alertJson);
     },
     // Each with the ack in effect, so that /api/boxes and the overview show it.
-    states: () => withAcks(source.states().values(), source.acks?.() ?? new Map(), clock.now()),
+    states: async () => withAcks((await source.states()).values(), (await source.acks?.()) ?? new Map(), clock.now()),
     staleAfterMs: staleAfterMs(config),
   };
 }

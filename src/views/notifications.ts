@@ -7,6 +7,7 @@
  * Read side only. The outbox's `last_error` is a NotifyError message, already free of secrets;
  * the configured secrets are redacted from it once more here, as a second guard.
  */
+import type { Awaitable } from '../awaitable.js';
 import { redact } from '../notify/errors.js';
 import type { OutboxEntry } from '../alerts/repositories.js';
 import type { AlertItem } from '../notify/types.js';
@@ -20,7 +21,7 @@ export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
 
 /** Where the log reads from: the outbox (src/alerts/repositories.ts AlertQueries), newest first. */
 export interface NotificationSource {
-  outboxSince(since: number): readonly OutboxEntry[];
+  outboxSince(since: number): Awaitable<readonly OutboxEntry[]>;
 }
 
 export interface NotificationQuery {
@@ -83,10 +84,9 @@ function view(r: OutboxEntry, secrets: readonly string[]): NotificationView {
 }
 
 /** The messages matching the query, newest first (the outbox keeps at most the last 1,000 read). */
-export function readNotificationViews(source: NotificationSource, query: NotificationQuery, options: NotificationOptions = {}): NotificationView[] {
+export async function readNotificationViews(source: NotificationSource, query: NotificationQuery, options: NotificationOptions = {}): Promise<NotificationView[]> {
   const secrets = options.secrets ?? [];
-  return source
-    .outboxSince(query.since)
+  return (await source.outboxSince(query.since))
     .filter(
       (r) =>
         (query.notifier === undefined || r.notifier === query.notifier) &&

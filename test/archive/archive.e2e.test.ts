@@ -191,7 +191,7 @@ describe('recording archive', () => {
     expect(await metric(r, 'boxwatch_archive_bytes')).toBe(archived.length * SILENT_WAV.length);
     expect(await metric(r, 'boxwatch_recordings_lost_total')).toBe(0);
     expect(r.slack.received).toHaveLength(0);
-    r.app.metrics.prepare();
+    await r.app.metrics.prepare();
     const exposition = await (await fetch(`${r.app.httpUrl}/metrics`)).text();
     expect(exposition).toContain(`boxwatch_recordings_archived_total ${archived.length}\n`);
     expect(exposition).toContain('boxwatch_recordings_lost_total 0\n');
@@ -253,7 +253,7 @@ describe('recording archive', () => {
     expect(firing[0]).toMatch(/FIRING/);
     expect(firing[0]).toContain('BX-00001');
     expect(mailsWith(r, 'expired before')).toHaveLength(1);
-    expect(r.app.alerts.states().get('recording-lost\u0000BX-00001')?.status).toBe('firing');
+    expect((await r.app.alerts.states()).get('recording-lost\u0000BX-00001')?.status).toBe('firing');
     expect(await metric(r, 'boxwatch_recordings_lost_total')).toBe(lost.length);
     expect(await metric(r, 'boxwatch_recording_attempts_failed_total')).toBeGreaterThan(lost.length);
 
@@ -340,7 +340,7 @@ describe('recording archive', () => {
     const archived = r.app.store.recordings.archivedAll();
     for (const c of waiting) expect(archived.some((a) => a.callId === c.callId)).toBe(true);
     expect(slackWith(r, 'cannot write its files')).toHaveLength(1);
-    expect(r.app.alerts.states().get('archive-failing\u0000')?.status).not.toBe('firing');
+    expect((await r.app.alerts.states()).get('archive-failing\u0000')?.status).not.toBe('firing');
     expect(slackWith(r, 'RESOLVED').filter((t) => /archive/i.test(t))).toHaveLength(1);
     const ok = await runBuilt(['recordings', 'verify', '--db', r.dbPath, '--dir', dir]);
     expect(ok.code).toBe(0);

@@ -49,8 +49,8 @@ function calls(serial: string, statuses: string[], newest: number, everyMs = M):
 }
 
 /** Evaluates every rule of `c` for the given boxes with facts read now; by `rule/serial`. */
-function judge(c: Config, serials: string[], wasActive = false): Map<string, ReturnType<typeof evaluateRule>> {
-  const facts = readCallFacts(repo, c.rules, NOW, { lookBackMs: D });
+async function judge(c: Config, serials: string[], wasActive = false): Promise<Map<string, ReturnType<typeof evaluateRule>>> {
+  const facts = await readCallFacts(repo, c.rules, NOW, { lookBackMs: D });
   const ctx = fleetContext([], NOW, null, facts);
   const out = new Map<string, ReturnType<typeof evaluateRule>>();
   for (const rule of c.rules as RuleConfig[]) {
@@ -66,46 +66,46 @@ const C = 'completed';
 describe('call_failure_rate', () => {
   const c = config('  - { name: cf, kind: call_failure_rate, window: 10, min_calls: 5, above: 50, clear_below: 20, severity: warning }\n');
 
-  it('judges the failed share of the last `window` final calls, ignoring calls still initiated', () => {
+  it('judges the failed share of the last `window` final calls, ignoring calls still initiated', async () => {
     // 12 final calls: the 2 oldest failed (outside the window), then 6 failed of the last 10
     calls('BX-1', [F, F, C, C, C, C, F, F, F, F, F, F], NOW - 5 * M);
     calls('BX-1', ['initiated'], NOW);
-    const r = judge(c, ['BX-1']).get('cf/BX-1');
+    const r = (await judge(c, ['BX-1'])).get('cf/BX-1');
     expect(r?.condition).toBe('active');
     expect(r?.value).toBe('60%');
     expect(r?.summary).toBe('6 of 10 calls failed (60%, above 50%)');
   });
 
-  it('needs min_calls final calls: one failed call of one says nothing', () => {
+  it('needs min_calls final calls: one failed call of one says nothing', async () => {
     calls('BX-1', [F], NOW);
     calls('BX-2', [F, F, F, F], NOW);
-    const r = judge(c, ['BX-1', 'BX-2', 'BX-3']);
+    const r = await judge(c, ['BX-1', 'BX-2', 'BX-3']);
     expect(r.get('cf/BX-1')?.condition).toBe('unknown');
     expect(r.get('cf/BX-2')?.condition).toBe('unknown');
     expect(r.get('cf/BX-3')?.condition).toBe('unknown'); // no calls at all
   });
 
-  it('clears only below clear_below once active (hysteresis)', () => {
+  it('clears only below clear_below once active (hysteresis)', async () => {
     calls('BX-1', [F, F, F, C, C, C, C, C, C, C], NOW); // 30 %
-    expect(judge(c, ['BX-1'], false).get('cf/BX-1')?.condition).toBe('inactive');
-    expect(judge(c, ['BX-1'], true).get('cf/BX-1')?.condition).toBe('active');
+    expect((await judge(c, ['BX-1'], false)).get('cf/BX-1')?.condition).toBe('inactive');
+    expect((await judge(c, ['BX-1'], true)).get('cf/BX-1')?.condition).toBe('active');
     calls('BX-1', [C], NOW + 1); // 2 of the last 10: 20 %, not below 20 %
-    expect(judge(c, ['BX-1'], true).get('cf/BX-1')?.condition).toBe('active');
+    expect((await judge(c, ['BX-1'], true)).get('cf/BX-1')?.condition).toBe('active');
     calls('BX-1', [C], NOW + 2); // 1 of 10: 10 %
-    expect(judge(c, ['BX-1'], true).get('cf/BX-1')?.condition).toBe('inactive');
+    expect((await judge(c, ['BX-1'], true)).get('cf/BX-1')?.condition).toBe('inactive');
   });
 
-  it('with a time window counts the final calls that started within it', () => {
+  it('with a time window counts the final calls that started within it', async () => {
     const t = config('  - { name: cf, kind: call_failure_rate, window: 1h, min_calls: 3, above: 50, severity: warning }\n');
     calls('BX-1', [F, F, F, F, F], NOW - 2 * H); // too old
     calls('BX-1', [C, C, F, C], NOW - M, 10 * M);
-    const r = judge(t, ['BX-1']).get('cf/BX-1');
+    const r = (await judge(t, ['BX-1'])).get('cf/BX-1');
     expect(r?.condition).toBe('inactive');
     expect(r?.summary).toBe('1 of 4 calls failed (25%)');
     expect(t.rules[0]).toMatchObject({ window: { calls: null, ms: H }, clearBelow: 40 });
   });
 
-  it('says unknown without fresh call data (no successful call sync)', () => {
+  it('says unknown without fresh call data (no successful call sync)', async () => {
     calls('BX-1', [F, F, F, F, F, F], NOW);
     const rule = c.rules[0] as RuleConfig;
     expect(evaluateRule(rule, box({ serial: 'BX-1' }), fleetContext([], NOW, null, null), false).condition).toBe('unknown');
@@ -113,12 +113,12 @@ describe('call_failure_rate', () => {
 });
 
 describe('call_stuck', () => {
-  it('is active while a call stays initiated longer than max_duration', () => {
+  it('is active while a call stays initiated longer than max_duration', async () => {
     const c = config('  - { name: st, kind: call_stuck, max_duration: 10m, severity: warning }\n');
     calls('BX-1', ['initiated'], NOW - 25 * M);
     calls('BX-2', ['initiated'], NOW - 5 * M);
     calls('BX-3', ['initiated'], NOW - 2 * D); // older than the look-back: no longer asked about
-    const r = judge(c, ['BX-1', 'BX-2', 'BX-3']);
+    const r = await judge(c, ['BX-1', 'BX-2', 'BX-3']);
     expect(r.get('st/BX-1')).toMatchObject({ condition: 'active', value: 1, summary: '1 call initiated longer than 10m (the oldest for 25m)' });
     expect(r.get('st/BX-2')?.condition).toBe('inactive');
     expect(r.get('st/BX-3')?.condition).toBe('inactive');
@@ -128,13 +128,13 @@ describe('call_stuck', () => {
 describe('calls_silent', () => {
   const c = config('  - { name: quiet, kind: calls_silent, for: 6h, active_days: 3, severity: info }\n');
 
-  it('fires for a box that placed calls every day and none for `for`; a box idle on purpose is left alone', () => {
+  it('fires for a box that placed calls every day and none for `for`; a box idle on purpose is left alone', async () => {
     for (let d = 4; d >= 1; d--) calls('BX-1', [C, C], NOW - d * D);
     calls('BX-1', [C], NOW - 7 * H); // the last call, 7 hours ago
     for (let d = 4; d >= 1; d--) calls('BX-2', [C], NOW - d * D);
     calls('BX-2', [C], NOW - H); // still calling
     calls('BX-3', [C], NOW - 3 * D); // calls now and then only
-    const r = judge(c, ['BX-1', 'BX-2', 'BX-3', 'BX-4']);
+    const r = await judge(c, ['BX-1', 'BX-2', 'BX-3', 'BX-4']);
     expect(r.get('quiet/BX-1')).toMatchObject({ condition: 'active', value: '7h' });
     expect(r.get('quiet/BX-2')?.condition).toBe('inactive');
     expect(r.get('quiet/BX-3')?.condition).toBe('inactive');
@@ -145,13 +145,13 @@ describe('calls_silent', () => {
 });
 
 describe('fleet_call_failure_rate', () => {
-  it('judges the calls of the boxes its glob selects, as one fleet alert', () => {
+  it('judges the calls of the boxes its glob selects, as one fleet alert', async () => {
     const c = config(`  - { name: fleet, kind: fleet_call_failure_rate, window: 1h, min_calls: 10, above: 30, severity: critical }
   - { name: east, kind: fleet_call_failure_rate, boxes: "EAST-*", window: 1h, min_calls: 10, above: 30, severity: critical }
 `);
     for (const s of ['EAST-1', 'EAST-2']) calls(s, [F, F, F, C, C], NOW - M);
     for (const s of ['WEST-1', 'WEST-2', 'WEST-3', 'WEST-4']) calls(s, [C, C, C, C, C], NOW - M);
-    const r = judge(c, []);
+    const r = await judge(c, []);
     expect(r.get('fleet/')).toMatchObject({ condition: 'inactive', summary: '6 of 30 calls failed (20%)' });
     expect(r.get('east/')).toMatchObject({ condition: 'active', value: '60%' });
   });
@@ -168,7 +168,7 @@ describe('call rule configuration', () => {
     throw new Error('expected the configuration to be invalid');
   };
 
-  it('names the field of a call rule without a calls: section, a bad window and a clear level above the threshold', () => {
+  it('names the field of a call rule without a calls: section, a bad window and a clear level above the threshold', async () => {
     expect(problems('gateway: { secret_key: k }\nrules:\n  - { name: cf, kind: call_failure_rate, severity: warning }\n')).toEqual([
       'rules[0].kind: call_failure_rate needs a calls: section (boxwatch reads no calls without it)',
     ]);
@@ -180,7 +180,7 @@ describe('call rule configuration', () => {
     ]);
   });
 
-  it('defaults: the last 20 calls, at least 5, above 50 % clearing below 40 %', () => {
+  it('defaults: the last 20 calls, at least 5, above 50 % clearing below 40 %', async () => {
     expect(config('  - { name: cf, kind: call_failure_rate, severity: warning }\n').rules[0]).toMatchObject({
       window: { calls: 20, ms: null },
       minCalls: 5,

@@ -56,7 +56,7 @@ describe('call rules end to end', () => {
     expect(firing[0]).toMatch(/FIRING/);
     expect(firing[0]).toMatch(/of 10 calls failed/);
     expect(mailsOf(r, 'BX-00003')).toHaveLength(1);
-    const state = r.app.alerts.states().get('call-failures\u0000BX-00003');
+    const state = (await r.app.alerts.states()).get('call-failures\u0000BX-00003');
     expect(state?.status).toBe('firing');
 
     // the calls recover at 70m; within the next 10 calls the share falls below 20 %
@@ -95,13 +95,13 @@ describe('call rules end to end', () => {
     }
     // ... and catches up after the box disconnected at 58m: its call alert fires, held back.
     await minutes(r, 2);
-    expect(r.app.alerts.states().get('box-offline\u0000BX-00003')?.status).toBe('firing');
-    const held = r.app.alerts.states().get('call-failures\u0000BX-00003');
+    expect((await r.app.alerts.states()).get('box-offline\u0000BX-00003')?.status).toBe('firing');
+    const held = (await r.app.alerts.states()).get('call-failures\u0000BX-00003');
     expect(held?.status).toBe('firing');
     expect(held?.notifiedFiring).toBe(false);
     expect(slackOf(r, 'disconnected', 'BX-00003')).toHaveLength(1);
     expect(slackOf(r, 'calls failed', 'BX-00003')).toHaveLength(0);
-    const transition = r.app.alerts.transitionsSince(0).find((t) => t.rule === 'call-failures' && t.to === 'firing');
+    const transition = (await r.app.alerts.transitionsSince(0)).find((t) => t.rule === 'call-failures' && t.to === 'firing');
     expect(transition?.heldBack).toBe('inhibited');
 
     // Back at 78m: the box-offline alert resolves and the call alert is told, once.
@@ -113,7 +113,7 @@ describe('call rules end to end', () => {
     // The calls recover at 90m, but the gateway answers 503 from 100m to 130m: nothing is known,
     // the alert stays as it was.
     await minutes(r, 45);
-    expect(r.app.alerts.states().get('call-failures\u0000BX-00003')?.status).toBe('firing');
+    expect((await r.app.alerts.states()).get('call-failures\u0000BX-00003')?.status).toBe('firing');
     expect(slackOf(r, 'calls failed', 'BX-00003')).toHaveLength(1);
 
     // The gateway is back: fresh calls, the alert resolves.

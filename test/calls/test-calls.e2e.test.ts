@@ -98,7 +98,7 @@ describe('test calls', () => {
     expect(rows.find((x) => x.box === 'BX-00001')).toMatchObject({ placed: 1, testCalls: 1, completed: 1 });
     expect(rows.find((x) => x.box === 'BX-00003')).toBeUndefined(); // not selected: no call
     // a completed test call raises nothing
-    expect(r.app.alerts.states().get('test_call_failed\u0000BX-00001')).toBeUndefined();
+    expect((await r.app.alerts.states()).get('test_call_failed\u0000BX-00001')).toBeUndefined();
     expect(r.slack.received).toHaveLength(0);
   });
 
@@ -106,13 +106,13 @@ describe('test calls', () => {
     const r = await testCallRig({ scenario: '  - { at: 0s, calls_fail: { box: BX-00001, rate: 1, for: 30m } }\n  - { at: 0s, calls_fail: { box: BX-00002, rate: 0 } }\n', entry: ENTRY.replace('per_box: 2, total: 3', 'per_box: 5, total: 10') });
     await r.app.runTestCallsOnce();
     await minutes(r, 6);
-    const state = r.app.alerts.states().get('test_call_failed\u0000BX-00001');
+    const state = (await r.app.alerts.states()).get('test_call_failed\u0000BX-00001');
     expect(state).toMatchObject({ status: 'firing', severity: 'warning', value: 'failed' });
     expect(state?.summary).toMatch(/^test call \d+ \(path-check\) failed$/);
     expect(slackAbout(r, 'BX-00001')).toHaveLength(1);
     expect(slackAbout(r, 'BX-00001')[0]).toMatch(/FIRING/);
     expect(r.smtp.messages.filter((m) => m.subject.includes('BX-00001'))).toHaveLength(1);
-    expect(r.app.alerts.states().get('test_call_failed\u0000BX-00002')).toBeUndefined(); // its call completed
+    expect((await r.app.alerts.states()).get('test_call_failed\u0000BX-00002')).toBeUndefined(); // its call completed
 
     // A second failing test call: the alert stays firing, nothing new is said.
     r.clock.advance(10 * M);
@@ -124,7 +124,7 @@ describe('test calls', () => {
     r.clock.advance(15 * M);
     await r.app.runTestCallsOnce();
     await minutes(r, 6);
-    expect(r.app.alerts.states().get('test_call_failed\u0000BX-00001')?.status).not.toBe('firing');
+    expect((await r.app.alerts.states()).get('test_call_failed\u0000BX-00001')?.status).not.toBe('firing');
     const told = slackAbout(r, 'BX-00001');
     expect(told).toHaveLength(2);
     expect(told[1]).toMatch(/RESOLVED/);
@@ -136,13 +136,13 @@ describe('test calls', () => {
     const r = await testCallRig({ scenario: '  - { at: 0s, calls_stuck: { box: BX-00002 } }\n  - { at: 0s, calls_fail: { box: BX-00001, rate: 0 } }\n' });
     await r.app.runTestCallsOnce();
     await minutes(r, 9);
-    expect(r.app.alerts.states().get('test_call_failed\u0000BX-00002')).toBeUndefined(); // still within 10m
+    expect((await r.app.alerts.states()).get('test_call_failed\u0000BX-00002')).toBeUndefined(); // still within 10m
     await minutes(r, 3);
-    const state = r.app.alerts.states().get('test_call_failed\u0000BX-00002');
+    const state = (await r.app.alerts.states()).get('test_call_failed\u0000BX-00002');
     expect(state?.status).toBe('firing');
     expect(state?.summary).toMatch(/not completed within 10m \(still initiated\)/);
     expect(slackAbout(r, 'BX-00002')).toHaveLength(1);
-    expect(r.app.alerts.states().get('test_call_failed\u0000BX-00001')).toBeUndefined();
+    expect((await r.app.alerts.states()).get('test_call_failed\u0000BX-00001')).toBeUndefined();
   });
 
   it('a disconnected box gets no test call, and why is recorded', async () => {
@@ -164,7 +164,7 @@ describe('test calls', () => {
     expect(rows[1]?.reason).toBe('box BX-00002 was disconnected at the last poll');
     // skipped attempts spend nothing: the caps are untouched
     await minutes(r, 3);
-    expect(r.app.alerts.states().get('test_call_failed\u0000BX-00001')).toBeUndefined();
+    expect((await r.app.alerts.states()).get('test_call_failed\u0000BX-00001')).toBeUndefined();
   });
 
   it('the daily caps hold per box and per entry, across a restart, until the next UTC day', async () => {

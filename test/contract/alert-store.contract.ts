@@ -8,7 +8,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AlertQueries, AlertWrite, CycleCommitter, CycleView, GroupQueue, QueuedItem, SilenceWrites } from '../../src/alerts/repositories.js';
-import type { Awaitable, AwaitableMethods } from '../../src/awaitable.js';
+import type { Awaitable } from '../../src/awaitable.js';
 import { initialState } from '../../src/alerts/state.js';
 import type { AlertState, Transition } from '../../src/alerts/types.js';
 import { silenceState } from '../../src/alerts/silences.js';
@@ -21,7 +21,7 @@ import { okCycle, snap } from '../store/model.js';
 export interface AlertStoreFixture {
   /** The whole cycle as one unit of work. */
   committer: CycleCommitter<AlertItem> & { lastCycle(): Awaitable<CycleRecord | undefined> };
-  queries: AwaitableMethods<AlertQueries & SilenceWrites>;
+  queries: AlertQueries & SilenceWrites;
   queue: GroupQueue<AlertItem, NotificationMessage>;
   outbox: OutboxRepository;
   /** Queues items as a cycle would (only for the queue's own tests). */

@@ -6,13 +6,12 @@
  * another store adds one `callsRepoContract(...)` call in its own *.contract.test.ts file.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AwaitableMethods } from '../../src/awaitable.js';
 import { dayOf, type CallObservation, type CallRecord, type CallsRepo, type CallSyncState } from '../../src/store/calls-repo.js';
 import { callObservation } from '../helpers/calls.js';
 
 export interface CallsRepoFixture {
   /** An empty repository. */
-  repo: AwaitableMethods<CallsRepo>;
+  repo: CallsRepo;
   close(): void | Promise<void>;
 }
 
@@ -36,7 +35,7 @@ const ids = (calls: readonly { callId: string }[]): string[] => calls.map((c) =>
 export function callsRepoContract(name: string, make: () => CallsRepoFixture | Promise<CallsRepoFixture>): void {
   describe(`CallsRepo contract: ${name}`, () => {
     let f: CallsRepoFixture;
-    let repo: AwaitableMethods<CallsRepo>;
+    let repo: CallsRepo;
     beforeEach(async () => {
       f = await make();
       repo = f.repo;

@@ -7,7 +7,6 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pruneGradually, StoreError } from '../../src/store/index.js';
-import type { AwaitableMethods } from '../../src/awaitable.js';
 import type { Store } from '../../src/store/types.js';
 import { HOUR, MAX_GAP, MINUTE, failedCycle, okCycle, snap } from '../store/model.js';
 
@@ -20,7 +19,7 @@ export interface HistoryFixture {
 }
 
 /** A Store whose methods may answer later (PostgreSQL) or at once (SQLite); every call is awaited. */
-export type HistoryStore = AwaitableMethods<Store>;
+export type HistoryStore = Store;
 
 /** A call's outcome as a Promise, whether it throws at once or rejects later. */
 const later = async (fn: () => unknown): Promise<unknown> => fn();

@@ -56,7 +56,7 @@ describe('damaged rows in the database', () => {
     expect(rig.app.store.lastCycle()).toMatchObject({ outcome: 'ok', startedAt: rig.clock.now() });
     const mails = await rig.smtp.waitFor(1);
     expect(mails.map((m) => m.subject)).toEqual([expect.stringContaining(a.serial)]); // b is silenced
-    expect(rig.app.alerts.silences(rig.clock.now()).map((s) => s.comment)).toEqual(['maintenance']);
+    expect((await rig.app.alerts.silences(rig.clock.now())).map((s) => s.comment)).toEqual(['maintenance']);
     const metrics = await (await fetch(`${rig.app.httpUrl}/metrics`)).text();
     expect(metrics).toContain('boxwatch_damaged_rows_total{table="silences"} 1');
   });

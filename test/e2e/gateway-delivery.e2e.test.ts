@@ -53,7 +53,7 @@ describe('gateway alerts end to end', () => {
       expect(rig.slack.received.some((r) => JSON.stringify(r.body).includes(box.serial))).toBe(false);
       expect(rig.console.some((l) => l.includes(box.serial))).toBe(false);
     }
-    const rules = new Set(rig.app.alerts.transitionsSince(0).map((t) => t.rule));
+    const rules = new Set((await rig.app.alerts.transitionsSince(0)).map((t) => t.rule));
     expect([...rules]).toEqual(['gateway_unreachable']);
   });
 
@@ -76,7 +76,7 @@ describe('gateway alerts end to end', () => {
     await rig.cycle();
     expect(subjects(rig)[1]).toMatch(/^\[RESOLVED\] critical: the gateway accepts the key again/);
     expect(rig.slack.received).toHaveLength(2);
-    expect(new Set(rig.app.alerts.transitionsSince(0).map((t) => t.rule))).toEqual(new Set(['gateway_unauthorized']));
+    expect(new Set((await rig.app.alerts.transitionsSince(0)).map((t) => t.rule))).toEqual(new Set(['gateway_unauthorized']));
   });
 });
 

@@ -30,7 +30,7 @@ describe('restart end to end', () => {
     expect(rig.slack.requests).toHaveLength(1);
     expect(rig.console).toHaveLength(1);
     // Not forgotten either: the new process knows the alert is firing since before the restart.
-    const firing = [...rig.app.alerts.states().values()].filter((s) => s.status === 'firing');
+    const firing = [...(await rig.app.alerts.states()).values()].filter((s) => s.status === 'firing');
     expect(firing.map((s) => s.serial)).toEqual([box.serial]);
 
     rig.sim.sim.fleet.apply([box], { kind: 'connect' });
@@ -60,7 +60,7 @@ describe('restart end to end', () => {
     expect(rig.slack.received).toHaveLength(2);
     expect(rig.console).toHaveLength(2);
     expect(rig.console[1]).toMatch(new RegExp(`\n {2}RESOLVED {2}${box.serial} .*· box-offline, after `));
-    expect([...rig.app.alerts.states().values()].filter((s) => s.status === 'firing')).toEqual([]);
+    expect([...(await rig.app.alerts.states()).values()].filter((s) => s.status === 'firing')).toEqual([]);
 
     await rig.cycle();
     expect(rig.smtp.messages).toHaveLength(2);

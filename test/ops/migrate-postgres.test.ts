@@ -134,7 +134,7 @@ describeWithPostgres('boxwatch migrate (SQLite <-> PostgreSQL)', () => {
     const original2 = openStore(original, { maxGapMs: MAX_GAP });
     // Everything of the original is in the copy (which also has the cycle recorded on PostgreSQL).
     expect((await readBack(copy) as { battery: unknown }).battery).toEqual((want as { battery: unknown }).battery);
-    expect(copy.alerts.transitionsSince(0).map((t) => [t.id, t.key, t.to])).toEqual([[1, firing('BX-002', T0).key, 'firing'], [2, firing('BX-002', T0).key, 'resolved']]);
+    expect((await copy.alerts.transitionsSince(0)).map((t) => [t.id, t.key, t.to])).toEqual([[1, firing('BX-002', T0).key, 'firing'], [2, firing('BX-002', T0).key, 'resolved']]);
     expect(copy.acks.latestByKey().get(firing('BX-002', T0).key)?.by).toBe('ana');
     expect(copy.calls.list({ limit: 10 })).toEqual(original2.calls.list({ limit: 10 }));
     copy.close();

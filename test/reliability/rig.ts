@@ -192,7 +192,7 @@ http: false
       return rows.map((r) => (r.outcome === 'ok' ? 'ok' : `failed:${r.error_code ?? '?'}`));
     },
     transitions() {
-      return rig.app.alerts.transitionsSince(0).map((t) => `${t.rule}:${t.serial}:${t.to}`);
+      return rig.app.store.transitions.transitionsSince(0).map((t) => `${t.rule}:${t.serial}:${t.to}`);
     },
     async close() {
       await rig.app.stop();

@@ -97,6 +97,35 @@ describe('boxwatch sim', () => {
     expect(await run.exit).toBe(0);
   });
 
+  it('--accounts serves one fleet per account key (KEY-1 ... KEY-N), a scenario per account, and never prints a key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'boxwatch-sim-'));
+    const file = join(dir, 'second.yaml');
+    writeFileSync(file, 'timeline:\n  - from: 0s\n    endpoints: [call_list]\n    status: 503\n');
+    const run = runSim(['--port', '0', '--accounts', '3', '--devices', '2', '--key', 'k', '--account-scenario', `2=${file}`]);
+    const url = (await run.firstLine).trim().split(' ').at(-1) ?? '';
+    const serials = async (key: string) => ((await (await deviceList(url, key)).json()) as { data: { serial_no: string }[] }).data.map((d) => d.serial_no);
+    expect(await serials('k-1')).toEqual(['BX01-00001', 'BX01-00002']);
+    expect(await serials('k-3')).toEqual(['BX03-00001', 'BX03-00002']);
+    expect((await deviceList(url, 'k')).status).toBe(401);
+    const calls = (key: string) => fetch(`${url}/api/gateway/v1/call/list`, { headers: { 'account-secret-key': key } });
+    expect((await calls('k-2')).status).toBe(503);
+    expect((await calls('k-1')).status).toBe(200);
+    run.stop();
+    expect(await run.exit).toBe(0);
+    expect(run.out).toHaveLength(1);
+    expect([...run.out, ...run.err].join('')).not.toMatch(/k-\d/);
+  });
+
+  it('--shared-serials gives every account the same BX- serials', async () => {
+    const run = runSim(['--port', '0', '--accounts', '2', '--devices', '2', '--key', 'k', '--shared-serials']);
+    const url = (await run.firstLine).trim().split(' ').at(-1) ?? '';
+    for (const key of ['k-1', 'k-2']) {
+      expect(((await (await deviceList(url, key)).json()) as { data: { serial_no: string }[] }).data.map((d) => d.serial_no)).toEqual(['BX-00001', 'BX-00002']);
+    }
+    run.stop();
+    expect(await run.exit).toBe(0);
+  });
+
   it.each([
     [['--port', 'http'], /--port must be an integer/],
     [['--port', '70000'], /--port must be between 0 and 65535/],
@@ -108,6 +137,9 @@ describe('boxwatch sim', () => {
     [['--key', ''], /--key must not be empty/],
     [['--scenario', '/nonexistent/file.yaml'], /scenario \/nonexistent\/file.yaml is invalid:\n {2}\(file\): file not found/],
     [['--bogus'], /unknown option '--bogus'/],
+    [['--accounts', '0'], /--accounts must be between 1 and 100/],
+    [['--accounts', '2', '--account-scenario', '3=x.yaml'], /--account-scenario must be between 1 and 2, got 3/],
+    [['--accounts', '2', '--account-scenario', 'x.yaml'], /--account-scenario must be N=FILE/],
   ])('refuses %j with a clear message and exit code 2', async (args, message) => {
     const run = runSim(['--port', '0', ...args]);
     expect(await run.exit).toBe(2);

@@ -53,7 +53,7 @@ const damage = (): void => {
   other.prepare("UPDATE alert_states SET state = '{not json'").run();
   other.close();
 };
-const status = (): string[] => [...store.alerts.states().values()].map((s) => s.status);
+const status = (): string[] => [...store.alertStates.states().values()].map((s) => s.status);
 
 describe('a damaged alert state', () => {
   it('firing: stays firing without a second FIRING, and its RESOLVED is sent when the box is back', () => {

@@ -87,7 +87,7 @@ function restart(): void {
   store = openStore(dbPath(), { clock });
 }
 
-const statuses = (): string[] => [...store.alerts.states().values()].map((s) => `${s.rule} ${s.status}`).sort();
+const statuses = (): string[] => [...store.alertStates.states().values()].map((s) => `${s.rule} ${s.status}`).sort();
 
 describe('alert states a cycle leaves as they were', () => {
   it('are not written again; a change of status or value is', () => {

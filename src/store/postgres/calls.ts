@@ -4,7 +4,6 @@
  * (src/store/sqlite/calls.ts, whose row mapping it reuses): rollups are recomputed from the calls
  * of every (day, box, agent) a write touches, so they never drift from the rows.
  */
-import type { AwaitableMethods } from '../../awaitable.js';
 import { dayOf, DAY_MS, type CallRecord, type CallRollup, type CallsRepo, type CallStats, type CallsWrite, type CallSyncState, type FailureCount, type ListedCall, type RecordingState, type StuckCalls } from '../calls-repo.js';
 import { bindings, fromRow, median, type CallRow } from '../sqlite/calls.js';
 import type { PostgresDatabase } from './database.js';
@@ -37,7 +36,7 @@ function statsSql(key: string): string {
     FROM calls WHERE started_at >= $1 GROUP BY 1 ORDER BY ${key} COLLATE "C"`;
 }
 
-export class PostgresCallsRepo implements AwaitableMethods<CallsRepo> {
+export class PostgresCallsRepo implements CallsRepo {
   constructor(private readonly db: PostgresDatabase) {}
 
   async syncState(): Promise<CallSyncState> {

@@ -18,13 +18,13 @@
  *   their own transaction.
  */
 import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
-import type { AwaitableMethods } from '../../awaitable.js';
 import type { Fence } from '../../cluster/leases.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { DamagedRows } from '../damaged-rows.js';
 import type { PruneOptions, RetentionMs } from '../history/retention.js';
 import { DEFAULT_MAX_GAP_MS } from '../history/writer.js';
-import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, Store, UptimeRow } from '../types.js';
+import type { DataStore } from '../data-store.js';
+import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../types.js';
 import { PostgresAcks } from './acks.js';
 import { PostgresCallsRepo } from './calls.js';
 import { PostgresAlertStates } from './alert-states.js';
@@ -44,7 +44,7 @@ export interface PostgresStoreOptions extends PostgresOptions {
   maxGapMs?: number;
 }
 
-export class PostgresStore implements AwaitableMethods<Store> {
+export class PostgresStore implements DataStore {
   /** Damaged JSON rows met by any repository of this store (logged once, counted per table). */
   readonly damagedRows = new DamagedRows();
   readonly alertStates: PostgresAlertStates;
@@ -52,7 +52,7 @@ export class PostgresStore implements AwaitableMethods<Store> {
   readonly silences: PostgresSilences;
   readonly acks: PostgresAcks;
   /** The alert reads of the CLI and the HTTP API, and the silence writes of `boxwatch silence`, answering later. */
-  readonly alerts: AwaitableMethods<AlertQueries & SilenceWrites>;
+  readonly alerts: AlertQueries & SilenceWrites;
   private readonly history_: PostgresHistory;
   private callsRepo: PostgresCallsRepo | undefined;
   private leasesRepo: PostgresLeases | undefined;
@@ -199,6 +199,11 @@ export class PostgresStore implements AwaitableMethods<Store> {
 
   uptime(from: number, to: number): Promise<UptimeRow[]> {
     return this.history_.uptime(from, to);
+  }
+
+  /** Always undefined: only `boxwatch demo` writes simulated times, and only to a SQLite file. */
+  clockKind(): undefined {
+    return undefined;
   }
 
   /** Start of the oldest stored sample hour (ms), or null when nothing was sampled yet. */

@@ -25,7 +25,8 @@ import { HistoryQueries, runNow } from '../history/reader.js';
 import { DEFAULT_MAX_GAP_MS } from '../history/writer.js';
 import type { PruneOptions, RetentionMs } from '../history/retention.js';
 import { toBoxState, toCycleRecord, type BoxRow, type CycleRow } from '../history/rows.js';
-import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, Store, UptimeRow } from '../types.js';
+import type { DataStore } from '../data-store.js';
+import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../types.js';
 import { SqliteAcks } from './acks.js';
 import { SqliteAlertStates } from './alert-states.js';
 import { SqliteCallsRepo } from './calls.js';
@@ -102,7 +103,7 @@ export function openStore(path: string, options: StoreOptions = {}): SqliteStore
   }
 }
 
-export class SqliteStore implements Store {
+export class SqliteStore implements DataStore {
   /** Damaged JSON rows met by any repository of this store (logged once, counted per table). */
   readonly damagedRows = new DamagedRows();
   readonly alertStates: SqliteAlertStates;
@@ -162,6 +163,11 @@ export class SqliteStore implements Store {
         return silences.expireSilence(id, now);
       },
     };
+  }
+
+  /** The database as it may be shown (DataStore): its file. */
+  get name(): string {
+    return this.path;
   }
 
   /** The calls repository (built on first use: a read-only database from before calls has no such table). */
