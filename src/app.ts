@@ -20,6 +20,7 @@ import type { Clock } from './clock.js';
 import { systemClock, timerDelay } from './clock.js';
 import { redactUrl, sqlitePath, type Config } from './config/index.js';
 import { errorMessage } from './errors.js';
+import { DEFAULT_ACCOUNT, isLeaseLost, type Fence } from './cluster/leases.js';
 import { createGatewayClient } from './gateway/client.js';
 import type { Endpoint, GatewayClient } from './gateway/types.js';
 import type { Logger } from './log.js';
@@ -47,6 +48,7 @@ import { createCallIngest, type CallIngest, type CallSyncResult } from './calls/
 import { registerCallMetrics } from './calls/metrics.js';
 import { createArchiver, withArchiveFacts, registerArchiveMetrics, type ArchiveFs, type Archiver, type ArchivePassResult } from './archive/index.js';
 import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/test-calls.js';
+import { createReplica, type Replica } from './cluster/replica.js';
 
 export interface AppDeps {
   config: Config;
@@ -91,6 +93,8 @@ export interface App {
   readonly alerts: AlertQueries;
   readonly outbox: OutboxRepository;
   readonly metrics: Metrics;
+  /** This replica's leases (null without `cluster:`: one daemon holds the database). */
+  readonly replica: Replica | null;
   /** The HTTP server's address once started (null when `http: false`). */
   readonly httpUrl: string | null;
   /**
@@ -161,6 +165,26 @@ export function createApp(deps: AppDeps): App {
   const configured = new Set(config.notifiers.map((n) => n.name));
   /** The fleet's counts for templates (`fleet.*`), as of the last cycle (read at start, then kept by each cycle). */
   let fleet: FleetStats | undefined;
+  // Replicas (`cluster:`): this process works only for the accounts it leads (src/cluster/).
+  const replica: Replica | null = config.cluster
+    ? createReplica({
+        config: config.cluster,
+        repo: store.leases,
+        accounts: () => [DEFAULT_ACCOUNT],
+        clock,
+        logger,
+        metrics,
+        work: {
+          start: () => {
+            dispatcher.wake();
+            void group();
+          },
+          stop: async (): Promise<void> => {
+            await Promise.all([cycling, dispatcher.idle()]);
+          },
+        },
+      })
+    : null;
   const pipeline = new AlertPipeline({
     config,
     callFacts: () => withArchiveFacts(calls?.facts() ?? null, archive?.facts() ?? null),
@@ -191,6 +215,7 @@ export function createApp(deps: AppDeps): App {
     },
     onOutcome: (o) => metrics.observeNotification(o.notifier, o.result),
     signal: controller.signal,
+    ...(replica && { fences: () => replica.fences(), onLeaseLost: (f) => replica.lost(f) }),
   });
   // Receivers that forget alerts they do not hear of again (Alertmanager) get the firing ones resent.
   const resender = new Resender({
@@ -244,9 +269,16 @@ export function createApp(deps: AppDeps): App {
     clearTimeout(groupTimer);
     let next: number | null;
     try {
-      const { released, nextReadyAt } = await releaseReadyGroups(groupQueue, clock.now(), config.alerting.groupWait, configured);
-      if (released.length > 0) dispatcher.wake();
-      next = nextReadyAt;
+      next = null;
+      for (const fence of replica === null ? [undefined] : replica.fences()) {
+        const { released, nextReadyAt } = await releaseReadyGroups(groupQueue, clock.now(), config.alerting.groupWait, configured, fence).catch((err: unknown) => {
+          if (fence === undefined || !isLeaseLost(err)) throw err;
+          replica?.lost(fence);
+          return { released: [], nextReadyAt: null };
+        });
+        if (released.length > 0) dispatcher.wake();
+        if (nextReadyAt !== null) next = next === null ? nextReadyAt : Math.min(next, nextReadyAt);
+      }
     } catch (err) {
       // The database is locked or full: nothing was moved (one transaction); try again later.
       logger.error({ code: sqliteCode(err), err: errorMessage(err) }, 'cannot move grouped alerts to the outbox; will retry');
@@ -258,7 +290,20 @@ export function createApp(deps: AppDeps): App {
     }
   };
 
-  const cycle = async (): Promise<void> => {
+  /** The cycle in flight (a lease given up waits for it). */
+  let cycling: Promise<void> = Promise.resolve();
+  const cycle = (): Promise<void> => {
+    // Replicas: an account is polled only by the replica that leads it, its write fenced.
+    const fence = replica?.fence(DEFAULT_ACCOUNT);
+    if (replica !== null && fence === undefined) return Promise.resolve();
+    cycling = cycleWith(fence).catch((err: unknown) => {
+      if (fence === undefined || !isLeaseLost(err)) throw err;
+      logger.error({ account: fence.account }, 'poll cycle not stored: another replica leads this account now');
+      replica?.lost(fence);
+    });
+    return cycling;
+  };
+  const cycleWith = async (fence: Fence | undefined): Promise<void> => {
     let cycleAlerts: CycleAlerts | null = null;
     let committed: { startedAt: number; boxes: BoxState[] } | null = null;
     const startedAt = clock.now();
@@ -282,7 +327,7 @@ export function createApp(deps: AppDeps): App {
           const { recorded, result } = store.commitCycle(write, now, (view) => {
             boxes = view.boxes; // the fleet as this cycle left it: the snapshot below
             return pipeline.decide(write.cycle, view, now, null);
-          });
+          }, fence);
           cycleAlerts = result;
           if (result.forgotten.length > 0) logger.warn({ serials: result.forgotten }, 'boxes missing longer than forget_after were forgotten (their history is kept)');
           committed = { startedAt: recorded.startedAt, boxes };
@@ -304,7 +349,7 @@ export function createApp(deps: AppDeps): App {
       // back whole, so the stored history and alert state are as before this cycle. Counted as a
       // failed cycle; the next one tries again.
       const code = sqliteCode(err);
-      if (code === undefined) throw err; // a bug: the scheduler logs it as a crash
+      if (code === undefined) throw err; // a bug (or a lost lease): the scheduler logs it as a crash
       logger.error({ code, err: errorMessage(err) }, 'poll cycle could not be stored; its data is dropped and the next cycle tries again');
       metrics.observeCycle({ startedAt, durationMs: clock.now() - startedAt, requests: 0, outcome: 'failed', errorCode: code, error: errorMessage(err), boxes: 0, detailsFetched: 0 });
       return;
@@ -383,7 +428,7 @@ export function createApp(deps: AppDeps): App {
       : null;
   let lastCalls: CallSyncResult | undefined;
   const callsCycle = async (): Promise<void> => {
-    if (!calls) return;
+    if (!calls || (replica !== null && !replica.holds(DEFAULT_ACCOUNT))) return;
     try {
       lastCalls = await calls.run(controller.signal);
     } catch (err) {
@@ -408,7 +453,7 @@ export function createApp(deps: AppDeps): App {
       : null;
   let lastAttempts: TestCallAttempt[] = [];
   const testCallTask = (name: string) => async (): Promise<void> => {
-    if (!testCalls) return;
+    if (!testCalls || (replica !== null && !replica.holds(DEFAULT_ACCOUNT))) return;
     try {
       lastAttempts.push(...(await testCalls.runEntry(name, controller.signal)));
     } catch (err) {
@@ -423,14 +468,19 @@ export function createApp(deps: AppDeps): App {
     alerts,
     outbox,
     metrics,
+    replica,
     get httpUrl() {
       return http?.url ?? null;
     },
     async start() {
-      const { tookOver } = store.lockForDaemon();
-      if (tookOver !== null) logger.warn({ db: config.storage.path, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
-      lockTimer = setInterval(beatLock, DAEMON_HEARTBEAT_MS);
-      lockTimer.unref();
+      if (replica === null) {
+        const { tookOver } = store.lockForDaemon();
+        if (tookOver !== null) logger.warn({ db: config.storage.path, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
+        lockTimer = setInterval(beatLock, DAEMON_HEARTBEAT_MS);
+        lockTimer.unref();
+      } else {
+        replica.start(); // no hold on the database: the accounts are leased (docs/operations.md)
+      }
       running = true;
       fleet = fleetStats(await store.boxes(), (await alerts.states()).values());
       if (config.http.enabled) {
@@ -446,7 +496,7 @@ export function createApp(deps: AppDeps): App {
           ...(calls && { calls: { repo: calls.repo, now: () => clock.now() + (skewMs ?? 0) } }),
           limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
-          health: { maxCycleAgeMs: (3 * tickIntervalMs + config.gateway.timeout) * (deps.clockRate ?? 1) },
+          health: { maxCycleAgeMs: (3 * tickIntervalMs + config.gateway.timeout) * (deps.clockRate ?? 1), ...(replica && { replica: () => replica.health() }) },
         });
         logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'http endpoints listening');
       }
@@ -533,6 +583,7 @@ export function createApp(deps: AppDeps): App {
     } finally {
       clearTimeout(abandon);
     }
+    await replica?.stop(); // after the work stopped: the leases are released for the others at once
     await http?.close();
     controller.abort();
     await pruning; // stops at its next batch

@@ -23,6 +23,7 @@
  * work checks it before each cycle, claim and send. That is about timing; correctness does not
  * depend on it: every write carries the fence, which the store checks (leases.ts).
  */
+import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -94,6 +95,24 @@ export class Coordinator {
   /** The accounts this replica leads now, sorted. */
   leading(): string[] {
     return [...this.held.keys()].filter((a) => this.holds(a)).sort();
+  }
+
+  /** The fences of the accounts this replica leads now (what its dispatcher claims with). */
+  fences(): Fence[] {
+    return this.leading().flatMap((a) => this.fence(a) ?? []);
+  }
+
+  /**
+   * A fenced write of `fence` was refused (LeaseLostError): the lease changed hands. That
+   * account's work stops at once, without waiting for the next renewal to find out.
+   */
+  lost(fence: Fence): void {
+    const h = this.held.get(fence.account);
+    if (h === undefined || h.fence.token !== fence.token) return;
+    this.held.delete(fence.account);
+    if (h.releasing) return;
+    this.log.error({ account: fence.account, token: fence.token }, 'a write was refused: another replica holds this account now; stopping its work');
+    void this.o.work.stop(fence.account, 'lost');
   }
 
   /** One round: heartbeat, renewals, balance. A round still running makes this one wait for it. */
@@ -255,6 +274,11 @@ export class Coordinator {
       timeout.abort();
     }
   }
+}
+
+/** A replica id unique per process life: host, pid and a random part. */
+export function newReplicaId(host: string, pid: number): string {
+  return `${host}-${pid}-${randomBytes(3).toString('hex')}`;
 }
 
 /** Each live replica's quota of `n` accounts: floor(n / replicas), one more for the first n mod replicas ids. */

@@ -31,6 +31,8 @@ export interface HealthOptions {
    * by a failure is judged by the success before the restart).
    */
   lastSuccessAt?: () => Awaitable<number | null>;
+  /** Replicas: this replica's id and the accounts it leads, added to the body (docs/operations.md). */
+  replica?: () => { id: string; leads: string[] };
 }
 
 export interface HttpServerOptions {
@@ -135,7 +137,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       lastSuccessAt: await lastSuccessAt(),
       failingSince: metrics.cycleStatus().failingSince,
     });
-    return json(healthy ? 200 : 503, body);
+    return json(healthy ? 200 : 503, options.health.replica ? { ...body, replica: options.health.replica() } : body);
   };
 
   const dashboard = options.dashboard ? dashboardRouter({ store, metrics, clock, lastSuccessAt, options: options.dashboard }) : undefined;

@@ -235,6 +235,11 @@ export class Dispatcher {
     return marked;
   }
 
+  /** Resolves when the passes in flight have ended (a replica giving an account up waits for its sends). */
+  async idle(): Promise<void> {
+    await Promise.all([...this.passes.values()].map((p) => p.catch(() => undefined)));
+  }
+
   /** One pass for every notifier, concurrently. */
   async runAllOnce(): Promise<Map<string, PassResult>> {
     const names = [...this.notifiers.keys()];

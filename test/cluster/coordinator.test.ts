@@ -238,4 +238,17 @@ describe('the cluster coordinator', () => {
     await cluster.run(LEASE / 3 + 1_000);
     expect(b.coordinator.leading()).toEqual(ACCOUNTS);
   });
+
+  it("a refused write (lost) stops that account's work at once, before any renewal", async () => {
+    cluster = new Cluster();
+    const a = cluster.add('a');
+    await cluster.run(1_000);
+    const fence = a.working.get('acme') as Fence;
+    a.coordinator.lost({ ...fence, token: fence.token + 1 }); // not its tenure: ignored
+    expect(a.coordinator.holds('acme')).toBe(true);
+    a.coordinator.lost(fence);
+    expect(a.coordinator.holds('acme')).toBe(false);
+    expect(a.events).toContain('stop acme (lost)');
+    expect(a.coordinator.fences().map((f) => f.account)).toEqual(['globex', 'initech', 'umbrella']);
+  });
 });
