@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { runBuilt } from '../helpers/cli-process.js';
 import { DaemonProcesses } from '../helpers/daemon-process.js';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
@@ -153,6 +154,10 @@ describe('failover between two replicas', () => {
     expect(leaderOf(dbPath)!.token).toBeGreaterThan(before.token);
     const healthB = await getJson(`http://127.0.0.1:${ports.b}/healthz`);
     expect(healthB.replica).toEqual({ id: 'replica-b', leads: ['default'] });
+    // `boxwatch status` says which replica serves the account.
+    const status = await runBuilt(['status', '--db', dbPath]);
+    expect(status.code).toBe(0);
+    expect(status.out).toMatch(/^replicas:\n {2}default: replica-b \(host \S+, pid \d+, heartbeat [^)]+\)$/m);
 
     // A few more flaps under the new leader, then everything back up and quiet.
     const flapsAtTakeover = flaps;
