@@ -29,6 +29,7 @@ async function bench(devices: number): Promise<void> {
     const config = defaultConfig(KEY);
     config.gateway.baseUrl = url;
     config.gateway.concurrency = 16;
+    Object.assign(config.gateways[0]!, { baseUrl: url, concurrency: 16 }); // the account the daemon polls
     config.storage.path = join(dir, 'bench.db');
     const app = createApp({ config, logger: silentLogger });
     const first = await measure(() => app.runOnce());

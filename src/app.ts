@@ -18,9 +18,8 @@ import { AlertPipeline, type CycleAlerts } from './alerts/pipeline.js';
 import type { AlertQueries } from './alerts/repositories.js';
 import type { Clock } from './clock.js';
 import { systemClock, timerDelay } from './clock.js';
-import { redactUrl, sqlitePath, type Config } from './config/index.js';
+import { redactUrl, sqlitePath, type AccountConfig, type Config } from './config/index.js';
 import { errorMessage } from './errors.js';
-import { DEFAULT_ACCOUNT, isLeaseLost, type Fence } from './cluster/leases.js';
 import { createGatewayClient } from './gateway/client.js';
 import type { Endpoint, GatewayClient } from './gateway/types.js';
 import type { Logger } from './log.js';
@@ -34,7 +33,7 @@ import type { AlertState } from './alerts/types.js';
 import type { AlertItem, NotificationMessage, Notifier } from './notify/types.js';
 import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
 import { RecordQuarantine } from './poller/quarantine.js';
-import { createHeartbeat } from './poller/heartbeat.js';
+import { createHeartbeat, type Heartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
 import { DAEMON_HEARTBEAT_MS, openStore, pruneGradually, StoreError, type SqliteStore } from './store/index.js';
@@ -49,12 +48,13 @@ import { registerCallMetrics } from './calls/metrics.js';
 import { createArchiver, withArchiveFacts, registerArchiveMetrics, type ArchiveFs, type Archiver, type ArchivePassResult } from './archive/index.js';
 import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/test-calls.js';
 import { createReplica, type Replica } from './cluster/replica.js';
+import { isLeaseLost, type Fence } from './cluster/leases.js';
 
 export interface AppDeps {
   config: Config;
   logger: Logger;
   clock?: Clock;
-  /** Injected in tests; by default built from config.gateway. */
+  /** Injected in tests: the first account's client; by default each account's is built from config.gateways. */
   client?: GatewayClient;
   /** Injected in tests; by default opened at config.storage.path. */
   store?: SqliteStore;
@@ -102,8 +102,11 @@ export interface App {
    * then starts the schedule, the grouper, the dispatcher and the HTTP server.
    */
   start(): Promise<void>;
-  /** One poll cycle now (no-overlap rules apply); undefined when the tick was skipped. */
-  runOnce(): Promise<AppCycle | undefined>;
+  /**
+   * One poll cycle now (no-overlap rules apply) of `account`, or of every account in turn (the
+   * last one's result); undefined when the tick was skipped.
+   */
+  runOnce(account?: string): Promise<AppCycle | undefined>;
   /** Call ingestion (null without a `calls:` section). */
   readonly calls: CallIngest | null;
   /** One call-sync cycle now (no-overlap rules apply); undefined when skipped or calls are off. */
@@ -127,6 +130,19 @@ export interface App {
   stop(): Promise<void>;
 }
 
+/** One account's polling: its client, schedule and the state its cycles keep. */
+interface AccountRun {
+  config: AccountConfig;
+  client: GatewayClient;
+  /** HTTP attempts of its client so far (a cycle records the difference). */
+  requestCount: () => number;
+  tickIntervalMs: number;
+  cycleDeadlineMs: number;
+  /** Its gateway clock's skew at the last cycle that told it. */
+  skewMs: number | null;
+  heartbeat: Heartbeat;
+}
+
 const PRUNE_EVERY_MS = 10 * 60_000;
 const STOP_GRACE_MS = 5_000;
 /** After a failed write of the group_wait queue (database locked or full), try again this much later. */
@@ -136,25 +152,41 @@ export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
   const clock = deps.clock ?? systemClock;
   const metrics = createMetrics({ clock });
-  let requests = 0;
-  const client =
-    deps.client ??
-    createGatewayClient({
-      baseUrl: config.gateway.baseUrl,
-      secretKey: config.gateway.secretKey,
-      timeoutMs: config.gateway.timeout,
-      maxBodyBytes: camelEndpoints(config.gateway.maxBody),
-      connections: Math.max(config.gateway.concurrency, 2),
-      clock,
-      onRequest: (e) => {
-        requests += 1;
-        metrics.observeRequest(e);
-      },
-    });
-  const tickIntervalMs = scheduleIntervalMs(config.poll.schedule, config.poll.timezone);
-  // A cycle ends before the next tick is due (what is not back by then waits for the next cycle),
-  // but never before one request could have run to its timeout.
-  const cycleDeadlineMs = Math.max(Math.floor(tickIntervalMs * 0.9), config.gateway.timeout);
+  // One gateway client, schedule and cycle per account (docs/configuration.md, "Several accounts").
+  const accounts = config.gateways.map((account, i): AccountRun => {
+    const counter = { requests: 0 };
+    const client =
+      i === 0 && deps.client !== undefined
+        ? deps.client
+        : createGatewayClient({
+            baseUrl: account.baseUrl,
+            secretKey: account.secretKey,
+            timeoutMs: account.timeout,
+            maxBodyBytes: camelEndpoints(account.maxBody),
+            connections: Math.max(account.concurrency, 2),
+            clock,
+            onRequest: (e) => {
+              counter.requests += 1;
+              metrics.observeRequest(e);
+            },
+          });
+    const tickMs = scheduleIntervalMs(account.schedule, config.poll.timezone);
+    return {
+      config: account,
+      client,
+      requestCount: () => counter.requests,
+      tickIntervalMs: tickMs,
+      // A cycle ends before the next tick is due (what is not back by then waits for the next
+      // cycle), but never before one request could have run to its timeout.
+      cycleDeadlineMs: Math.max(Math.floor(tickMs * 0.9), account.timeout),
+      skewMs: null,
+      heartbeat: createHeartbeat(config.gateways.length > 1 ? logger.child({ account: account.name }) : logger),
+    };
+  });
+  const first = accounts[0] as AccountRun;
+  // Calls, test calls and the archive use the first (with them: the only) account's client.
+  const client = first.client;
+  const tickIntervalMs = Math.max(...accounts.map((a) => a.tickIntervalMs));
   const quarantine = new RecordQuarantine(logger);
   // Polls further apart than this leave a gap in the history (no data) rather than "unchanged".
   const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
@@ -163,14 +195,12 @@ export function createApp(deps: AppDeps): App {
   const outbox = store.outbox<NotificationMessage>(looksLikeNotificationMessage);
   const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
   const configured = new Set(config.notifiers.map((n) => n.name));
-  /** The fleet's counts for templates (`fleet.*`), as of the last cycle (read at start, then kept by each cycle). */
-  let fleet: FleetStats | undefined;
   // Replicas (`cluster:`): this process works only for the accounts it leads (src/cluster/).
   const replica: Replica | null = config.cluster
     ? createReplica({
         config: config.cluster,
         repo: store.leases,
-        accounts: () => [DEFAULT_ACCOUNT],
+        accounts: () => accounts.map((a) => a.config.name),
         clock,
         logger,
         metrics,
@@ -179,12 +209,14 @@ export function createApp(deps: AppDeps): App {
             dispatcher.wake();
             void group();
           },
-          stop: async (): Promise<void> => {
-            await Promise.all([cycling, dispatcher.idle()]);
+          stop: async (account): Promise<void> => {
+            await Promise.all([cycling.get(account), dispatcher.idle()]);
           },
         },
       })
     : null;
+  /** The fleet's counts for templates (`fleet.*`), as of the last cycle (read at start, then kept by each cycle). */
+  let fleet: FleetStats | undefined;
   const pipeline = new AlertPipeline({
     config,
     callFacts: () => withArchiveFacts(calls?.facts() ?? null, archive?.facts() ?? null),
@@ -214,8 +246,8 @@ export function createApp(deps: AppDeps): App {
       maxAgeMs: config.alerting.delivery.maxAge,
     },
     onOutcome: (o) => metrics.observeNotification(o.notifier, o.result),
+    ...(replica && { fences: () => replica.fences(), onLeaseLost: (f: Fence) => replica.lost(f) }),
     signal: controller.signal,
-    ...(replica && { fences: () => replica.fences(), onLeaseLost: (f) => replica.lost(f) }),
   });
   // Receivers that forget alerts they do not hear of again (Alertmanager) get the firing ones resent.
   const resender = new Resender({
@@ -238,7 +270,8 @@ export function createApp(deps: AppDeps): App {
   let http: RunningHttpServer | null = null;
   /** The dashboard's live event stream: one event after every cycle. */
   const events = createLiveEvents();
-  let skewMs: number | null = null;
+  /** The gateway clock's skew of the first account (calls and the dashboard read it). */
+  const skew = (): number | null => first.skewMs;
   let lastPrune = 0;
   let pruning: Promise<void> | null = null;
   let last: AppCycle | undefined;
@@ -262,7 +295,6 @@ export function createApp(deps: AppDeps): App {
     if (missing && !walMissing) logger.error({ db: dbPath }, walMissingAdvice(dbPath));
     walMissing = missing;
   };
-  const heartbeat = createHeartbeat(logger);
 
   /** Moves groups whose group_wait has passed into the outbox and wakes the dispatcher. */
   const group = async (): Promise<void> => {
@@ -270,6 +302,7 @@ export function createApp(deps: AppDeps): App {
     let next: number | null;
     try {
       next = null;
+      // Replicas: the items of each led account, its release fenced.
       for (const fence of replica === null ? [undefined] : replica.fences()) {
         const { released, nextReadyAt } = await releaseReadyGroups(groupQueue, clock.now(), config.alerting.groupWait, configured, fence).catch((err: unknown) => {
           if (fence === undefined || !isLeaseLost(err)) throw err;
@@ -290,35 +323,39 @@ export function createApp(deps: AppDeps): App {
     }
   };
 
-  /** The cycle in flight (a lease given up waits for it). */
-  let cycling: Promise<void> = Promise.resolve();
-  const cycle = (): Promise<void> => {
+  /** Per account, its cycle in flight (a lease given up waits for it). */
+  const cycling = new Map<string, Promise<void>>();
+  const cycle = (run: AccountRun): Promise<void> => {
     // Replicas: an account is polled only by the replica that leads it, its write fenced.
-    const fence = replica?.fence(DEFAULT_ACCOUNT);
+    const name = run.config.name;
+    const fence = replica?.fence(name);
     if (replica !== null && fence === undefined) return Promise.resolve();
-    cycling = cycleWith(fence).catch((err: unknown) => {
+    const p = cycleWith(run, fence).catch((err: unknown) => {
       if (fence === undefined || !isLeaseLost(err)) throw err;
-      logger.error({ account: fence.account }, 'poll cycle not stored: another replica leads this account now');
+      logger.error({ account: name }, 'poll cycle not stored: another replica leads this account now');
       replica?.lost(fence);
     });
-    return cycling;
+    cycling.set(name, p);
+    return p;
   };
-  const cycleWith = async (fence: Fence | undefined): Promise<void> => {
+  const cycleWith = async (run: AccountRun, fence: Fence | undefined): Promise<void> => {
+    const { config: account, client } = run;
     let cycleAlerts: CycleAlerts | null = null;
     let committed: { startedAt: number; boxes: BoxState[] } | null = null;
     const startedAt = clock.now();
     let result: CycleResult;
     try {
       result = await runCycle({
+        account: account.name,
         client,
         store,
         clock,
         logger,
-        concurrency: config.gateway.concurrency,
-        policy: { detailsEveryMs: config.poll.detailsEvery, tickIntervalMs },
-        deadlineMs: cycleDeadlineMs,
+        concurrency: account.concurrency,
+        policy: { detailsEveryMs: config.poll.detailsEvery, tickIntervalMs: run.tickIntervalMs },
+        deadlineMs: run.cycleDeadlineMs,
         quarantine,
-        requestCount: () => requests,
+        requestCount: run.requestCount,
         signal: controller.signal,
         commit: (write) => {
           const now = clock.now();
@@ -350,22 +387,22 @@ export function createApp(deps: AppDeps): App {
       // failed cycle; the next one tries again.
       const code = sqliteCode(err);
       if (code === undefined) throw err; // a bug (or a lost lease): the scheduler logs it as a crash
-      logger.error({ code, err: errorMessage(err) }, 'poll cycle could not be stored; its data is dropped and the next cycle tries again');
-      metrics.observeCycle({ startedAt, durationMs: clock.now() - startedAt, requests: 0, outcome: 'failed', errorCode: code, error: errorMessage(err), boxes: 0, detailsFetched: 0 });
+      logger.error({ account: account.name, code, err: errorMessage(err) }, 'poll cycle could not be stored; its data is dropped and the next cycle tries again');
+      metrics.observeCycle({ startedAt, durationMs: clock.now() - startedAt, requests: 0, outcome: 'failed', errorCode: code, error: errorMessage(err), boxes: 0, detailsFetched: 0, account: account.name });
       return;
     }
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
     checkWal();
     const states = await alerts.states();
-    heartbeat.afterCycle(result.cycle, firingCounts(states.values()).reduce((n, c) => n + c.count, 0));
+    run.heartbeat.afterCycle(result.cycle, firingCounts(states.values()).reduce((n, c) => n + c.count, 0));
     const done = committed as { startedAt: number; boxes: BoxState[] } | null;
     if (done !== null) {
       snapshot.publish(done.startedAt, done.boxes);
       fleet = fleetStats(done.boxes, states.values());
     }
     if (http !== null) await metrics.prepare();
-    if (result.serverTime !== null) skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
+    if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
     deps.onCycle?.(last);
@@ -391,7 +428,8 @@ export function createApp(deps: AppDeps): App {
 
   const onSkip = (): void => metrics.tickSkipped();
   const onCrash = (): void => metrics.cycleCrashed();
-  let scheduler: Scheduler = startScheduler({ task: cycle, logger, onSkip, onCrash });
+  // One scheduler per account (same order as `accounts`); they tick only when called (tests) until start().
+  let schedulers: Scheduler[] = accounts.map((run) => startScheduler({ task: () => cycle(run), logger, onSkip, onCrash }));
 
   // Call ingestion: its own schedule, its own transaction per cycle (src/calls/).
   const calls = config.calls
@@ -400,11 +438,11 @@ export function createApp(deps: AppDeps): App {
         rules: config.rules,
         repo: store.calls,
         client,
-        secretKey: config.gateway.secretKey,
-        concurrency: config.gateway.concurrency,
+        secretKey: first.config.secretKey,
+        concurrency: first.config.concurrency,
         clock,
         logger,
-        gatewayOffsetMs: () => skewMs ?? 0,
+        gatewayOffsetMs: () => skew() ?? 0,
         wantRecordings: config.archive !== undefined,
       })
     : null;
@@ -420,7 +458,7 @@ export function createApp(deps: AppDeps): App {
           client,
           clock,
           logger,
-          timeoutMs: config.gateway.timeout,
+          timeoutMs: first.config.timeout,
           metrics: registerArchiveMetrics(metrics.registry),
           signal: controller.signal,
           ...(deps.archiveFs && { fs: deps.archiveFs }),
@@ -428,7 +466,7 @@ export function createApp(deps: AppDeps): App {
       : null;
   let lastCalls: CallSyncResult | undefined;
   const callsCycle = async (): Promise<void> => {
-    if (!calls || (replica !== null && !replica.holds(DEFAULT_ACCOUNT))) return;
+    if (!calls || (replica !== null && !replica.holds(first.config.name))) return;
     try {
       lastCalls = await calls.run(controller.signal);
     } catch (err) {
@@ -449,11 +487,11 @@ export function createApp(deps: AppDeps): App {
   // Test calls: one schedule per entry, each never overlapping itself (src/calls/test-calls.ts).
   const testCalls =
     calls && config.testCalls
-      ? createTestCalls({ entries: config.testCalls, repo: store.testCalls, boxes: () => store.boxes(), client, clock, logger, concurrency: config.gateway.concurrency })
+      ? createTestCalls({ entries: config.testCalls, repo: store.testCalls, boxes: () => store.boxes(), client, clock, logger, concurrency: first.config.concurrency })
       : null;
   let lastAttempts: TestCallAttempt[] = [];
   const testCallTask = (name: string) => async (): Promise<void> => {
-    if (!testCalls || (replica !== null && !replica.holds(DEFAULT_ACCOUNT))) return;
+    if (!testCalls || (replica !== null && !replica.holds(first.config.name))) return;
     try {
       lastAttempts.push(...(await testCalls.runEntry(name, controller.signal)));
     } catch (err) {
@@ -492,16 +530,16 @@ export function createApp(deps: AppDeps): App {
           clock,
           logger,
           alerts: apiReader(alertViewSource(store, alerts, store.acks), config, clock),
-          dashboard: { alerts, acks: store.acks, config, events, skewMs: () => skewMs },
-          ...(calls && { calls: { repo: calls.repo, now: () => clock.now() + (skewMs ?? 0) } }),
+          dashboard: { alerts, acks: store.acks, config, events, skewMs: skew },
+          ...(calls && { calls: { repo: calls.repo, now: () => clock.now() + (skew() ?? 0) } }),
           limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
-          health: { maxCycleAgeMs: (3 * tickIntervalMs + config.gateway.timeout) * (deps.clockRate ?? 1), ...(replica && { replica: () => replica.health() }) },
+          health: { maxCycleAgeMs: (3 * tickIntervalMs + Math.max(...accounts.map((a) => a.config.timeout))) * (deps.clockRate ?? 1), ...(replica && { replica: () => replica.health() }) },
         });
         logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'http endpoints listening');
       }
-      void scheduler.stop();
-      scheduler = startScheduler({ schedule: config.poll.schedule, timezone: config.poll.timezone, task: cycle, logger, onSkip, onCrash });
+      for (const s of schedulers) void s.stop();
+      schedulers = accounts.map((run) => startScheduler({ schedule: run.config.schedule, timezone: config.poll.timezone, task: () => cycle(run), logger, onSkip, onCrash }));
       await group(); // anything left queued by a previous run (and items of removed notifiers)
       await dispatcher.retireRemoved();
       if (config.calls) {
@@ -517,12 +555,18 @@ export function createApp(deps: AppDeps): App {
       }
       dispatcher.start();
       resender.start();
-      logger.info({ schedule: config.poll.schedule, gateway: redactUrl(config.gateway.baseUrl), db: config.storage.path }, 'boxwatch polling');
+      if (accounts.length === 1) logger.info({ schedule: first.config.schedule, gateway: redactUrl(first.config.baseUrl), db: config.storage.path }, 'boxwatch polling');
+      else logger.info({ accounts: accounts.map((a) => ({ account: a.config.name, schedule: a.config.schedule, gateway: redactUrl(a.config.baseUrl) })), db: config.storage.path }, `boxwatch polling ${accounts.length} accounts`);
     },
-    async runOnce() {
-      last = undefined;
-      await scheduler.tick();
-      return last;
+    async runOnce(account) {
+      let result: AppCycle | undefined;
+      for (const [i, run] of accounts.entries()) {
+        if (account !== undefined && run.config.name !== account) continue;
+        last = undefined;
+        await (schedulers[i] as Scheduler).tick();
+        result = last;
+      }
+      return result;
     },
     calls,
     async runCallsOnce() {
@@ -545,7 +589,7 @@ export function createApp(deps: AppDeps): App {
       await dispatcher.runAllOnce();
     },
     get skippedTicks() {
-      return scheduler.skipped;
+      return schedulers.reduce((n, s) => n + s.skipped, 0);
     },
     stop() {
       stopping ??= stopOnce();
@@ -579,7 +623,7 @@ export function createApp(deps: AppDeps): App {
       controller.abort(new Error('boxwatch is stopping'));
     }, deps.stopGraceMs ?? STOP_GRACE_MS);
     try {
-      await Promise.all([scheduler.stop(), callsScheduler.stop(), ...testCallSchedulers.map((s) => s.scheduler.stop()), dispatcher.stop(), resender.stop()]);
+      await Promise.all([...schedulers.map((s) => s.stop()), callsScheduler.stop(), ...testCallSchedulers.map((s) => s.scheduler.stop()), dispatcher.stop(), resender.stop()]);
     } finally {
       clearTimeout(abandon);
     }
@@ -588,7 +632,7 @@ export function createApp(deps: AppDeps): App {
     controller.abort();
     await pruning; // stops at its next batch
     await archive?.close();
-    await client.close();
+    await Promise.all(accounts.map((a) => a.client.close()));
     await Promise.all(notifiers.map((n) => n.close?.()));
     store.close();
   }

@@ -7,6 +7,7 @@
  * (so a box that disconnects and runs low on battery in the same cycle has its battery alert held
  * back); finally each alert is reconciled with what people were last told (notifyStep).
  */
+import { isFleetKey } from '../box-id.js';
 import { BoxwatchError } from '../errors.js';
 import { ackInEffect, type Ack } from './acks.js';
 import { holdBack, type HoldBackContext } from './hold-back.js';
@@ -66,7 +67,7 @@ export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: re
   // An alert without a previous state that is not active this cycle stays at rest: skip it (the
   // common case by far: most boxes are fine most of the time).
   const work: string[] = [...prev.keys()];
-  for (const [key, ev] of byKey) if (!prev.has(key) && ev.condition === 'active' && !(ctx.gatewayDown && ev.serial !== '')) work.push(key);
+  for (const [key, ev] of byKey) if (!prev.has(key) && ev.condition === 'active' && !(ctx.gatewayDown && !isFleetKey(ev.serial))) work.push(key);
   const keys = work.sort();
 
   // 1. Step every alert.
@@ -81,11 +82,11 @@ export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: re
     if (ev !== undefined) {
       const base = before ?? initialState(ev.rule, ev.serial, now);
       state = base.kind === ev.rule.kind && base.severity === ev.rule.severity ? base : { ...base, kind: ev.rule.kind, severity: ev.rule.severity };
-      condition = ctx.gatewayDown && ev.serial !== '' ? 'unknown' : ev.condition;
+      condition = ctx.gatewayDown && !isFleetKey(ev.serial) ? 'unknown' : ev.condition;
       timing = timingOf(ev.rule);
     } else {
       state = before as AlertState;
-      const retired = (configured !== undefined && !configured.has(state.rule)) || (fleet !== undefined && state.serial !== '' && !fleet.has(state.serial));
+      const retired = (configured !== undefined && !configured.has(state.rule)) || (fleet !== undefined && !isFleetKey(state.serial) && !fleet.has(state.serial));
       condition = retired ? 'inactive' : 'unknown';
       timing = RETIRE;
     }

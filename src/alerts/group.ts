@@ -7,6 +7,7 @@
  *   `group_wait` old, and then takes every pending item of that notifier (a site power cut is one
  *   message listing 40 boxes, not 40 messages).
  */
+import { boxMatches, isFleetKey } from '../box-id.js';
 import { matchesAny } from '../glob.js';
 import type { NotificationIntent, Severity } from './types.js';
 import { SEVERITY_RANK } from './types.js';
@@ -28,7 +29,7 @@ export interface NotifierRoute {
 export function routes(notifier: NotifierRoute, intent: Pick<NotificationIntent, 'severity' | 'rule' | 'serial'>): boolean {
   if (notifier.minSeverity !== undefined && SEVERITY_RANK[intent.severity] < SEVERITY_RANK[notifier.minSeverity]) return false;
   if (notifier.rules !== undefined && notifier.rules.length > 0 && !matchesAny(intent.rule, notifier.rules)) return false;
-  if (notifier.boxes !== undefined && notifier.boxes.length > 0 && intent.serial !== '' && !matchesAny(intent.serial, notifier.boxes)) return false;
+  if (notifier.boxes !== undefined && notifier.boxes.length > 0 && !isFleetKey(intent.serial) && !boxMatches(intent.serial, notifier.boxes)) return false;
   return true;
 }
 

@@ -10,6 +10,7 @@
  * The engine calls it every cycle; `boxwatch alerts`, /api/alerts and `rules test` call it too,
  * so what they show is what the daemon decides.
  */
+import { isFleetKey } from '../box-id.js';
 import type { InhibitRule } from './inhibit.js';
 import { DEFAULT_INHIBIT_RULES, inhibitedBy } from './inhibit.js';
 import type { Silence } from './silences.js';
@@ -50,7 +51,7 @@ export function holdBack(states: Iterable<AlertState>, ctx: HoldBackContext): Ma
 }
 
 function heldBackOne(state: AlertState, ctx: HoldBackContext, inhibited: ReadonlyMap<string, string[]>): HeldBack | null {
-  if (ctx.gatewayDown && state.serial !== '') return { reason: 'gateway_down', by: [] };
+  if (ctx.gatewayDown && !isFleetKey(state.serial)) return { reason: 'gateway_down', by: [] };
   const silences = matchingSilences(state, ctx.silences, ctx.now);
   if (silences.length > 0) return { reason: 'silenced', by: silences };
   const by = inhibited.get(state.key);

@@ -4,6 +4,7 @@
  * state and their transitions are recorded (as in Alertmanager, where inhibition acts on
  * notifications only), and what they owe is notified once the source alert stops firing.
  */
+import { isFleetKey } from '../box-id.js';
 import type { AlertState } from './types.js';
 
 /** Alerts of `targetKinds` on a box are held back while an alert of `sourceKinds` fires on the same box. */
@@ -23,7 +24,7 @@ export const DEFAULT_INHIBIT_RULES: readonly InhibitRule[] = [
  * Fleet-level alerts (serial '') neither inhibit nor are inhibited. An alert never inhibits itself.
  */
 export function inhibitedBy(states: Iterable<AlertState>, rules: readonly InhibitRule[] = DEFAULT_INHIBIT_RULES): Map<string, string[]> {
-  const all = [...states].filter((s) => s.serial !== '');
+  const all = [...states].filter((s) => !isFleetKey(s.serial));
   const firingBySerial = new Map<string, AlertState[]>();
   for (const s of all) {
     if (s.status !== 'firing') continue;

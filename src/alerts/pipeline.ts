@@ -10,7 +10,8 @@ import type { CallFacts } from '../calls/health.js';
 import type { TestCallVerdict } from '../calls/test-calls.js';
 import { testCallEvaluations } from '../rules/test-call-failed.js';
 import { TEST_CALL_FAILED } from '../vocabulary.js';
-import { boxesToForget, evaluateFleetRule, evaluateRule, fleetContext, isFleetRule } from '../rules/index.js';
+import { boxesToForget, evaluateFleetRule, evaluateRule, fleetContext, isFleetRule, rulesOfAccount } from '../rules/index.js';
+import { accountOf, DEFAULT_ACCOUNT, fleetKey } from '../box-id.js';
 import type { AlertItem } from '../notify/types.js';
 import type { BoxState, CycleRecord } from '../store/types.js';
 import type { Ack } from './acks.js';
@@ -45,7 +46,7 @@ export interface CycleAlerts extends EngineResult {
  */
 export function cycleEvaluations(
   config: Pick<Config, 'rules' | 'alerting'>,
-  cycle: Pick<CycleRecord, 'outcome' | 'errorCode' | 'rejected' | 'gatewayClockSkewMs'>,
+  cycle: Pick<CycleRecord, 'outcome' | 'errorCode' | 'rejected' | 'gatewayClockSkewMs' | 'account'>,
   boxes: readonly BoxState[],
   prev: ReadonlyMap<string, AlertState>,
   now: number,
@@ -53,16 +54,18 @@ export function cycleEvaluations(
   calls: CallFacts | null = null,
   testCalls: ReadonlyMap<string, TestCallVerdict> | null = null,
 ): RuleEvaluation[] {
-  const evaluations = gatewayEvaluations(cycle, config.alerting.gateway);
+  // The account's fleet-level alerts (its gateway's, its fleet rules') carry its fleet key.
+  const fleet = fleetKey(cycle.account ?? DEFAULT_ACCOUNT);
+  const evaluations = gatewayEvaluations(cycle, config.alerting.gateway).map((e) => ({ ...e, serial: fleet }));
   if (isGatewayDown(cycle)) return evaluations;
   const ctx = fleetContext(boxes.filter((b) => b.missingSince === null), now, gatewayNow, calls);
   const prevByRule = statesByRule(prev);
-  for (const rule of config.rules) {
+  for (const rule of rulesOfAccount(config.rules, cycle.account ?? DEFAULT_ACCOUNT)) {
     const ref = ruleRef(rule);
     const prevOfRule = prevByRule.get(rule.name);
     if (isFleetRule(rule)) {
-      const r = evaluateFleetRule(rule, ctx, isActive(prevOfRule?.get('')));
-      evaluations.push({ rule: ref, serial: '', condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
+      const r = evaluateFleetRule(rule, ctx, isActive(prevOfRule?.get(fleet)));
+      evaluations.push({ rule: ref, serial: fleet, condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
       continue;
     }
     for (const box of boxes) {
@@ -74,6 +77,13 @@ export function cycleEvaluations(
   }
   if (testCalls !== null) evaluations.push(...testCallEvaluations(testCalls, boxes.filter((b) => b.missingSince === null).map((b) => b.serial)));
   return evaluations;
+}
+
+/** The alerts of one account (by the account of their box id or fleet key), by key. */
+function statesOfAccount(states: ReadonlyMap<string, AlertState>, account: string): ReadonlyMap<string, AlertState> {
+  let all = true;
+  for (const s of states.values()) if (accountOf(s.serial) !== account) all = false;
+  return all ? states : new Map([...states].filter(([, s]) => accountOf(s.serial) === account));
 }
 
 /** The alerts not at rest, by rule and then serial (looked up per box without building keys). */
@@ -94,13 +104,17 @@ export class AlertPipeline {
    * Evaluates every rule for every box after a cycle was recorded. `view.boxes` are the stored
    * states after the cycle; `gatewayNow` is the gateway's clock at `now` (from the HTTP Date header).
    */
-  decide(cycle: Pick<CycleRecord, 'outcome' | 'errorCode' | 'rejected' | 'gatewayClockSkewMs'>, view: CycleView, now: number, gatewayNow: number | null): { alerts: AlertWrite<AlertItem>; result: CycleAlerts } {
+  decide(cycle: Pick<CycleRecord, 'outcome' | 'errorCode' | 'rejected' | 'gatewayClockSkewMs' | 'account'>, view: CycleView, now: number, gatewayNow: number | null): { alerts: AlertWrite<AlertItem>; result: CycleAlerts } {
     const { config } = this.deps;
-    const prev = view.states;
+    // A cycle judges its own account: its boxes, its alerts (the other accounts' stay as they are).
+    const account = cycle.account ?? DEFAULT_ACCOUNT;
+    const rules = rulesOfAccount(config.rules, account);
+    const boxes = view.boxes.filter((b) => b.account === account);
+    const prev = statesOfAccount(view.states, account);
     const down = isGatewayDown(cycle);
     // Boxes missing past a missing rule's forget_after leave the fleet now (never on a failed cycle).
-    const forget = down ? [] : boxesToForget(config.rules, view.boxes, now);
-    const fleet = forget.length === 0 ? view.boxes : view.boxes.filter((b) => !forget.includes(b.serial));
+    const forget = down ? [] : boxesToForget(rules, boxes, now);
+    const fleet = forget.length === 0 ? boxes : boxes.filter((b) => !forget.includes(b.serial));
     const evaluations = cycleEvaluations(config, cycle, fleet, prev, now, gatewayNow, this.deps.callFacts?.() ?? null, this.deps.testCallVerdicts?.() ?? null);
     const acks = view.acks ?? new Map<string, Ack>();
     const result = evaluateCycle(prev, evaluations, {
@@ -110,14 +124,14 @@ export class AlertPipeline {
       silences: view.silences,
       inhibit: config.alerting.inhibit,
       repeatIntervalMs: config.alerting.repeatInterval,
-      ruleNames: [...config.rules.map((r) => r.name), ...GATEWAY_RULE_NAMES, ...(config.testCalls ? [TEST_CALL_FAILED] : [])],
+      ruleNames: [...rules.map((r) => r.name), ...GATEWAY_RULE_NAMES, ...(config.testCalls ? [TEST_CALL_FAILED] : [])],
       serials: fleet.map((b) => b.serial),
     });
     const routed = fanOut(result.notifications, config.notifiers);
     // The fleet by serial, for the names and locations of the boxes notified (most cycles notify none).
     let bySerial: Map<string, BoxState> | undefined;
     const queued = routed.map((r) => {
-      bySerial ??= new Map(view.boxes.map((b) => [b.serial, b]));
+      bySerial ??= new Map(boxes.map((b) => [b.serial, b]));
       const box = bySerial.get(r.intent.serial);
       const labels = { name: box?.name ?? null, location: box?.location ?? null };
       return { notifier: r.notifier, createdAt: r.createdAt, item: toAlertItem(r.intent, labels, acks.get(r.intent.key)) };

@@ -9,6 +9,7 @@
  * and the in-memory SQLite database that holds a test case's calls for the call rules.
  * The file format is documented in docs/cli-alerts.md; config/rules.test.yaml is an example.
  */
+import { accountOf } from '../box-id.js';
 import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { validateConfig, type Config, type Env } from '../config/index.js';
@@ -419,6 +420,7 @@ function boxAt(serial: string, id: number, changes: readonly Change[], t: number
   const now = TEST_EPOCH + t;
   return {
     serial,
+    account: accountOf(serial),
     id,
     name,
     connected,

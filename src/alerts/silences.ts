@@ -8,6 +8,7 @@
  * within `boxes` (serial globs) or within `rules` (rule-name globs) any entry may match;
  * when both are given, both must match. Box matchers never match fleet-level alerts (serial '').
  */
+import { boxMatches, isFleetKey } from '../box-id.js';
 import { matchesAny } from '../glob.js';
 import { inTimeRange, TIME_RANGE_TEXT } from '../time.js';
 import { parseAlertKey, type AlertState } from './types.js';
@@ -48,7 +49,7 @@ export function silenceState(silence: Silence, now: number): SilenceState {
 export function silenceMatches(silence: Pick<Silence, 'matchers'>, alert: AlertLabels): boolean {
   const { boxes = [], rules = [] } = silence.matchers;
   if (boxes.length === 0 && rules.length === 0) return false;
-  if (boxes.length > 0 && (alert.serial === '' || !matchesAny(alert.serial, boxes))) return false;
+  if (boxes.length > 0 && (isFleetKey(alert.serial) || !boxMatches(alert.serial, boxes))) return false;
   if (rules.length > 0 && !matchesAny(alert.rule, rules)) return false;
   return true;
 }

@@ -6,6 +6,7 @@
  * where its latest notification in the window went: `ops-mail, ops-slack (pending), pager (dead)`
  * (a bare name: delivered). ACKED: who acknowledged it (`boxwatch ack`) while the ack holds.
  */
+import { isFleetKey, fleetLabel } from '../box-id.js';
 import type { Command } from 'commander';
 import { parseAlertKey, type AlertValue, type HeldBackReason } from '../alerts/index.js';
 import { formatDuration } from '../duration.js';
@@ -50,7 +51,7 @@ export function valueText(kind: string, value: AlertValue): string {
   return terminalSafe(String(value));
 }
 
-const boxText = (serial: string): string => (serial === '' ? '(gateway)' : terminalSafe(serial));
+const boxText = (serial: string): string => (isFleetKey(serial) ? `(${terminalSafe(fleetLabel(serial))})` : terminalSafe(serial));
 
 /** `ops-mail, ops-slack (pending)`: where the alert's latest notification went, per notifier. */
 export function deliveriesText(deliveries: AlertView['deliveries']): string {

@@ -10,6 +10,8 @@
  * - `expire ID`: ends the silence now. An unknown id exits 2; a silence that had already ended is
  *   left as it is (exit 0), so that scripts can expire idempotently.
  */
+import { isFleetKey } from '../box-id.js';
+import { alertId } from '../alerts/types.js';
 import type { Command } from 'commander';
 import { GATEWAY_RULE_NAMES, openAlertsMatching, silenceMatchesEverything, silenceState, validateSilence, type Silence } from '../alerts/index.js';
 import { STORE_SECTIONS, loadConfig, sqlitePath, type Config } from '../config/index.js';
@@ -144,7 +146,7 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
           );
           const open = openAlertsMatching(added, (await alerts.states()).values());
           if (open.length > 0) {
-            ctx.out(`it matches ${open.length} open alert(s): ${open.map((a) => (a.serial === '' ? a.rule : `${a.rule} ${terminalSafe(a.serial)}`)).join(', ')}\n`);
+            ctx.out(`it matches ${open.length} open alert(s): ${open.map((a) => (isFleetKey(a.serial) ? alertId(a.rule, a.serial) : `${a.rule} ${terminalSafe(a.serial)}`)).join(', ')}\n`);
           }
           ctx.out("the daemon applies it at its next cycle\n");
         },

@@ -89,6 +89,3 @@ export function isLeaseLost(err: unknown): err is LeaseLostError {
 export function fenceOf(lease: Lease & { holder: string }): Fence {
   return { account: lease.account, holder: lease.holder, token: lease.token };
 }
-
-/** The account of rows written before accounts existed, and of a single `gateway:`. */
-export const DEFAULT_ACCOUNT = 'default';

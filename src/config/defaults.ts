@@ -82,6 +82,7 @@ export function demoConfig(overrides: { baseUrl?: string; storagePath?: string; 
     ...config,
     http: { ...config.http, listen: overrides.listen ?? config.http.listen, adminToken: overrides.adminToken ?? config.http.adminToken },
     gateway: { ...config.gateway, baseUrl: overrides.baseUrl ?? config.gateway.baseUrl },
+    gateways: config.gateways.map((a) => ({ ...a, baseUrl: overrides.baseUrl ?? a.baseUrl })),
     storage: { ...config.storage, path: overrides.storagePath ?? config.storage.path },
   };
 }

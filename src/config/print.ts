@@ -7,6 +7,7 @@ import { snakeKeys } from './case.js';
 import type { UnsetVariable } from './interpolate.js';
 import { valueAt } from './paths.js';
 import type { Config } from './schema.js';
+import { DEFAULT_ACCOUNT } from '../box-id.js';
 
 export const REDACTED = '[redacted]';
 
@@ -55,6 +56,7 @@ export function redactConfig(config: Config): Config {
   return {
     ...config,
     gateway: { ...config.gateway, baseUrl: redactUrl(config.gateway.baseUrl), secretKey: REDACTED },
+    gateways: config.gateways.map((a) => ({ ...a, baseUrl: redactUrl(a.baseUrl), secretKey: REDACTED })),
     http: config.http.adminToken === undefined ? config.http : { ...config.http, adminToken: REDACTED },
     storage: config.storage.url === undefined ? config.storage : { ...config.storage, url: redactUrl(config.storage.url) },
     notifiers: config.notifiers.map((n) => {
@@ -123,10 +125,21 @@ function callsSilentAsWritten(rule: Record<string, unknown>): Record<string, unk
   return { ...rest, for: silentFor };
 }
 
+/**
+ * `gateway:` or `gateways:`, as a file would hold them (never both): one account named "default"
+ * polled on poll.schedule is a single `gateway:`.
+ */
+function accountsAsWritten(config: Config): Record<string, unknown> {
+  const { gateway, gateways, ...rest } = config;
+  const only = gateways.length === 1 ? gateways[0] : undefined;
+  if (only !== undefined && only.name === DEFAULT_ACCOUNT && only.schedule === config.poll.schedule) return { gateway, ...rest };
+  return { gateways, ...rest };
+}
+
 /** The configuration as YAML in the file's shape (snake_case keys, durations as text). */
 export function formatConfig(config: Config, options: { redact?: boolean; unset?: readonly UnsetVariable[] } = {}): string {
   const shown = options.redact === false ? config : redactConfig(config);
-  const snake = snakeKeys(shown) as Record<string, unknown>;
+  const snake = snakeKeys(accountsAsWritten(shown)) as Record<string, unknown>;
   if (Array.isArray(snake['rules'])) snake['rules'] = (snake['rules'] as Record<string, unknown>[]).map(callsSilentAsWritten);
   const doc = durationsToText(snake) as Record<string, unknown>;
   // A field whose variable is not set holds a stand-in: show the reference instead.

@@ -11,6 +11,7 @@ import { readDuration, tryParseDuration } from '../duration.js';
 import { templateProblem } from '../notify/templates.js';
 import { DEFAULT_MAX_BODY } from '../gateway/client.js';
 import { E164 } from '../gateway/messages.js';
+import { ACCOUNT_NAME, DEFAULT_ACCOUNT } from '../box-id.js';
 
 import { isArchiveRuleKind, isCallRuleKind, SEVERITIES, type RuleKind } from '../vocabulary.js';
 
@@ -84,19 +85,44 @@ const maxBodySchema = z.strictObject({
   make_call: size(DEFAULT_MAX_BODY.make_call),
 });
 
-const gatewaySchema = z.strictObject({
+/** The options of one gateway account: all of a single `gateway:` section, and each entry of `gateways:`. */
+const gatewayFields = {
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://127.0.0.1:8080'),
   secret_key: z.string({ error: (iss) => (iss.input === undefined ? 'is required (e.g. secret_key: ${BOXWATCH_SECRET_KEY})' : 'must be a string') }).min(1, { error: 'must not be empty' }),
   timeout: duration('10s', { positive: true, max: '5m' }),
   concurrency: z.int().min(1).max(256).default(8),
   max_body: maxBodySchema.prefault({}),
+};
+
+const gatewaySchema = z.strictObject(gatewayFields);
+
+const cronSchedule = z.string().refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "*/30 * * * * *")' });
+
+/** An account name (src/box-id.ts): it prefixes the serials of the account's boxes. */
+const accountName = z.string().regex(ACCOUNT_NAME, { error: 'must be lowercase letters, digits, "-" and "_" (at most 63), starting with a letter or digit' });
+
+/** One entry of `gateways:` (docs/configuration.md, "Several accounts"). */
+const accountSchema = z.strictObject({
+  name: accountName,
+  ...gatewayFields,
+  /** This account's poll schedule; default: poll.schedule. */
+  schedule: cronSchedule.optional(),
 });
 
+const gatewaysSchema = z
+  .array(accountSchema)
+  .min(1)
+  .max(100, { error: 'at most 100 accounts' })
+  .superRefine((accounts, ctx) => {
+    const seen = new Set<string>();
+    accounts.forEach((a, i) => {
+      if (seen.has(a.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate name "${a.name}"` });
+      seen.add(a.name);
+    });
+  });
+
 const pollSchema = z.strictObject({
-  schedule: z
-    .string()
-    .refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "*/30 * * * * *")' })
-    .default('*/30 * * * * *'),
+  schedule: cronSchedule.default('*/30 * * * * *'),
   details_every: duration('5m', { positive: true, max: '30d' }),
   /** The time zone the cron schedules (poll and calls) are read in; never the host's. */
   timezone: z
@@ -223,6 +249,8 @@ const ruleCommon = {
   for: duration('0s', { max: '30d' }),
   keep_firing_for: duration('0s', { max: '30d' }),
   boxes: globs,
+  /** Only the boxes of these accounts (names of `gateways:`); default: every account. */
+  accounts: z.array(accountName).min(1).optional(),
 };
 
 const disconnectedRule = z.strictObject({ name, kind: z.literal('disconnected'), ...ruleCommon });
@@ -335,6 +363,7 @@ const callsSilentRule = z
     for: duration('6h', { positive: true, max: '30d' }),
     keep_firing_for: duration('0s', { max: '30d' }),
     boxes: globs,
+    accounts: ruleCommon.accounts,
     active_days: z.int().min(1).max(60).default(7),
   })
   .transform((r) => ({ ...r, silent_for: r.for, for: 0 }));
@@ -562,36 +591,63 @@ const logSchema = z.strictObject({
   format: z.enum(['auto', 'json', 'pretty']).default('auto'),
 });
 
-export const configSchema = z.strictObject({
-  // A missing gateway section is validated as {} so that the error names gateway.secret_key.
-  gateway: gatewaySchema.prefault({} as z.input<typeof gatewaySchema>),
-  poll: pollSchema.prefault({}),
-  calls: callsSchema.optional(),
-  archive: archiveSchema.optional(),
-  storage: storageSchema.prefault({}),
-  rules: z.array(ruleSchema).prefault(DEFAULT_RULES),
-  alerting: alertingSchema.prefault({}),
-  notifiers: z.array(notifierSchema).prefault([{ name: 'console', type: 'console' }]),
-  http: httpSchema.prefault({}),
-  log: logSchema.prefault({}),
-  test_calls: testCallsSchema.optional(),
-  cluster: clusterSchema.optional(),
-}).superRefine((c, ctx) => {
-  // The archive learns of recordings from the calls boxwatch reads; archive rules need the archive.
-  if (c.archive !== undefined && c.calls === undefined) ctx.addIssue({ code: 'custom', path: ['archive'], message: 'needs a calls: section (recordings are found through the calls boxwatch reads)' });
-  if (c.archive === undefined) {
-    c.rules.forEach((r, i) => {
-      if (isArchiveRuleKind(r.kind)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'kind'], message: `${r.kind} needs an archive: section` });
-    });
-  }
-  // Call rules are judged from the calls boxwatch reads; without `calls:` it reads none.
-  if (c.calls !== undefined) return;
-  // Test calls are followed to their end by the call sync.
-  if (c.test_calls !== undefined) ctx.addIssue({ code: 'custom', path: ['test_calls'], message: 'test calls need a calls: section (the call sync follows them to their end)' });
-  c.rules.forEach((r, i) => {
-    if (isCallRuleKind(r.kind)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'kind'], message: `${r.kind} needs a calls: section (boxwatch reads no calls without it)` });
-  });
-});
+export const configSchema = z.preprocess(
+  // Without gateway: and gateways:, gateway: {} is validated so that the error names gateway.secret_key.
+  (doc) => (doc !== null && typeof doc === 'object' && !Array.isArray(doc) && !('gateway' in doc) && !('gateways' in doc) ? { ...doc, gateway: {} } : doc),
+  z
+    .strictObject({
+      gateway: gatewaySchema.optional(),
+      gateways: gatewaysSchema.optional(),
+      poll: pollSchema.prefault({}),
+      calls: callsSchema.optional(),
+      archive: archiveSchema.optional(),
+      storage: storageSchema.prefault({}),
+      rules: z.array(ruleSchema).prefault(DEFAULT_RULES),
+      alerting: alertingSchema.prefault({}),
+      notifiers: z.array(notifierSchema).prefault([{ name: 'console', type: 'console' }]),
+      http: httpSchema.prefault({}),
+      log: logSchema.prefault({}),
+      test_calls: testCallsSchema.optional(),
+      cluster: clusterSchema.optional(),
+    })
+    .superRefine((c, ctx) => {
+      if (c.gateway !== undefined && c.gateways !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['gateways'], message: 'gateway: (one account) and gateways: (several) are mutually exclusive: give one of them' });
+      }
+      const accounts = c.gateways?.map((a) => a.name) ?? [DEFAULT_ACCOUNT];
+      c.rules.forEach((r, i) => {
+        (r.accounts ?? []).forEach((name, j) => {
+          if (!accounts.includes(name)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'accounts', j], message: `no account named "${name}" (accounts: ${accounts.join(', ')})` });
+        });
+      });
+      // Calls, test calls and the archive read through one account's gateway in this version.
+      if (c.calls !== undefined && accounts.length > 1) ctx.addIssue({ code: 'custom', path: ['calls'], message: 'calls are read from one account only: not available with several gateways: in this version' });
+      // The archive learns of recordings from the calls boxwatch reads; archive rules need the archive.
+      if (c.archive !== undefined && c.calls === undefined) ctx.addIssue({ code: 'custom', path: ['archive'], message: 'needs a calls: section (recordings are found through the calls boxwatch reads)' });
+      if (c.archive === undefined) {
+        c.rules.forEach((r, i) => {
+          if (isArchiveRuleKind(r.kind)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'kind'], message: `${r.kind} needs an archive: section` });
+        });
+      }
+      // Call rules are judged from the calls boxwatch reads; without `calls:` it reads none.
+      if (c.calls !== undefined) return;
+      // Test calls are followed to their end by the call sync.
+      if (c.test_calls !== undefined) ctx.addIssue({ code: 'custom', path: ['test_calls'], message: 'test calls need a calls: section (the call sync follows them to their end)' });
+      c.rules.forEach((r, i) => {
+        if (isCallRuleKind(r.kind)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'kind'], message: `${r.kind} needs a calls: section (boxwatch reads no calls without it)` });
+      });
+    })
+    .transform(({ gateway, gateways, ...c }) => {
+      // One shape after parsing: `gateways` lists every account (a single gateway: is the account
+      // "default"), each with its schedule; `gateway` is the first account's options (calls,
+      // test calls and the archive use it: they need a single account).
+      const accounts = gateways?.map((a) => ({ ...a, schedule: a.schedule ?? c.poll.schedule })) ?? [{ name: DEFAULT_ACCOUNT, ...(gateway as GatewayOutput), schedule: c.poll.schedule }];
+      const { name: _name, schedule: _schedule, ...first } = accounts[0] as (typeof accounts)[number];
+      return { gateway: first, gateways: accounts, ...c };
+    }),
+);
+
+type GatewayOutput = z.output<typeof gatewaySchema>;
 
 /** The schema's output with snake_case keys (what YAML holds, durations in ms). */
 export type RawConfig = z.output<typeof configSchema>;
@@ -607,6 +663,8 @@ export type Camelize<T> = T extends readonly (infer U)[]
 /** The validated configuration. Durations are milliseconds. */
 export type Config = Camelize<RawConfig>;
 export type GatewayConfig = Config['gateway'];
+/** One account of `gateways:` (or the single `gateway:` as the account "default"), its schedule resolved. */
+export type AccountConfig = Config['gateways'][number];
 export type PollConfig = Config['poll'];
 export type StorageConfig = Config['storage'];
 

@@ -36,7 +36,9 @@ const serial = z
   .string()
   .min(1, { message: 'must not be empty' })
   .max(TEXT_CAPS.serial, { message: `must be at most ${TEXT_CAPS.serial} characters` })
-  .refine((s) => !CONTROL.test(s), { message: 'must not contain control characters' });
+  .refine((s) => !CONTROL.test(s), { message: 'must not contain control characters' })
+  // boxwatch names a box of a second account ACCOUNT/SERIAL (src/box-id.ts): a "/" would be ambiguous.
+  .refine((s) => !s.includes('/'), { message: 'must not contain "/"' });
 
 /**
  * One device of the device list. Values outside their range (battery below 0 or above 100, a time

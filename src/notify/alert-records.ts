@@ -11,6 +11,7 @@
  * - A test message is one info alert `boxwatch_test`; a delivery-failure message is one critical
  *   alert `boxwatch_delivery_failure` per failing notifier (label `notifier`).
  */
+import { isFleetKey } from '../box-id.js';
 import { createHash } from 'node:crypto';
 import { cleanText } from './escape.js';
 import { describeItem, failureLines, itemLine, testText, thresholdText, valueText, type MessageText } from './format.js';
@@ -48,7 +49,7 @@ export function alertLabels(item: AlertItem): Record<string, string> {
     kind: cleanText(item.ruleKind),
     severity: item.severity,
   };
-  if (item.serial !== '') {
+  if (!isFleetKey(item.serial)) {
     labels.serial = cleanText(item.serial);
     if (item.boxName) labels.box = cleanText(item.boxName).trim();
     if (item.location) labels.location = cleanText(item.location).trim();

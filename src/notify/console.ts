@@ -6,6 +6,7 @@
  * (`LineSink.colour`); never otherwise. Box text has its control characters removed, so a box
  * name cannot move the cursor, clear the screen or forge a second line.
  */
+import { isFleetKey, fleetLabel } from '../box-id.js';
 import { formatDuration } from '../duration.js';
 import { cleanText } from './escape.js';
 import { NotifyError, safeCause } from './errors.js';
@@ -39,7 +40,7 @@ function seconds(ms: number): string {
 /** `  FIRING    BX-00003 "Front desk 4"  battery 12% below 20%  · battery-low, for 5m`. */
 function itemLine(item: AlertItem, now: number, paint: Paint): string {
   const status = item.status === 'repeat' ? 'STILL FIRING' : item.status.toUpperCase();
-  const who = item.serial === '' ? 'gateway' : boxLabel(item).replace(/^box /, '');
+  const who = isFleetKey(item.serial) ? fleetLabel(item.serial) : boxLabel(item).replace(/^box /, '');
   const what = cleanText(item.summary).trim() || cleanText(item.rule);
   const how =
     item.status === 'resolved' && item.resolvedAt != null

@@ -3,6 +3,7 @@
  * `buildEmail` is the pure payload builder (subject, text and HTML bodies); `EmailNotifier` sends
  * it and turns nodemailer's errors into NotifyErrors without the URL or the password.
  */
+import { isFleetKey, fleetLabel } from '../box-id.js';
 import { createRequire } from 'node:module';
 import type nodemailerModule from 'nodemailer';
 import type { Mail } from 'nodemailer';
@@ -99,7 +100,7 @@ function itemTable(items: readonly AlertItem[], now: number): string {
         cell(status),
         cell(i.severity),
         cell(i.rule),
-        cell(i.serial === '' ? 'gateway' : i.serial),
+        cell(isFleetKey(i.serial) ? fleetLabel(i.serial) : i.serial),
         cell(i.boxName ?? ''),
         cell(i.location ?? ''),
         cell(valueText(i)),

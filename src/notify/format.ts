@@ -3,6 +3,7 @@
  * item descriptions and times. Everything returned here is plain, unescaped text with control
  * characters removed; each channel escapes it for its own format.
  */
+import { isFleetKey, fleetLabel } from '../box-id.js';
 import { formatDuration } from '../duration.js';
 import { cleanText } from './escape.js';
 import type { AlertItem, NotificationMessage, Severity } from './types.js';
@@ -39,7 +40,7 @@ export function statusLabel(items: readonly AlertItem[]): string {
 
 /** `box SN-0042 "Lobby"`, or `gateway` for gateway-level items. */
 export function boxLabel(item: AlertItem): string {
-  if (item.serial === '') return 'gateway';
+  if (isFleetKey(item.serial)) return fleetLabel(item.serial);
   const name = item.boxName ? cleanText(item.boxName).trim() : '';
   return name === '' || name === item.serial ? `box ${cleanText(item.serial)}` : `box ${cleanText(item.serial)} "${name}"`;
 }
@@ -47,7 +48,7 @@ export function boxLabel(item: AlertItem): string {
 /** `box SN-0042 "Lobby" disconnected`; gateway-level: the summary alone (`gateway unreachable`). */
 export function describeItem(item: AlertItem): string {
   const summary = cleanText(item.summary).trim() || item.rule;
-  const text = item.serial === '' ? summary : `${boxLabel(item)} ${summary}`;
+  const text = isFleetKey(item.serial) ? summary : `${boxLabel(item)} ${summary}`;
   return item.status === 'repeat' ? `${text} (still firing)` : text;
 }
 
@@ -76,7 +77,7 @@ function groupDescription(items: readonly AlertItem[]): string {
   const first = items[0];
   if (first === undefined) return 'no alerts';
   if (items.length === 1) return describeItem(first);
-  const allBoxes = items.every((i) => i.serial !== '');
+  const allBoxes = items.every((i) => !isFleetKey(i.serial));
   const serials = new Set(items.map((i) => i.serial));
   if (allBoxes && serials.size === items.length) {
     const summary = cleanText(first.summary).trim();
@@ -91,7 +92,7 @@ export function valueText(item: AlertItem): string | undefined {
   if (item.value === undefined) return undefined;
   if (item.value === null) return 'unknown';
   // A resolved gateway alert's value is the failure it had: not news any more.
-  if (item.status === 'resolved' && item.serial === '') return undefined;
+  if (item.status === 'resolved' && isFleetKey(item.serial)) return undefined;
   if (typeof item.value === 'number') {
     if (item.ruleKind === 'low_battery') return `${item.value}%`;
     if (item.ruleKind === 'weak_signal') return `${item.value} dBm`;
@@ -127,7 +128,7 @@ export function ackText(item: Pick<AlertItem, 'ack'>): string | undefined {
 export function itemLine(item: AlertItem, now: number): string {
   const location = item.location ? ` (${cleanText(item.location).trim()})` : '';
   const summary = cleanText(item.summary).trim() || item.rule;
-  const what = item.serial === '' ? summary : `${boxLabel(item)}${location} ${summary}`;
+  const what = isFleetKey(item.serial) ? summary : `${boxLabel(item)}${location} ${summary}`;
   const details: string[] = [];
   const value = valueText(item);
   const threshold = thresholdText(item);

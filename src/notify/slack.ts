@@ -9,6 +9,7 @@
  *
  * `SlackNotifier` sends it and wraps every error so that the webhook URL never leaks.
  */
+import { isFleetKey, fleetLabel } from '../box-id.js';
 import { parseRetryAfter } from '../retry-after.js';
 import { IncomingWebhook, IncomingWebhookHTTPError, type FetchFunction } from '@slack/webhook';
 import { cleanText, escapeMrkdwn, truncate } from './escape.js';
@@ -91,7 +92,7 @@ function whenText(item: AlertItem): string {
 
 /** The fields of a message with one item. */
 function detailFields(item: AlertItem): SlackText[] {
-  const fields: SlackText[] = [field('Box', item.serial === '' ? 'gateway' : boxLabel(item).replace(/^box /, ''))];
+  const fields: SlackText[] = [field('Box', isFleetKey(item.serial) ? fleetLabel(item.serial) : boxLabel(item).replace(/^box /, ''))];
   if (item.location) fields.push(field('Location', item.location));
   const value = valueText(item);
   const threshold = thresholdText(item);
@@ -106,8 +107,8 @@ function detailFields(item: AlertItem): SlackText[] {
 
 /** One field per item in a group: `*SN-0042* "Lobby" · Hall A` then summary, value and time. */
 function listField(item: AlertItem): SlackText {
-  const title = item.serial === '' ? '*gateway*' : `*${escapeMrkdwn(truncate(cleanText(item.serial), 40))}*`;
-  const name = item.serial !== '' && item.boxName ? ` "${escapeMrkdwn(truncate(cleanText(item.boxName), 60))}"` : '';
+  const title = isFleetKey(item.serial) ? `*${fleetLabel(item.serial)}*` : `*${escapeMrkdwn(truncate(cleanText(item.serial), 40))}*`;
+  const name = !isFleetKey(item.serial) && item.boxName ? ` "${escapeMrkdwn(truncate(cleanText(item.boxName), 60))}"` : '';
   const location = item.location ? ` · ${escapeMrkdwn(truncate(cleanText(item.location), 60))}` : '';
   const parts = [escapeMrkdwn(truncate(cleanText(item.summary), 120))];
   const value = valueText(item);
@@ -128,7 +129,7 @@ function chunk<T>(list: readonly T[], size: number): T[][] {
 
 /** `…and 70 more: SN-0051, SN-0052, ...` cut to the section text limit. */
 function overflowBlock(rest: readonly AlertItem[]): SlackBlock {
-  const names = rest.map((i) => (i.serial === '' ? 'gateway' : cleanText(i.serial))).join(', ');
+  const names = rest.map((i) => (isFleetKey(i.serial) ? fleetLabel(i.serial) : cleanText(i.serial))).join(', ');
   const text = `…and ${rest.length} more: ${escapeMrkdwn(names)}`;
   return { type: 'section', text: mrkdwn(truncate(text, SLACK_LIMITS.sectionText)) };
 }

@@ -9,6 +9,7 @@
  * With a `body` template the rendered body replaces the alert list. Box text is escaped for the
  * Markdown subset cards render (escapeCardMarkdown).
  */
+import { isFleetKey, fleetLabel } from '../box-id.js';
 import { cleanText, escapeCardMarkdown, truncate } from './escape.js';
 import { urlSecrets } from './errors.js';
 import { boxLabel, defaultText, formatTime, highestSeverity, splitByStatus, thresholdText, timeText, valueText, type MessageText } from './format.js';
@@ -37,7 +38,7 @@ const text = (t: string, extra: Partial<Extract<CardElement, { type: 'TextBlock'
 const fact = (title: string, value: string): { title: string; value: string } => ({ title, value: escapeCardMarkdown(truncate(value, 300)) });
 
 function itemBlock(item: AlertItem, now: number): CardElement {
-  const facts = [fact('Box', item.serial === '' ? 'gateway' : boxLabel(item).replace(/^box /, ''))];
+  const facts = [fact('Box', isFleetKey(item.serial) ? fleetLabel(item.serial) : boxLabel(item).replace(/^box /, ''))];
   if (item.location) facts.push(fact('Location', item.location));
   const value = valueText(item);
   const threshold = thresholdText(item);
@@ -76,7 +77,7 @@ export function buildTeamsPayload(message: NotificationMessage, notifier: string
     for (const item of shown) body.push(itemBlock(item, message.createdAt));
     const rest = message.items.slice(shown.length);
     if (rest.length > 0) {
-      const names = rest.map((i) => (i.serial === '' ? 'gateway' : cleanText(i.serial))).join(', ');
+      const names = rest.map((i) => (isFleetKey(i.serial) ? fleetLabel(i.serial) : cleanText(i.serial))).join(', ');
       body.push(text(escapeCardMarkdown(truncate(`…and ${rest.length} more: ${names}`, 2000))));
     }
   }

@@ -16,6 +16,7 @@
  * limit, a bad filter argument) falls back to the default text and is logged: never a lost
  * notification.
  */
+import { isFleetKey } from '../box-id.js';
 import { createRequire } from 'node:module';
 import type { Liquid, Template } from 'liquidjs';
 import { formatDuration } from '../duration.js';
@@ -90,7 +91,7 @@ function alertVariables(item: AlertItem, now: number, link: ((serial: string) =>
     duration: formatDuration(Math.max(0, end - item.since)),
     summary: cleanText(item.summary),
     line: itemLine(item, now),
-    link: (item.serial !== '' ? link?.(item.serial) : undefined) ?? '',
+    link: (!isFleetKey(item.serial) ? link?.(item.serial) : undefined) ?? '',
     acked_by: item.ack ? cleanText(item.ack.by) : '',
     ack_comment: item.ack ? cleanText(item.ack.comment) : '',
   };

@@ -21,11 +21,18 @@ import type { Logger } from '../log.js';
 import type { BoxSnapshot } from '../model.js';
 import type { BoxState, CycleRecord, CycleWrite, Store } from '../store/types.js';
 import { formatDuration } from '../duration.js';
+import { boxKey, DEFAULT_ACCOUNT, splitBoxKey } from '../box-id.js';
 import { selectForDetails, type DetailsPolicy } from './policy.js';
 import { RecordQuarantine } from './quarantine.js';
 import { mapWithConcurrency } from './pool.js';
 
 export interface CycleDeps {
+  /**
+   * The account polled (src/box-id.ts; default "default"): the cycle covers that account's boxes
+   * only (`missing` is judged among them), stores them under their ids, and is recorded as its.
+   */
+  account?: string;
+  /** The account's gateway client. */
   client: GatewayClient;
   store: Store;
   clock: Clock;
@@ -63,11 +70,11 @@ class CycleDeadline extends BoxwatchError {
 
 export interface CycleResult {
   cycle: CycleRecord;
-  /** Boxes in the list this cycle (empty when failed). */
+  /** Boxes in the list this cycle (empty when failed), `serial` their id (src/box-id.ts). */
   seen: BoxSnapshot[];
-  /** Serials that left the device list this cycle. */
+  /** Ids of the boxes that left the device list this cycle. */
   missing: string[];
-  /** Serials that came back to the device list this cycle. */
+  /** Ids of the boxes that came back to the device list this cycle. */
   returned: string[];
   /** The gateway's clock from the device list's Date header, when known. */
   serverTime: number | null;
@@ -114,13 +121,15 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
     rejected.push(`${serial ?? '(no serial)'}: ${problem}`);
   };
   const commit = deps.commit ?? ((write: CycleWrite) => store.recordCycle(write));
+  const account = deps.account ?? DEFAULT_ACCOUNT;
   const startedAt = clock.now();
   const requestsBefore = deps.requestCount();
-  const finish = (fields: Omit<CycleRecord, 'startedAt' | 'durationMs' | 'requests'>): CycleRecord => ({
+  const finish = (fields: Omit<CycleRecord, 'startedAt' | 'durationMs' | 'requests' | 'account'>): CycleRecord => ({
     startedAt,
     durationMs: clock.now() - startedAt,
     requests: deps.requestCount() - requestsBefore,
     ...fields,
+    account,
   });
 
   let summaries: DeviceSummary[];
@@ -156,12 +165,14 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
     } else {
       const cycle = finish({ outcome: 'failed', errorCode: errorCode(failure), error: errorMessage(failure), boxes: 0, detailsFetched: 0, gatewayClockSkewMs });
       await commit({ cycle, seen: [], missing: [] }, serverTime);
-      logger.warn({ code: cycle.errorCode, err: cycle.error }, 'poll cycle failed');
+      logger.warn({ account, code: cycle.errorCode, err: cycle.error }, 'poll cycle failed');
       return { cycle, seen: [], missing: [], returned: [], serverTime, detailsFailed: 0 };
     }
   }
 
-  const known = new Map<string, BoxState>((await store.boxes()).map((b) => [b.serial, b]));
+  // The account's boxes by the gateway's serial (the cycle talks to the gateway in its serials).
+  const known = new Map<string, BoxState>();
+  for (const b of await store.boxes()) if (b.account === account) known.set(splitBoxKey(b.serial).serial, b);
   const due = selectForDetails(summaries, known, startedAt, deps.policy);
   let detailsFailed = 0;
   let detailsSkipped = 0;
@@ -197,19 +208,20 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
   for (const d of fetched) if (d) details.set(d.serial_no, d);
 
   const detailsAt = clock.now();
-  const seen = summaries.map((s) => mergeSnapshot(s, details.get(s.serial_no), known.get(s.serial_no), detailsAt, skewMs));
+  const seen = summaries.map((s) => ({ ...mergeSnapshot(s, details.get(s.serial_no), known.get(s.serial_no), detailsAt, skewMs), serial: boxKey(account, s.serial_no) }));
   const listed = new Set(summaries.map((s) => s.serial_no));
   // A box whose record was set aside is listed, just unreadable; when a record had no readable
   // serial, no box can be called missing this cycle (it may be that one).
   const absent = (serial: string): boolean => setAsideSerials !== null && !listed.has(serial) && !setAsideSerials.has(serial);
-  const missing = [...known.values()].filter((b) => b.missingSince === null && absent(b.serial)).map((b) => b.serial);
-  const returned = [...known.values()].filter((b) => b.missingSince !== null && listed.has(b.serial)).map((b) => b.serial);
+  const knownList = [...known];
+  const missing = knownList.filter(([serial, b]) => b.missingSince === null && absent(serial)).map(([, b]) => b.serial);
+  const returned = knownList.filter(([serial, b]) => b.missingSince !== null && listed.has(serial)).map(([, b]) => b.serial);
 
   const cycle = finish({ outcome: 'ok', errorCode: null, error: null, boxes: summaries.length, detailsFetched: details.size, rejected, detailsSkipped, gatewayClockSkewMs });
   await commit({ cycle, seen, missing }, serverTime);
-  if (missing.length > 0) logger.warn({ serials: missing }, 'boxes missing from the device list');
-  if (returned.length > 0) logger.info({ serials: returned }, 'boxes back in the device list');
-  logger.debug({ boxes: cycle.boxes, details: cycle.detailsFetched, ms: cycle.durationMs, requests: cycle.requests }, 'poll cycle done');
+  if (missing.length > 0) logger.warn({ account, serials: missing }, 'boxes missing from the device list');
+  if (returned.length > 0) logger.info({ account, serials: returned }, 'boxes back in the device list');
+  logger.debug({ account, boxes: cycle.boxes, details: cycle.detailsFetched, ms: cycle.durationMs, requests: cycle.requests }, 'poll cycle done');
   return { cycle, seen, missing, returned, serverTime, detailsFailed };
 }
 

@@ -21,7 +21,7 @@ import { evaluateRecordingLost } from './recording-lost.js';
 import { evaluateArchiveFailing } from './archive-failing.js';
 import type { CallFacts } from '../calls/health.js';
 import { FLEET_RULE_KINDS } from '../vocabulary.js';
-import { matchesAny } from '../glob.js';
+import { boxMatches } from '../box-id.js';
 import { compareVersions } from './version.js';
 
 export type { Condition, FleetContext, KindEvaluator, RuleResult } from './types.js';
@@ -29,9 +29,17 @@ export { compareVersions, isVersion } from './version.js';
 export { boxesToForget } from './missing.js';
 export { globToRegExp, matchesAny, matchesGlob } from '../glob.js';
 
-/** True when the rule's `boxes` globs select this serial. */
+/**
+ * True when the rule's `boxes` globs select this box: its id (`ACCOUNT/SERIAL` outside the
+ * default account) or its bare serial. The `accounts` filter is judged per cycle (`rulesOfAccount`).
+ */
 export function ruleAppliesTo(rule: RuleConfig, serial: string): boolean {
-  return matchesAny(serial, rule.boxes);
+  return boxMatches(serial, rule.boxes);
+}
+
+/** The rules that judge the boxes of `account` (a rule's `accounts`, absent: every account). */
+export function rulesOfAccount<R extends { accounts?: readonly string[] | undefined }>(rules: readonly R[], account: string): R[] {
+  return rules.filter((r) => r.accounts === undefined || r.accounts.includes(account));
 }
 
 /**

@@ -15,6 +15,8 @@ export const METRICS: readonly Metric[] = ['battery', 'signal', 'connected', 'fi
 
 /** Current state of a box as the store knows it. */
 export interface BoxState extends BoxSnapshot {
+  /** The account the box belongs to (src/box-id.ts; `serial` is its id, ACCOUNT/SERIAL outside "default"). */
+  account: string;
   firstSeen: number;
   /** Last cycle in which the box was in the device list. */
   lastPolled: number;
@@ -38,6 +40,8 @@ export interface CycleRecord {
   boxes: number;
   /** Device details fetched in this cycle. */
   detailsFetched: number;
+  /** The account polled (src/box-id.ts); absent: "default", the single `gateway:`. */
+  account?: string;
   /** Gateway records set aside this cycle as invalid, `serial: problem` (for alerts and metrics; not stored). */
   rejected?: readonly string[];
   /** Details not back by the cycle deadline (their boxes keep their previous details; not stored). */

@@ -9,6 +9,7 @@
  * In JSON every time is ISO 8601 UTC and an alert is named by a printable id, `rule/serial`
  * (`firmware/BX-00033`), or the rule alone for the gateway alerts.
  */
+import { isFleetKey } from '../box-id.js';
 import type { Awaitable } from '../awaitable.js';
 import { ackInEffect, type Ack, type AckRepository } from '../alerts/acks.js';
 import { holdBack, type HeldBack } from '../alerts/hold-back.js';
@@ -202,7 +203,7 @@ export function transitionJson(t: TransitionRecord): TransitionJson {
     id: t.id,
     alert: alertId(t.rule, t.serial),
     rule: t.rule,
-    box: t.serial === '' ? null : t.serial,
+    box: isFleetKey(t.serial) ? null : t.serial,
     severity: t.severity,
     from: t.from,
     to: t.to,
@@ -245,7 +246,7 @@ export function alertJson(v: AlertView): AlertJson {
     rule: v.rule,
     kind: v.kind,
     severity: v.severity,
-    box: v.serial === '' ? null : v.serial,
+    box: isFleetKey(v.serial) ? null : v.serial,
     name: v.name,
     state: v.state,
     open: v.open,

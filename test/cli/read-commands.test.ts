@@ -32,6 +32,7 @@ beforeAll(async () => {
   fleet.apply(fleet.boxes, { kind: 'connect' });
   const config = defaultConfig(KEY);
   config.gateway.baseUrl = sim.url;
+  config.gateways[0]!.baseUrl = sim.url; // the account the daemon polls
   config.storage.path = db;
   config.http.enabled = false;
   const app = createApp({ config, logger: silentLogger, notifiers: [] });

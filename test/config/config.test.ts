@@ -146,7 +146,7 @@ describe('errors name their path', () => {
     ['unknown top-level key', 'logg: { level: info }', 'logg: unknown key (did you mean "log"?)'],
     ['typo in a section', 'poll: { shedule: "* * * * *" }', 'poll.shedule: unknown key (did you mean "schedule"?)'],
     ['typo in a rule', 'rules: [{ name: b, kind: low_battery, belw: 10, severity: info }]', 'rules[0].belw: unknown key (did you mean "below"?)'],
-    ['key of another kind', 'rules: [{ name: b, kind: disconnected, below: 10, severity: info }]', 'rules[0].below: unknown key (allowed: name, kind, severity, for, keep_firing_for, boxes)'],
+    ['key of another kind', 'rules: [{ name: b, kind: disconnected, below: 10, severity: info }]', 'rules[0].below: unknown key (allowed: name, kind, severity, for, keep_firing_for, boxes, accounts)'],
     ['unknown rule kind', 'rules: [{ name: b, kind: on_fire, severity: info }]', 'rules[0].kind: unknown kind "on_fire" (expected one of disconnected, low_battery, weak_signal, stale, firmware_drift, missing, call_failure_rate, call_stuck, calls_silent, fleet_call_failure_rate, recording_lost, archive_failing)'],
     ['missing kind', 'rules: [{ name: b, severity: info }]', 'rules[0].kind: is required (one of disconnected, low_battery, weak_signal, stale, firmware_drift, missing, call_failure_rate, call_stuck, calls_silent, fleet_call_failure_rate, recording_lost, archive_failing)'],
     ['bad severity', 'rules: [{ name: b, kind: missing, severity: urgent }]', 'rules[0].severity: must be one of critical, warning, info (got "urgent")'],

@@ -60,10 +60,11 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
         firstSeen: T0,
         lastPolled: T0 + 30_000,
         missingSince: null,
+        account: 'default',
       });
       expect((await store.box('BX-002'))?.connected).toBe(false);
       expect(await store.box('BX-404')).toBeUndefined();
-      expect(await store.lastCycle()).toEqual(okCycle(T0 + 30_000, [a, a]).cycle);
+      expect(await store.lastCycle()).toEqual({ ...okCycle(T0 + 30_000, [a, a]).cycle, account: 'default' });
       expect((await store.valueAt('BX-001', 'battery', T0 + 29_999))?.value).toBe(91);
       expect((await store.valueAt('BX-001', 'battery', T0 + 30_000))?.value).toBe(90);
       expect((await store.valueAt('BX-002', 'battery', T0))?.value).toBeNull();
@@ -123,6 +124,37 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
       expect((await store.box('BX-001'))?.battery).toBe(76);
       expect((await store.valueAt('BX-001', 'battery', T0 + 3))?.value).toBe(77);
       expect((await store.history('BX-001', 'battery', T0, T0 + 60_000)).points.map((p) => (p as { value: unknown }).value)).toEqual([80, 79, 78, 77, 76]);
+    });
+
+    it('cycles of several accounts: each covers its own boxes; a failed one freezes only its account, and no clock step is seen', async () => {
+      const of = (account: string, write: ReturnType<typeof okCycle>): ReturnType<typeof okCycle> => ({ ...write, cycle: { ...write.cycle, account } });
+      // Two accounts polled at the same times (each cycle starts at the same tick).
+      for (let i = 0; i < 3; i++) {
+        const t = T0 + i * 30_000;
+        expect(await store.recordCycle(of('default', okCycle(t, [snap('BX-001', { battery: 60 })])))).toEqual({ startedAt: t, clockBehindMs: 0 });
+        // Same start as the other account's cycle: recorded just after it, and no clock step.
+        expect(await store.recordCycle(of('acme', okCycle(t, [snap('acme/BX-001', { battery: 40 })])))).toEqual({ startedAt: t + 1, clockBehindMs: 0 });
+      }
+      expect((await store.boxes()).map((b) => [b.serial, b.account])).toEqual([['BX-001', 'default'], ['acme/BX-001', 'acme']]);
+      // acme's gateway fails: its box is not polled from then on; the default account's box is.
+      const t3 = T0 + 90_000;
+      await store.recordCycle(of('default', okCycle(t3, [snap('BX-001', { battery: 59 })])));
+      await store.recordCycle(of('acme', failedCycle(t3)));
+      await store.recordCycle(of('default', okCycle(t3 + 30_000, [snap('BX-001', { battery: 58 })])));
+      expect(await store.lastCycle()).toMatchObject({ outcome: 'ok', account: 'default' });
+      expect((await store.valueAt('BX-001', 'battery', t3 + 15_000))?.value).toBe(59); // not cut by acme's failure
+      expect(await store.valueAt('acme/BX-001', 'battery', t3 + 15_000)).toBeUndefined(); // acme's outage is a gap
+      expect((await store.valueAt('acme/BX-001', 'battery', t3 - 1))?.value).toBe(40);
+      // A default-account cycle does not call acme's box missing (it is not in its list).
+      expect((await store.box('acme/BX-001'))?.missingSince).toBeNull();
+      // Hourly rollups count each box's polls among its account's cycles only.
+      store = await f.reopen();
+      await store.recordCycle(of('default', okCycle(T0 + 2 * HOUR, [snap('BX-001')])));
+      await store.recordCycle(of('acme', okCycle(T0 + 2 * HOUR, [snap('acme/BX-001')])));
+      const rollup = await store.history('BX-001', 'battery', T0 - HOUR, T0 + HOUR, { kind: 'rollup' });
+      const acme = await store.history('acme/BX-001', 'battery', T0 - HOUR, T0 + HOUR, { kind: 'rollup' });
+      expect(rollup.kind === 'rollup' && rollup.points.map((p) => p.count)).toEqual([5]);
+      expect(acme.kind === 'rollup' && acme.points.map((p) => p.count)).toEqual([3]);
     });
 
     it('a cycle that fails half-way is rolled back entirely, and recording goes on correctly', async () => {

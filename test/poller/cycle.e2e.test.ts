@@ -37,6 +37,7 @@ async function rig(options: { devices?: number; key?: string; config?: (c: Confi
   const dbPath = join(dir, 'boxwatch.db');
   const config = defaultConfig(options.key ?? KEY);
   config.gateway.baseUrl = sim.url;
+  config.gateways[0]!.baseUrl = sim.url; // the account the daemon polls
   config.storage.path = dbPath;
   options.config?.(config);
   let requests = 0;

@@ -22,6 +22,7 @@ function summary(i: number, over: Partial<DeviceSummary> = {}): DeviceSummary {
 function state(s: DeviceSummary, detailsAt: number | null): BoxState {
   return {
     serial: s.serial_no,
+    account: 'default',
     id: s.id,
     name: s.device_name,
     connected: s.connected,

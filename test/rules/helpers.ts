@@ -13,6 +13,7 @@ export function rule<K extends RuleKind>(kind: K, fields = ''): RuleOfKind<K> {
 export function box(overrides: Partial<BoxState> = {}): BoxState {
   return {
     serial: 'SN-0001',
+    account: 'default',
     id: 1,
     name: 'Lobby',
     connected: true,

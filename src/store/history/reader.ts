@@ -11,6 +11,7 @@
  * answer with Promises (PostgreSQL). The reads are few and in bulk: a query asks for a range of a
  * box's rows at once, never a row per round trip.
  */
+import { accountOf } from '../../box-id.js';
 import type { Awaitable } from '../../awaitable.js';
 import { HOUR_MS, SLOT, decodeRow, finalValues, hourOf, pushRun, rowRuns, runStats, type HourRow, type Run, type Slot } from '../codec.js';
 import { StoreError } from '../errors.js';
@@ -39,8 +40,8 @@ export interface HistoryRows {
   uptimeSums(boxIds: readonly number[], fromHour: number, toHour: number): Awaitable<{ box_id: number; observed: number; disconnected: number }[]>;
   /** Start of the latest cycle, or null. */
   latestCycle(): Awaitable<number | null>;
-  /** Starts of every cycle (ok or failed) in [from, to), ascending. */
-  cycleStarts(from: number, to: number): Awaitable<number[]>;
+  /** Starts of every cycle (ok or failed) of the account in [from, to), ascending. */
+  cycleStarts(from: number, to: number, account: string): Awaitable<number[]>;
   /** Where complete raw history starts (-Infinity: nothing pruned). */
   rawPrunedBefore(): Awaitable<number>;
   /** The interned strings (firmware versions) of these ids. */
@@ -249,7 +250,7 @@ export class HistoryQueries {
     const liveTo = Math.min(toHour - 1, lastHour);
     if (liveFrom > liveTo) return out;
     const rows = yield* this.rowsOfBox(box, liveFrom, liveTo);
-    const polls = pollCounter(yield* ask((r) => r.cycleStarts(liveFrom * HOUR_MS, (liveTo + 1) * HOUR_MS)));
+    const polls = pollCounter(yield* ask((r) => r.cycleStarts(liveFrom * HOUR_MS, (liveTo + 1) * HOUR_MS, accountOf(box.serial))));
     for (let hour = liveFrom; hour <= liveTo; hour++) {
       const row = this.liveRow(box, hour, rows);
       if (row !== undefined) out.push(hourStats(row, hour, polls));

@@ -32,6 +32,8 @@ export interface BoxRow {
   missing_since: number | null;
   seg_start: number | null;
   forgotten_at: number | null;
+  /** The box's account (src/box-id.ts). */
+  account: string;
 }
 
 export interface CycleRow {
@@ -43,6 +45,7 @@ export interface CycleRow {
   error: string | null;
   boxes: number;
   details_fetched: number;
+  account: string;
 }
 
 export interface RollupRow {
@@ -159,6 +162,7 @@ export interface HourStats {
 export function toBoxState(b: BoxRow): BoxState {
   return {
     serial: b.serial,
+    account: b.account,
     id: b.gateway_id,
     name: b.name,
     connected: b.connected === 1,
@@ -186,6 +190,7 @@ export function toCycleRecord(r: CycleRow): CycleRecord {
     error: r.error,
     boxes: r.boxes,
     detailsFetched: r.details_fetched,
+    account: r.account,
   };
 }
 

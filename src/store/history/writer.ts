@@ -30,6 +30,7 @@
  * If the transaction that applies a plan rolls back, the store calls `reset()`: the in-memory
  * state is dropped and loaded again before the next cycle.
  */
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
 import type { BoxSnapshot } from '../../model.js';
 import { HOUR_MS, addObservation, decodeRow, emptyRow, encodeRow, hourOf, type HourRow, type Values } from '../codec.js';
 import type { BoxState, CycleRecord, CycleWrite, RecordedCycle } from '../types.js';
@@ -41,6 +42,8 @@ export interface WriterState {
   boxes: readonly BoxRow[];
   /** Start of the latest cycle, or null. */
   lastCycle: number | null;
+  /** Start of the latest cycle of each account (absent: the account has none). */
+  lastCycles: readonly { account: string; t: number }[];
   /** The sample rows of the open hour and later (`hour >= openHourOf(lastCycle)`). */
   openRows: readonly SampleRow[];
   /** Every interned string (firmware versions). */
@@ -72,8 +75,8 @@ export interface HistoryPlan {
   missing: string[];
   /** Sample rows to insert or replace. */
   samples: SampleRow[];
-  /** Rows of hours that became final: the store writes a rollup of each. */
-  closedHours: { boxId: number; hour: number; row: HourRow }[];
+  /** Rows of hours that became final: the store writes a rollup of each (polls counted among its account's cycles). */
+  closedHours: { boxId: number; account: string; hour: number; row: HourRow }[];
 }
 
 /** Default longest pause between two polls that still counts as continuous observation (5 minutes). */
@@ -90,6 +93,8 @@ interface RowRef {
 interface Head {
   id: number;
   serial: string;
+  /** The account the box belongs to: only that account's cycles observe it or end its segment. */
+  account: string;
   segStart: number | null;
   lastObs: number | null;
   values: Values | null;
@@ -113,9 +118,13 @@ export class CycleWriter {
   private nextBoxId = 1;
   private nextStringId = 1;
   private lastCycleT: number | null = null;
+  /** The latest recorded cycle of each account (a clock step back is judged per account). */
+  private lastOfAccount = new Map<string, number>();
   private openHourValue: number | null = null;
   /** Strings interned while loading (a box's firmware not yet interned), written with the next plan. */
   private pendingStrings: { id: number; value: string }[] = [];
+  /** The account of each box id (for the rollups of closed hours); null: build it again. */
+  private accounts: Map<number, string> | null = null;
   /** Rows changed by the cycle being recorded. */
   private dirty = new Set<RowRef>();
   /** Rows of earlier hours replaced by a newer row during the cycle being recorded. */
@@ -145,6 +154,7 @@ export class CycleWriter {
       const head: Head = {
         id: b.id,
         serial: b.serial,
+        account: b.account,
         segStart: b.seg_start,
         lastObs: b.last_polled,
         values: null,
@@ -157,6 +167,7 @@ export class CycleWriter {
       this.nextBoxId = Math.max(this.nextBoxId, b.id + 1);
     }
     this.lastCycleT = state.lastCycle;
+    this.lastOfAccount = new Map(state.lastCycles.map((c) => [c.account, c.t]));
     this.openHourValue = openHourOf(state.lastCycle);
     for (const r of state.openRows) {
       const head = byId.get(r.box_id);
@@ -175,13 +186,17 @@ export class CycleWriter {
     const heads = this.heads;
     if (heads === null) throw new Error('CycleWriter.record before load');
     const own = write.cycle.startedAt;
+    const account = write.cycle.account ?? DEFAULT_ACCOUNT;
+    // Cycle times only move forward, across accounts too (one timeline of open hours): a cycle of
+    // another account recorded meanwhile moves this one just after it, which is no clock step.
     const last = this.lastCycleT;
     const startedAt = last !== null && own <= last ? last + 1 : own;
-    const recorded = { startedAt, clockBehindMs: startedAt === own ? 0 : (last as number) - own };
+    const lastOwn = this.lastOfAccount.get(account);
+    const recorded = { startedAt, clockBehindMs: lastOwn !== undefined && own <= lastOwn ? lastOwn - own : 0 };
     const c = write.cycle;
     const plan: HistoryPlan = {
       recorded,
-      cycle: { startedAt, durationMs: c.durationMs, requests: c.requests, outcome: c.outcome, errorCode: c.errorCode, error: c.error, boxes: c.boxes, detailsFetched: c.detailsFetched },
+      cycle: { startedAt, durationMs: c.durationMs, requests: c.requests, outcome: c.outcome, errorCode: c.errorCode, error: c.error, boxes: c.boxes, detailsFetched: c.detailsFetched, account },
       strings: this.pendingStrings,
       newBoxes: [],
       seen: [],
@@ -192,8 +207,9 @@ export class CycleWriter {
     };
     this.pendingStrings = [];
     try {
-      this.write(write, startedAt, heads, plan);
+      this.write(write, account, startedAt, heads, plan);
       this.lastCycleT = startedAt;
+      this.lastOfAccount.set(account, startedAt);
     } finally {
       this.dirty.clear();
       this.superseded = [];
@@ -227,30 +243,32 @@ export class CycleWriter {
     this.heads = null;
     this.order = null;
     this.lastCycleT = null;
+    this.lastOfAccount = new Map();
     this.openHourValue = null;
     this.pendingStrings = [];
   }
 
-  private write(write: CycleWrite, t: number, heads: Map<string, Head>, plan: HistoryPlan): void {
+  private write(write: CycleWrite, account: string, t: number, heads: Map<string, Head>, plan: HistoryPlan): void {
     if (write.cycle.outcome === 'ok') {
       for (const snap of write.seen) {
         let head = heads.get(snap.serial);
         if (head === undefined) {
-          head = { id: this.nextBoxId++, serial: snap.serial, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, t, t), forgotten: false };
+          head = { id: this.nextBoxId++, serial: snap.serial, account, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, account, t, t), forgotten: false };
           heads.set(snap.serial, head);
           this.order = null;
           plan.newBoxes.push({ id: head.id, snap, segStart: t });
         }
         this.observe(head, [snap.battery, snap.signal, snap.connected ? 1 : 0, this.intern(snap.firmware, plan.strings)], t);
         plan.seen.push({ id: head.id, snap, segStart: head.segStart });
-        head.state = polledState(snap, head.state.firstSeen, t);
+        head.state = polledState(snap, account, head.state.firstSeen, t);
         head.forgotten = false; // listed again: back in the fleet
       }
     }
-    // Every other open segment ends at this cycle (the box was not polled: failed cycle or absent).
-    // A box listed by this cycle was observed at t (cycle times only move forward).
+    // Every other open segment of the account ends at this cycle (the box was not polled: failed
+    // cycle or absent); the other accounts' boxes are not this cycle's business. A box listed by
+    // this cycle was observed at t (cycle times only move forward).
     for (const head of heads.values()) {
-      if (head.segStart === null || head.lastObs === t) continue;
+      if (head.segStart === null || head.lastObs === t || head.account !== account) continue;
       this.closeSegment(head, Math.min(t, (head.lastObs as number) + this.maxGapMs));
       plan.closed.push(head.id);
     }
@@ -273,7 +291,7 @@ export class CycleWriter {
       this.openHourValue = hour;
     }
     for (const ref of this.dirty) plan.samples.push({ hour: ref.hour, box_id: ref.id, data: encodeRow(ref.row) });
-    for (const ref of this.superseded) plan.closedHours.push({ boxId: ref.id, hour: ref.hour, row: ref.row });
+    for (const ref of this.superseded) plan.closedHours.push({ boxId: ref.id, account: this.accountOfId(ref.id, heads), hour: ref.hour, row: ref.row });
   }
 
   /** The box was in the device list at cycle t with these values. */
@@ -332,6 +350,16 @@ export class CycleWriter {
     return head.ref;
   }
 
+  private accountOfId(id: number, heads: Map<string, Head>): string {
+    this.accounts ??= new Map([...heads.values()].map((h) => [h.id, h.account]));
+    let account = this.accounts.get(id);
+    if (account === undefined) {
+      this.accounts = null; // a box added since: build again
+      account = this.accountOfId(id, heads);
+    }
+    return account;
+  }
+
   /** The id of an interned string; a new one is added to `out` (written with the plan). */
   private intern(value: string, out: { id: number; value: string }[]): number {
     const known = this.strings.get(value);
@@ -347,9 +375,9 @@ export class CycleWriter {
  * The row of `boxes` that a cycle at t leaves for a box in the device list: the snapshot's own
  * fields (a caller's object may carry more), copied once.
  */
-function polledState(snap: BoxSnapshot, firstSeen: number, t: number): BoxState {
+function polledState(snap: BoxSnapshot, account: string, firstSeen: number, t: number): BoxState {
   return {
-    serial: snap.serial, id: snap.id, name: snap.name, connected: snap.connected, battery: snap.battery, signal: snap.signal, firmware: snap.firmware,
+    serial: snap.serial, account, id: snap.id, name: snap.name, connected: snap.connected, battery: snap.battery, signal: snap.signal, firmware: snap.firmware,
     lastSeen: snap.lastSeen, registeredAt: snap.registeredAt, location: snap.location, ip: snap.ip, detailsAt: snap.detailsAt,
     firstSeen, lastPolled: t, missingSince: null,
   };
@@ -363,13 +391,26 @@ export function boxValues(snap: BoxSnapshot): (number | string | null)[] {
 /** The `boxes` columns a snapshot fills (boxValues gives their values). */
 export const BOX_COLUMNS = ['gateway_id', 'name', 'connected', 'battery', 'signal', 'firmware', 'last_seen', 'registered_at', 'location', 'ip', 'details_at'] as const;
 
-/** The distinct hours a plan's rollups cover: the store reads their cycle starts (`cycles` in [h, h + 1 hour)) for the poll counts. */
-export function closedHoursOf(plan: HistoryPlan): number[] {
-  return [...new Set(plan.closedHours.map((c) => c.hour))].sort((a, b) => a - b);
+/**
+ * The distinct accounts and hours a plan's rollups cover: the store reads their cycle starts (the
+ * account's `cycles` in [h, h + 1 hour)) for the poll counts.
+ */
+export function closedHoursOf(plan: HistoryPlan): { account: string; hours: number[] }[] {
+  const byAccount = new Map<string, Set<number>>();
+  for (const c of plan.closedHours) {
+    let hours = byAccount.get(c.account);
+    if (hours === undefined) byAccount.set(c.account, (hours = new Set()));
+    hours.add(c.hour);
+  }
+  return [...byAccount].map(([account, hours]) => ({ account, hours: [...hours].sort((a, b) => a - b) }));
 }
 
-/** The rollup rows of a plan's closed hours (values in ROLLUP_COLUMNS order), given the cycle starts of those hours, ascending. */
-export function rollupsOf(plan: HistoryPlan, cycleStarts: readonly number[]): (number | null)[][] {
-  const polls = pollCounter(cycleStarts);
-  return plan.closedHours.map((c) => rollupValues(c.boxId, hourStats(c.row, c.hour, polls)));
+/**
+ * The rollup rows of a plan's closed hours (values in ROLLUP_COLUMNS order), given each account's
+ * cycle starts of those hours, ascending.
+ */
+export function rollupsOf(plan: HistoryPlan, cycleStarts: ReadonlyMap<string, readonly number[]>): (number | null)[][] {
+  const counters = new Map([...cycleStarts].map(([account, starts]) => [account, pollCounter(starts)]));
+  const none = pollCounter([]);
+  return plan.closedHours.map((c) => rollupValues(c.boxId, hourStats(c.row, c.hour, counters.get(c.account) ?? none)));
 }

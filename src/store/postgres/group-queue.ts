@@ -13,7 +13,8 @@
  * no longer holds the account's lease.
  */
 import type { QueuedItem, QueuedRow, ReleasedBatch } from '../../alerts/repositories.js';
-import { DEFAULT_ACCOUNT, type Fence } from '../../cluster/leases.js';
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
+import type { Fence } from '../../cluster/leases.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import { looksLikeItem } from '../repository-rows.js';
 import type { PostgresDatabase, Transaction } from './database.js';

@@ -5,6 +5,7 @@
  * statements whatever the fleet's size (arrays through `unnest`), so a cycle costs a handful of
  * round trips; a query asks for a box's range of rows at once.
  */
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
 import { HOUR_MS } from '../codec.js';
 import { HistoryQueries, runLater, type HistoryRows } from '../history/reader.js';
 import { cutoffs, drainAwaitable, type PruneOptions, type RetentionMs } from '../history/retention.js';
@@ -98,8 +99,8 @@ class PostgresHistoryRows implements HistoryRows {
     return (await this.db.query<{ t: number | null }>('SELECT max(started_at) AS t FROM cycles'))[0]?.t ?? null;
   }
 
-  async cycleStarts(from: number, to: number): Promise<number[]> {
-    return (await this.db.query<{ t: number }>('SELECT started_at AS t FROM cycles WHERE started_at >= $1 AND started_at < $2 ORDER BY started_at', [from, to])).map((r) => r.t);
+  async cycleStarts(from: number, to: number, account: string): Promise<number[]> {
+    return (await this.db.query<{ t: number }>('SELECT started_at AS t FROM cycles WHERE account = $3 AND started_at >= $1 AND started_at < $2 ORDER BY started_at', [from, to, account])).map((r) => r.t);
   }
 
   async rawPrunedBefore(): Promise<number> {
@@ -156,6 +157,7 @@ export class PostgresHistory {
     this.writer.load({
       boxes: await tx.query<BoxRow>('SELECT * FROM boxes ORDER BY serial COLLATE "C"'),
       lastCycle,
+      lastCycles: await tx.query<{ account: string; t: number }>('SELECT account, max(started_at) AS t FROM cycles GROUP BY account'),
       openRows: open === null ? [] : await tx.query<SampleRow>('SELECT hour, box_id, data FROM samples WHERE hour >= $1', [open]),
       strings: await tx.query<{ id: number; value: string }>('SELECT id, value FROM strings'),
     });
@@ -170,8 +172,8 @@ export class PostgresHistory {
     const c = plan.cycle;
     const t = c.startedAt;
     const w = new Writes();
-    w.add('INSERT INTO cycles (started_at, duration_ms, requests, outcome, error_code, error, boxes, details_fetched) VALUES (#, #, #, #, #, #, #, #)', [
-      t, c.durationMs, c.requests, c.outcome, c.errorCode, c.error, c.boxes, c.detailsFetched,
+    w.add('INSERT INTO cycles (started_at, duration_ms, requests, outcome, error_code, error, boxes, details_fetched, account) VALUES (#, #, #, #, #, #, #, #, #)', [
+      t, c.durationMs, c.requests, c.outcome, c.errorCode, c.error, c.boxes, c.detailsFetched, c.account ?? DEFAULT_ACCOUNT,
     ]);
     if (plan.strings.length > 0) w.add('INSERT INTO strings (id, value) SELECT * FROM unnest(#::integer[], #::text[])', [plan.strings.map((s) => s.id), plan.strings.map((s) => s.value)]);
     const boxRows = (list: readonly BoxWrite[]): unknown[][] => list.map((b) => [b.id, b.snap.serial, b.segStart, ...boxValues(b.snap)]);
@@ -181,8 +183,8 @@ export class PostgresHistory {
     const newBoxes = plan.seen.filter((b) => isNew.has(b.id));
     const known = plan.seen.filter((b) => !isNew.has(b.id));
     if (newBoxes.length > 0) {
-      w.add(`INSERT INTO boxes (id, serial, seg_start, ${BOX_COLUMNS.join(', ')}, first_seen, last_polled) SELECT *, #::bigint, #::bigint FROM ${unnestBoxes}`, [
-        t, t, ...columnsOf(boxRows(newBoxes), boxTypes.length),
+      w.add(`INSERT INTO boxes (id, serial, seg_start, ${BOX_COLUMNS.join(', ')}, first_seen, last_polled, account) SELECT *, #::bigint, #::bigint, #::text FROM ${unnestBoxes}`, [
+        t, t, plan.cycle.account ?? DEFAULT_ACCOUNT, ...columnsOf(boxRows(newBoxes), boxTypes.length),
       ]);
     }
     if (known.length > 0) {
@@ -209,8 +211,12 @@ export class PostgresHistory {
     }
     await w.run(tx);
     if (plan.closedHours.length === 0) return;
-    const starts: number[] = [];
-    for (const h of closedHoursOf(plan)) starts.push(...(await this.rowsIn(tx).cycleStarts(h * HOUR_MS, (h + 1) * HOUR_MS)));
+    const starts = new Map<string, number[]>();
+    for (const { account, hours } of closedHoursOf(plan)) {
+      const list: number[] = [];
+      for (const h of hours) list.push(...(await this.rowsIn(tx).cycleStarts(h * HOUR_MS, (h + 1) * HOUR_MS, account)));
+      starts.set(account, list);
+    }
     const update = ROLLUP_COLUMNS.slice(2).map((col) => `${col} = excluded.${col}`).join(', ');
     await tx.query(`INSERT INTO rollups (${ROLLUP_COLUMNS.join(', ')}) SELECT * FROM ${unnest(ROLLUP_TYPES)} ON CONFLICT (box_id, hour) DO UPDATE SET ${update}`, columnsOf(rollupsOf(plan, starts), ROLLUP_TYPES.length));
   }

@@ -9,7 +9,8 @@
  * claim a row once while its lease runs. Messages are JSON of the caller's type `M`, checked by
  * `looksRight` when read back; a damaged row is marked dead instead of returned.
  */
-import { DEFAULT_ACCOUNT, type Fence } from '../../cluster/leases.js';
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
+import type { Fence } from '../../cluster/leases.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import {
   looksLikeMessage,

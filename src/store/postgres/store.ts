@@ -155,7 +155,7 @@ export class PostgresStore implements DataStore {
       if (alerts.forget !== undefined) await this.history_.forget(tx, alerts.forget, now);
       await this.alertStates.save(tx, view.states, alerts.states, alerts.dropped);
       await this.transitions.append(tx, alerts.transitions);
-      await queue.enqueueItems(alerts.queued, tx, fence?.account);
+      await queue.enqueueItems(alerts.queued, tx, fence?.account ?? write.cycle.account);
       return { recorded, result };
     });
   }

@@ -11,7 +11,8 @@
  */
 import type Database from 'better-sqlite3';
 import type { QueuedItem, QueuedRow, ReleasedBatch } from '../../alerts/repositories.js';
-import { DEFAULT_ACCOUNT, type Fence } from '../../cluster/leases.js';
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
+import type { Fence } from '../../cluster/leases.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import { looksLikeItem } from '../repository-rows.js';
 import { checkFence } from './leases.js';

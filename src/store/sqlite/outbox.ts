@@ -11,7 +11,8 @@
  * src/cluster/leases.ts) takes only its account's rows, and only while its lease holds.
  */
 import type Database from 'better-sqlite3';
-import { DEFAULT_ACCOUNT, type Fence } from '../../cluster/leases.js';
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
+import type { Fence } from '../../cluster/leases.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import {
   looksLikeMessage,

@@ -11,13 +11,14 @@ import { PRUNE_BATCH, RAW_PRUNED_BEFORE, rollupBucketsSql, type BoxRefRow, type 
 export function prepareStatements(db: Database.Database) {
   const p = (sql: string): Database.Statement => db.prepare(sql);
   return {
-    insertCycle: p('INSERT INTO cycles (started_at, duration_ms, requests, outcome, error_code, error, boxes, details_fetched) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertCycle: p('INSERT INTO cycles (started_at, duration_ms, requests, outcome, error_code, error, boxes, details_fetched, account) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     lastCycle: p('SELECT * FROM cycles ORDER BY started_at DESC LIMIT 1'),
     maxCycle: p('SELECT max(started_at) FROM cycles').pluck(),
-    cycleStarts: p('SELECT started_at FROM cycles WHERE started_at >= ? AND started_at < ? ORDER BY started_at').pluck(),
+    cycleStarts: p('SELECT started_at FROM cycles WHERE account = ? AND started_at >= ? AND started_at < ? ORDER BY started_at').pluck(),
+    lastCycles: p('SELECT account, max(started_at) AS t FROM cycles GROUP BY account'),
     insertBox: p(
       `INSERT INTO boxes (id, serial, gateway_id, name, connected, battery, signal, firmware, last_seen, registered_at, location, ip,
-         details_at, first_seen, last_polled, missing_since, seg_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+         details_at, first_seen, last_polled, missing_since, seg_start, account) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
     ),
     updateBox: p(
       `UPDATE boxes SET gateway_id = ?, name = ?, connected = ?, battery = ?, signal = ?, firmware = ?, last_seen = ?,
@@ -111,8 +112,8 @@ export class SqliteHistoryRows implements HistoryRows {
     return this.s.maxCycle.get() as number | null;
   }
 
-  cycleStarts(from: number, to: number): number[] {
-    return this.s.cycleStarts.all(from, to) as number[];
+  cycleStarts(from: number, to: number, account: string): number[] {
+    return this.s.cycleStarts.all(account, from, to) as number[];
   }
 
   rawPrunedBefore(): number {

@@ -231,7 +231,7 @@ export class SqliteStore implements DataStore {
       if (alerts.forget !== undefined && alerts.forget.length > 0) this.forgetIn(alerts.forget, now);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);
       this.transitions.append(alerts.transitions);
-      queue.enqueueItems(alerts.queued, fence?.account);
+      queue.enqueueItems(alerts.queued, fence?.account ?? write.cycle.account);
       return { recorded, result };
     });
   }

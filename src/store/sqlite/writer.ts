@@ -3,6 +3,7 @@
  * from the database and applies each cycle's plan with the prepared statements. Runs inside the
  * cycle's transaction (store.ts); after a rollback `reset()` makes the next cycle load again.
  */
+import { accountOf, DEFAULT_ACCOUNT } from '../../box-id.js';
 import { HOUR_MS } from '../codec.js';
 import { closedHoursOf, CycleWriter, boxValues, openHourOf, rollupsOf, type HistoryPlan } from '../history/writer.js';
 import type { BoxRow, SampleRow } from '../history/rows.js';
@@ -59,6 +60,7 @@ export class SqliteHistoryWriter {
     this.writer.load({
       boxes: s.allBoxes.all() as BoxRow[],
       lastCycle,
+      lastCycles: s.lastCycles.all() as { account: string; t: number }[],
       openRows: open === null ? [] : (s.samplesFrom.all(open) as SampleRow[]),
       strings: s.allStrings.all() as { id: number; value: string }[],
     });
@@ -68,15 +70,15 @@ export class SqliteHistoryWriter {
     const s = this.s;
     const c = plan.cycle;
     const t = c.startedAt;
-    s.insertCycle.run(t, c.durationMs, c.requests, c.outcome, c.errorCode, c.error, c.boxes, c.detailsFetched);
+    s.insertCycle.run(t, c.durationMs, c.requests, c.outcome, c.errorCode, c.error, c.boxes, c.detailsFetched, c.account ?? DEFAULT_ACCOUNT);
     for (const str of plan.strings) s.insertString.run(str.id, str.value);
-    for (const b of plan.newBoxes) s.insertBox.run(b.id, b.snap.serial, ...boxValues(b.snap), t, t, b.segStart);
+    for (const b of plan.newBoxes) s.insertBox.run(b.id, b.snap.serial, ...boxValues(b.snap), t, t, b.segStart, accountOf(b.snap.serial));
     for (const b of plan.seen) s.updateBox.run(...boxValues(b.snap), t, b.segStart, b.id);
     for (const id of plan.closed) s.closeSegment.run(id);
     for (const serial of plan.missing) s.markMissing.run(t, serial);
     for (const r of plan.samples) s.upsertSample.run(r.hour, r.box_id, r.data);
     if (plan.closedHours.length === 0) return;
-    const starts = closedHoursOf(plan).flatMap((h) => s.cycleStarts.all(h * HOUR_MS, (h + 1) * HOUR_MS) as number[]);
+    const starts = new Map(closedHoursOf(plan).map(({ account, hours }) => [account, hours.flatMap((h) => s.cycleStarts.all(account, h * HOUR_MS, (h + 1) * HOUR_MS) as number[])]));
     for (const values of rollupsOf(plan, starts)) s.upsertRollup.run(...values);
   }
 }
