@@ -1,13 +1,15 @@
 /**
- * Failover with real processes: two `boxwatch run` replicas (`cluster:`, 3 s leases) on one
- * database, the simulator (real clock, a cycle every second) and a real Slack receiver. Boxes flap
- * while the replica that leads the account is killed with SIGKILL; the other takes the account over.
+ * Failover with real processes: three `boxwatch run` replicas (`cluster:`, 3 s leases) of four
+ * accounts (a simulator each, real clock, a cycle every second) on one database, a real Slack
+ * receiver and a webhook receiver. Boxes of every account flap while the replica that leads
+ * `acme` is killed with SIGKILL; the two others take its accounts over (2 and 2).
  * Every notified transition (FIRING, RESOLVED) stored in the database is delivered exactly once,
  * except a send in flight at the kill, which may arrive twice (at most one extra per channel):
  * counted per item on a webhook receiver (structured alerts), per message on the Slack receiver
  * (each outbox message delivered once).
- * The takeover time (kill to the other replica's lease, and to its first message) is printed.
- * `/healthz` of each replica says which accounts it leads; `/metrics` has boxwatch_lease_held.
+ * The takeover time (kill to the new leases, and to the next message) is printed. `/healthz` of
+ * each replica says which accounts it leads, `/metrics` has boxwatch_lease_held, `boxwatch status`
+ * who serves each account.
  */
 import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,18 +24,22 @@ import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.j
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { ensureBuilt } from './build.js';
 
-const KEY = 'failover-test-account-key';
+const ACCOUNTS = ['acme', 'globex', 'initech', 'umbrella'];
+const keyVar = (account: string): string => `KEY_${account.toUpperCase()}`;
 
-let sim: RunningSimulator;
+const sims = new Map<string, RunningSimulator>();
 let slack: SlackReceiver;
 let hook: HttpReceiver;
 let dir: string;
-const daemons = new DaemonProcesses({ BOXWATCH_SECRET_KEY: KEY });
+const daemons = new DaemonProcesses(Object.fromEntries(ACCOUNTS.map((a) => [keyVar(a), `${a}-secret-key`])));
 
 beforeAll(async () => {
   await ensureBuilt();
-  sim = await startSimulator({ port: 0, key: KEY, devices: 6, seed: 5 }); // real clock, speed 1
-  sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'connect' });
+  for (const [i, account] of ACCOUNTS.entries()) {
+    const sim = await startSimulator({ port: 0, key: `${account}-secret-key`, devices: 3, seed: 5 + i }); // real clock, speed 1
+    sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'connect' });
+    sims.set(account, sim);
+  }
   slack = await startSlackReceiver();
   hook = await startHttpReceiver({ path: '/hook' });
   dir = mkdtempSync(join(tmpdir(), 'boxwatch-failover-'));
@@ -41,7 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   daemons.killAll();
-  await sim?.close();
+  for (const sim of sims.values()) await sim.close();
   await slack?.close();
   await hook?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -58,16 +64,17 @@ async function freePort(): Promise<number> {
   });
 }
 
-function writeConfig(name: string, dbPath: string, port: number, serials: string[]): string {
+function writeConfig(name: string, dbPath: string, port: number): string {
   const path = join(dir, `${name}.yaml`);
+  const gateways = ACCOUNTS.map((a) => `  - { name: ${a}, base_url: "${sims.get(a)!.url}", secret_key: "\${${keyVar(a)}}", timeout: 2s, schedule: "* * * * * *" }`).join('\n');
   writeFileSync(
     path,
-    `gateway: { base_url: "${sim.url}", secret_key: "\${BOXWATCH_SECRET_KEY}", timeout: 2s }
-poll: { schedule: "* * * * * *" }
+    `gateways:
+${gateways}
 storage: { path: "${dbPath}" }
 cluster: { lease: 3s, replica_id: ${name} }
 rules:
-  - { name: box-offline, kind: disconnected, severity: critical, boxes: [${serials.join(', ')}] }
+  - { name: box-offline, kind: disconnected, severity: critical }
 alerting: { group_wait: 0s, delivery: { initial_backoff: 500ms, max_backoff: 1s } }
 notifiers:
   - { name: ops-slack, type: slack, webhook_url: "${slack.url}" }
@@ -91,8 +98,9 @@ function query<T>(dbPath: string, sql: string): T[] {
   }
 }
 
-const leaderOf = (dbPath: string): { holder: string | null; token: number } | undefined =>
-  query<{ holder: string | null; token: number }>(dbPath, "SELECT holder, token FROM leases WHERE account = 'default'")[0];
+/** Each account's lease holder and token. */
+const leases = (dbPath: string): Map<string, { holder: string | null; token: number }> =>
+  new Map(query<{ account: string; holder: string | null; token: number }>(dbPath, 'SELECT account, holder, token FROM leases').map((l) => [l.account, l]));
 
 /** The JSON of `url`, retried while the server is not listening yet. */
 async function getJson(url: string): Promise<Record<string, unknown>> {
@@ -106,65 +114,78 @@ async function getJson(url: string): Promise<Record<string, unknown>> {
   }
 }
 
-describe('failover between two replicas', () => {
-  it('the leader is killed while boxes flap: the other takes over, every transition reaches Slack once (a send in flight at most twice)', async () => {
-    const boxes = sim.sim.fleet.boxes.slice(0, 4);
-    const serials = boxes.map((b) => b.serial);
+describe('failover between three replicas of four accounts', () => {
+  it('the leader of an account is killed while boxes flap: its accounts are taken over, every transition is delivered once (a send in flight at most twice)', async () => {
     const dbPath = join(dir, 'boxwatch.db');
-    const ports = { a: await freePort(), b: await freePort() };
-    const a = daemons.spawn(writeConfig('replica-a', dbPath, ports.a, serials));
-    await daemons.until('replica-a leads the account', () => leaderOf(dbPath)?.holder === 'replica-a', 60_000);
-    const b = daemons.spawn(writeConfig('replica-b', dbPath, ports.b, serials));
-    await daemons.until('replica-b is up', () => query(dbPath, "SELECT id FROM replicas WHERE id = 'replica-b'").length === 1, 60_000);
+    const names = ['replica-a', 'replica-b', 'replica-c'];
+    const ports = new Map<string, number>();
+    for (const n of names) ports.set(n, await freePort());
+    const children = new Map(names.map((n) => [n, daemons.spawn(writeConfig(n, dbPath, ports.get(n)!))]));
+    const leading = (replica: string): string[] => [...leases(dbPath)].filter(([, l]) => l.holder === replica).map(([a]) => a).sort();
+    await daemons.until('the accounts are shared 2, 1, 1', () => {
+      const counts = names.map((n) => leading(n).length).sort();
+      return counts.join() === '1,1,2';
+    }, 90_000);
 
-    // Each replica says what it leads.
-    const healthA = await getJson(`http://127.0.0.1:${ports.a}/healthz`);
-    expect(healthA.replica).toEqual({ id: 'replica-a', leads: ['default'] });
-    const metricsA = await (await fetch(`http://127.0.0.1:${ports.a}/metrics`)).text();
-    expect(metricsA).toMatch(/^boxwatch_lease_held\{account="default"\} 1$/m);
+    // Each replica says what it leads; its metrics too.
+    for (const n of names) {
+      const health = await getJson(`http://127.0.0.1:${ports.get(n)}/healthz`);
+      expect(health.replica).toEqual({ id: n, leads: leading(n) });
+    }
+    const victim = leases(dbPath).get('acme')!.holder as string;
+    const victimAccounts = leading(victim);
+    const metrics = await (await fetch(`http://127.0.0.1:${ports.get(victim)}/metrics`)).text();
+    for (const account of ACCOUNTS) expect(metrics).toContain(`boxwatch_lease_held{account="${account}"} ${victimAccounts.includes(account) ? 1 : 0}`);
 
-    // Boxes flap: one change every 1.5 s, round robin.
+    // Boxes flap: one change every 500 ms, round robin over two boxes of each account.
+    const flappers = ACCOUNTS.flatMap((a) => sims.get(a)!.sim.fleet.boxes.slice(0, 2).map((box) => ({ sim: sims.get(a)!, box })));
     let flaps = 0;
     let flapping = true;
     const down = new Set<string>();
     const flapper = (async () => {
       while (flapping) {
-        const box = boxes[flaps % boxes.length]!;
-        const wasDown = down.has(box.serial);
-        sim.sim.fleet.apply([box], { kind: wasDown ? 'connect' : 'disconnect' });
-        if (wasDown) down.delete(box.serial);
-        else down.add(box.serial);
+        const { sim, box } = flappers[flaps % flappers.length]!;
+        const key = `${sim.url} ${box.serial}`;
+        sim.sim.fleet.apply([box], { kind: down.has(key) ? 'connect' : 'disconnect' });
+        if (down.has(key)) down.delete(key);
+        else down.add(key);
         flaps += 1;
-        await new Promise((r) => setTimeout(r, 1_500));
+        await new Promise((r) => setTimeout(r, 500));
       }
     })();
 
-    await daemons.until('a few transitions delivered', () => slack.received.length >= 4, 60_000);
-    const before = leaderOf(dbPath)!;
-    expect(before.holder).toBe('replica-a');
-    const receivedAtKill = slack.requests.length;
+    await daemons.until('transitions of every account delivered', () => flaps >= flappers.length + 2 && hook.received.length >= 6, 60_000);
+    const before = leases(dbPath);
+    const requestsAtKill = hook.requests.length;
     const killedAt = Date.now();
-    a.kill('SIGKILL');
-    expect(await daemons.exited(a)).toEqual({ code: null, signal: 'SIGKILL' });
+    children.get(victim)!.kill('SIGKILL');
+    expect(await daemons.exited(children.get(victim)!)).toEqual({ code: null, signal: 'SIGKILL' });
 
-    await daemons.until('replica-b leads the account', () => leaderOf(dbPath)?.holder === 'replica-b', 60_000);
+    await daemons.until(`the accounts of ${victim} are led by the others`, () => {
+      const now = leases(dbPath);
+      return victimAccounts.every((a) => now.get(a)?.holder !== victim && now.get(a)?.holder !== null && (now.get(a)?.token ?? 0) > before.get(a)!.token);
+    }, 60_000);
     const leaseTakenAt = Date.now();
-    await daemons.until('replica-b delivers', () => slack.requests.length > receivedAtKill + 1, 60_000);
+    const survivors = names.filter((n) => n !== victim);
+    await daemons.until('a message after the takeover', () => hook.requests.length > requestsAtKill + 1, 60_000);
     const firstMessageAt = Date.now();
-    expect(leaderOf(dbPath)!.token).toBeGreaterThan(before.token);
-    const healthB = await getJson(`http://127.0.0.1:${ports.b}/healthz`);
-    expect(healthB.replica).toEqual({ id: 'replica-b', leads: ['default'] });
-    // `boxwatch status` says which replica serves the account.
+    expect(survivors.map((n) => leading(n).length).sort().join()).toBe('2,2');
+    for (const n of survivors) {
+      const health = await getJson(`http://127.0.0.1:${ports.get(n)}/healthz`);
+      expect(health.replica).toEqual({ id: n, leads: leading(n) });
+    }
+    // `boxwatch status` says which replica serves each account.
     const status = await runBuilt(['status', '--db', dbPath]);
     expect(status.code).toBe(0);
-    expect(status.out).toMatch(/^replicas:\n {2}default: replica-b \(host \S+, pid \d+, heartbeat [^)]+\)$/m);
+    for (const account of ACCOUNTS) expect(status.out).toMatch(new RegExp(`^ {2}${account}: (${survivors.join('|')}) \\(host \\S+, pid \\d+, heartbeat [^)]+\\)$`, 'm'));
 
-    // A few more flaps under the new leader, then everything back up and quiet.
+    // More flaps under the new leaders, then every box back up and quiet.
     const flapsAtTakeover = flaps;
-    await daemons.until('more flaps under replica-b', () => flaps >= flapsAtTakeover + 4, 60_000);
+    await daemons.until('more flaps after the takeover', () => flaps >= flapsAtTakeover + flappers.length, 60_000);
     flapping = false;
     await flapper;
-    sim.sim.fleet.apply(boxes, { kind: 'connect' });
+    for (const { sim, box } of flappers) sim.sim.fleet.apply([box], { kind: 'connect' });
+
     const notified = (): Map<string, number> => {
       const m = new Map<string, number>();
       const rows = query<{ serial: string; to_status: string }>(dbPath, "SELECT serial, to_status FROM alert_transitions WHERE held_back IS NULL AND to_status IN ('firing', 'resolved')");
@@ -191,12 +212,12 @@ describe('failover between two replicas', () => {
       const missing = [...notified()].filter(([key, n]) => (got.get(key) ?? 0) < n);
       last = { firing, waiting, missing };
       return firing === 0 && waiting === 0 && missing.length === 0;
-    }, 60_000).catch((err: unknown) => {
+    }, 90_000).catch((err: unknown) => {
       throw new Error(`${JSON.stringify(last)} ${String(err)}`);
     });
     await new Promise((r) => setTimeout(r, 1_000)); // a late copy would arrive now
-    b.kill('SIGTERM');
-    expect(await daemons.exited(b)).toEqual({ code: 0, signal: null });
+    for (const n of survivors) children.get(n)!.kill('SIGTERM');
+    for (const n of survivors) expect(await daemons.exited(children.get(n)!)).toEqual({ code: 0, signal: null });
 
     // Every notified transition was delivered once; a send in flight at the kill at most twice.
     const expected = notified();
@@ -211,11 +232,13 @@ describe('failover between two replicas', () => {
     // Slack: every message recorded as delivered reached it, at most one of them twice.
     expect(slack.requests.length).toBeGreaterThanOrEqual(slackRows());
     expect(slack.requests.length).toBeLessThanOrEqual(slackRows() + 1);
-    expect(flaps).toBeGreaterThanOrEqual(8);
+    const perAccount = ACCOUNTS.map((a) => [...expected].filter(([k]) => k.startsWith(`${a}/`)).reduce((x, [, n]) => x + n, 0));
+    expect(perAccount.every((n) => n >= 4)).toBe(true); // every account flapped, before and after the kill
     console.log(
-      `failover (2 replicas, 3 s lease, 1 s schedule): replica-b took the lease ${leaseTakenAt - killedAt} ms after the kill ` +
-        `and its first message reached Slack ${firstMessageAt - killedAt} ms after it; ` +
-        `${[...expected.values()].reduce((x, y) => x + y, 0)} transitions notified, ${extra} re-sent; ${slack.requests.length} Slack requests for ${slackRows()} messages`,
+      `failover (3 replicas, 4 accounts, 3 s lease, 1 s schedule): ${victim} (leading ${victimAccounts.join(', ')}) killed; ` +
+        `its accounts were leased again ${leaseTakenAt - killedAt} ms after the kill, the next message arrived ${firstMessageAt - killedAt} ms after it; ` +
+        `${[...expected.values()].reduce((x, y) => x + y, 0)} transitions notified (${perAccount.join('/')} per account), ${extra} re-sent; ` +
+        `${slack.requests.length} Slack requests for ${slackRows()} messages`,
     );
-  }, 240_000);
+  }, 300_000);
 });
