@@ -13,13 +13,13 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { runBuilt } from '../helpers/cli-process.js';
 import { DaemonProcesses } from '../helpers/daemon-process.js';
+import { freePort } from '../helpers/postgres.js';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { ensureBuilt } from './build.js';
@@ -52,17 +52,6 @@ afterAll(async () => {
   await hook?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 function writeConfig(name: string, dbPath: string, port: number): string {
   const path = join(dir, `${name}.yaml`);

@@ -11,25 +11,11 @@
  * involved: nothing can be left behind by a lost connection.
  */
 import { LeaseLostError, type Fence, type Lease, type Replica, type ReplicaInfo } from '../../cluster/leases.js';
+import { toLease, toReplica, type LeaseDbRow, type ReplicaDbRow } from '../repository-rows.js';
 import type { PostgresDatabase, Transaction } from './database.js';
 
-interface LeaseRow {
-  account: string;
-  holder: string | null;
-  token: number;
-  expires_at: number;
-}
-
-interface ReplicaRow {
-  id: string;
-  host: string;
-  pid: number;
-  started_at: number;
-  beat_at: number;
-}
 
 const LEASE_COLUMNS = 'account, holder, token, expires_at';
-const toLease = (r: LeaseRow): Lease => ({ account: r.account, holder: r.holder, token: r.token, expiresAt: r.expires_at });
 
 /** Throws LeaseLostError unless `fence` still holds its account's lease; holds the lease row (FOR SHARE) until `tx` ends. */
 export async function checkFence(tx: Transaction, fence: Fence): Promise<void> {
@@ -55,13 +41,13 @@ export class PostgresLeases {
   }
 
   async replicas(): Promise<Replica[]> {
-    const rows = await this.db.query<ReplicaRow>('SELECT id, host, pid, started_at, beat_at FROM replicas ORDER BY id COLLATE "C"');
-    return rows.map((r) => ({ id: r.id, host: r.host, pid: r.pid, startedAt: r.started_at, beatAt: r.beat_at }));
+    const rows = await this.db.query<ReplicaDbRow>('SELECT id, host, pid, started_at, beat_at FROM replicas ORDER BY id COLLATE "C"');
+    return rows.map(toReplica);
   }
 
   async acquire(account: string, holder: string, now: number, ttlMs: number): Promise<Lease | null> {
     return this.db.transaction(async (tx) => {
-      const [row] = await tx.query<LeaseRow>(
+      const [row] = await tx.query<LeaseDbRow>(
         'INSERT INTO leases (account, holder, token, expires_at, acquired_at) VALUES ($1, $2, 1, $3, $4) ' +
           'ON CONFLICT (account) DO UPDATE SET holder = EXCLUDED.holder, token = leases.token + 1, expires_at = EXCLUDED.expires_at, acquired_at = EXCLUDED.acquired_at ' +
           `WHERE leases.holder IS NULL OR leases.expires_at <= EXCLUDED.acquired_at RETURNING ${LEASE_COLUMNS}`,
@@ -74,7 +60,7 @@ export class PostgresLeases {
   }
 
   async renew(fence: Fence, now: number, ttlMs: number): Promise<Lease | null> {
-    const [row] = await this.db.query<LeaseRow>(`UPDATE leases SET expires_at = $1 WHERE account = $2 AND holder = $3 AND token = $4 RETURNING ${LEASE_COLUMNS}`, [
+    const [row] = await this.db.query<LeaseDbRow>(`UPDATE leases SET expires_at = $1 WHERE account = $2 AND holder = $3 AND token = $4 RETURNING ${LEASE_COLUMNS}`, [
       now + ttlMs,
       fence.account,
       fence.holder,
@@ -89,6 +75,6 @@ export class PostgresLeases {
   }
 
   async leases(): Promise<Lease[]> {
-    return (await this.db.query<LeaseRow>(`SELECT ${LEASE_COLUMNS} FROM leases ORDER BY account COLLATE "C"`)).map(toLease);
+    return (await this.db.query<LeaseDbRow>(`SELECT ${LEASE_COLUMNS} FROM leases ORDER BY account COLLATE "C"`)).map(toLease);
   }
 }

@@ -7,23 +7,8 @@
  */
 import type Database from 'better-sqlite3';
 import { LeaseLostError, type Fence, type Lease, type Replica, type ReplicaInfo } from '../../cluster/leases.js';
+import { toLease, toReplica, type LeaseDbRow, type ReplicaDbRow } from '../repository-rows.js';
 
-interface LeaseRow {
-  account: string;
-  holder: string | null;
-  token: number;
-  expires_at: number;
-}
-
-interface ReplicaRow {
-  id: string;
-  host: string;
-  pid: number;
-  started_at: number;
-  beat_at: number;
-}
-
-const toLease = (r: LeaseRow): Lease => ({ account: r.account, holder: r.holder, token: r.token, expiresAt: r.expires_at });
 
 /** Throws LeaseLostError unless `fence` still holds its account's lease; run inside the writing transaction. */
 export function checkFence(db: Database.Database, fence: Fence): void {
@@ -69,7 +54,7 @@ export class SqliteLeases {
   }
 
   replicas(): Replica[] {
-    return (this.s.replicas.all() as ReplicaRow[]).map((r) => ({ id: r.id, host: r.host, pid: r.pid, startedAt: r.started_at, beatAt: r.beat_at }));
+    return (this.s.replicas.all() as ReplicaDbRow[]).map(toReplica);
   }
 
   acquire(account: string, holder: string, now: number, ttlMs: number): Lease | null {
@@ -77,7 +62,7 @@ export class SqliteLeases {
       .transaction(() => {
         if (this.s.acquire.run(account, holder, now + ttlMs, now).changes === 0) return null;
         this.s.voidClaims.run(account);
-        return toLease(this.s.lease.get(account) as LeaseRow);
+        return toLease(this.s.lease.get(account) as LeaseDbRow);
       })
       .immediate();
   }
@@ -86,7 +71,7 @@ export class SqliteLeases {
     return this.db
       .transaction(() => {
         if (this.s.renew.run(now + ttlMs, fence.account, fence.holder, fence.token).changes === 0) return null;
-        return toLease(this.s.lease.get(fence.account) as LeaseRow);
+        return toLease(this.s.lease.get(fence.account) as LeaseDbRow);
       })
       .immediate();
   }
@@ -96,6 +81,6 @@ export class SqliteLeases {
   }
 
   leases(): Lease[] {
-    return (this.s.leases.all() as LeaseRow[]).map(toLease);
+    return (this.s.leases.all() as LeaseDbRow[]).map(toLease);
   }
 }
