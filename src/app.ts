@@ -9,16 +9,15 @@
  * flight finishes, the delivery in flight is recorded, the database is closed). Tests drive
  * `runOnce()` and `deliverNow()` instead of the timers.
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
-import { dirname } from 'node:path';
 import { releaseReadyGroups } from './alerts/grouper.js';
 import { announcedFiringItems } from './alerts/message.js';
 import { AlertPipeline, type CycleAlerts } from './alerts/pipeline.js';
 import type { AlertQueries } from './alerts/repositories.js';
 import type { Clock } from './clock.js';
 import { systemClock, timerDelay } from './clock.js';
-import { redactUrl, sqlitePath, type AccountConfig, type Config } from './config/index.js';
+import { redactUrl, type AccountConfig, type Config } from './config/index.js';
 import { errorMessage } from './errors.js';
 import { createGatewayClient } from './gateway/client.js';
 import type { Endpoint, GatewayClient } from './gateway/types.js';
@@ -30,14 +29,14 @@ import { looksLikeNotificationMessage, type OutboxRepository } from './notify/ou
 import { Resender } from './notify/resend.js';
 import { logTemplateFailure, type FleetStats } from './notify/templates.js';
 import type { AlertState } from './alerts/types.js';
-import type { AlertItem, NotificationMessage, Notifier } from './notify/types.js';
+import type { Notifier } from './notify/types.js';
 import { gatewaySkew, runCycle, type CycleResult } from './poller/cycle.js';
 import { RecordQuarantine } from './poller/quarantine.js';
 import { createHeartbeat, type Heartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
-import { DAEMON_HEARTBEAT_MS, openStore, pruneGradually, StoreError, type SqliteStore } from './store/index.js';
-import { walMissingAdvice } from './store/errors.js';
+import { DAEMON_HEARTBEAT_MS, openDataStore, openSqliteFile, pruneGradually, StoreError, type DataStore, type SqliteStore } from './store/index.js';
+import { storeFailureCode, walMissingAdvice } from './store/errors.js';
 import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import type { BoxState } from './store/types.js';
@@ -50,14 +49,17 @@ import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/t
 import { createReplica, type Replica } from './cluster/replica.js';
 import { isLeaseLost, type Fence } from './cluster/leases.js';
 
-export interface AppDeps {
+export interface AppDeps<S extends DataStore = DataStore> {
   config: Config;
   logger: Logger;
   clock?: Clock;
   /** Injected in tests: the first account's client; by default each account's is built from config.gateways. */
   client?: GatewayClient;
-  /** Injected in tests; by default opened at config.storage.path. */
-  store?: SqliteStore;
+  /**
+   * The store, which the app closes when it stops: opened by `openApp` (SQLite or PostgreSQL) or
+   * injected in tests; without it, the SQLite file at config.storage.path.
+   */
+  store?: S;
   /** Injected in tests; by default built from config.notifiers. */
   notifiers?: Notifier[];
   /** Where the console notifier writes (default stdout). */
@@ -87,8 +89,8 @@ export interface AppCycle extends CycleResult {
   alerts: CycleAlerts | null;
 }
 
-export interface App {
-  readonly store: SqliteStore;
+export interface App<S extends DataStore = DataStore> {
+  readonly store: S;
   /** Alert states, transitions and silences as the CLI and the API read them. */
   readonly alerts: AlertQueries;
   readonly outbox: OutboxRepository;
@@ -148,6 +150,16 @@ const STOP_GRACE_MS = 5_000;
 /** After a failed write of the group_wait queue (database locked or full), try again this much later. */
 const GROUP_RETRY_MS = 5_000;
 
+/** Opens the store the configuration names (SQLite or PostgreSQL), then creates the app on it: what `boxwatch run` does. */
+export async function openApp(deps: Omit<AppDeps, 'store'>): Promise<App> {
+  const { config, logger } = deps;
+  const store = await openDataStore(config.storage, { clock: deps.clock, logger, maxGapMs: maxGapMsOf(config) });
+  return createApp({ ...deps, store });
+}
+
+/** The app on `deps.store`; without one (tests), on the SQLite file at config.storage.path. */
+export function createApp(deps: AppDeps & { store?: undefined }): App<SqliteStore>;
+export function createApp<S extends DataStore>(deps: AppDeps<S> & { store: S }): App<S>;
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
   const clock = deps.clock ?? systemClock;
@@ -188,12 +200,10 @@ export function createApp(deps: AppDeps): App {
   const client = first.client;
   const tickIntervalMs = Math.max(...accounts.map((a) => a.tickIntervalMs));
   const quarantine = new RecordQuarantine(logger);
-  // Polls further apart than this leave a gap in the history (no data) rather than "unchanged".
-  const maxGapMs = Math.max(5 * 60_000, 3 * tickIntervalMs);
-  const store = deps.store ?? openFileStore(sqlitePath(config.storage), clock, logger, maxGapMs);
+  const store: DataStore = deps.store ?? defaultStore(config, clock, logger);
   const alerts = store.alerts;
-  const outbox = store.outbox<NotificationMessage>(looksLikeNotificationMessage);
-  const groupQueue = store.groupQueue<AlertItem, NotificationMessage>();
+  const outbox = store.outbox(looksLikeNotificationMessage);
+  const groupQueue = store.groupQueue();
   const configured = new Set(config.notifiers.map((n) => n.name));
   // Replicas (`cluster:`): this process works only for the accounts it leads (src/cluster/).
   const replica: Replica | null = config.cluster
@@ -265,7 +275,7 @@ export function createApp(deps: AppDeps): App {
   const snapshot = fleetSnapshot(store);
   metrics.setBoxesProvider(() => snapshot.boxes());
   metrics.setAlertsProvider(async () => firingCounts((await alerts.states()).values()));
-  metrics.setOutboxProvider(() => outbox.stats().map((s) => ({ notifier: s.notifier, depth: s.pending })));
+  metrics.setOutboxProvider(async () => (await outbox.stats()).map((s) => ({ notifier: s.notifier, depth: s.pending })));
   store.damagedRows.report(logger, (table) => metrics.damagedRow(table));
   let http: RunningHttpServer | null = null;
   /** The dashboard's live event stream: one event after every cycle. */
@@ -282,7 +292,7 @@ export function createApp(deps: AppDeps): App {
   // The -wal file deleted under the running daemon: every other process then fails to read the
   // database with "disk I/O error" (and may re-create an empty -wal, so the file's identity is
   // what is checked). Said once, with what to do (docs/reliability.md).
-  const dbPath = sqlitePath(config.storage);
+  const dbPath = config.storage.url === undefined ? (config.storage.path ?? ':memory:') : ':memory:'; // no file on PostgreSQL
   const walPath = `${dbPath}-wal`;
   const walIdentity = (): number | null => (dbPath === ':memory:' || !existsSync(walPath) ? null : statSync(walPath).ino);
   let walIno: number | null = null;
@@ -314,7 +324,7 @@ export function createApp(deps: AppDeps): App {
       }
     } catch (err) {
       // The database is locked or full: nothing was moved (one transaction); try again later.
-      logger.error({ code: sqliteCode(err), err: errorMessage(err) }, 'cannot move grouped alerts to the outbox; will retry');
+      logger.error({ code: storeFailureCode(err), err: errorMessage(err) }, 'cannot move grouped alerts to the outbox; will retry');
       next = clock.now() + GROUP_RETRY_MS;
     }
     if (running && next !== null) {
@@ -357,11 +367,11 @@ export function createApp(deps: AppDeps): App {
         quarantine,
         requestCount: run.requestCount,
         signal: controller.signal,
-        commit: (write) => {
+        commit: async (write) => {
           const now = clock.now();
           // last_seen is stored on our clock already (the poller corrects the gateway's skew).
           let boxes: BoxState[] = [];
-          const { recorded, result } = store.commitCycle(write, now, (view) => {
+          const { recorded, result } = await store.commitCycle(write, now, (view) => {
             boxes = view.boxes; // the fleet as this cycle left it: the snapshot below
             return pipeline.decide(write.cycle, view, now, null);
           }, fence);
@@ -385,8 +395,8 @@ export function createApp(deps: AppDeps): App {
       // The cycle's transaction failed (database locked past busy_timeout, disk full, ...): it rolled
       // back whole, so the stored history and alert state are as before this cycle. Counted as a
       // failed cycle; the next one tries again.
-      const code = sqliteCode(err);
-      if (code === undefined) throw err; // a bug (or a lost lease): the scheduler logs it as a crash
+      const code = storeFailureCode(err);
+      if (code === undefined) throw err; // a bug: the scheduler logs it as a crash
       logger.error({ account: account.name, code, err: errorMessage(err) }, 'poll cycle could not be stored; its data is dropped and the next cycle tries again');
       metrics.observeCycle({ startedAt, durationMs: clock.now() - startedAt, requests: 0, outcome: 'failed', errorCode: code, error: errorMessage(err), boxes: 0, detailsFetched: 0, account: account.name });
       return;
@@ -414,11 +424,11 @@ export function createApp(deps: AppDeps): App {
         .then(async (deleted) => {
           if (calls) deleted += await calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
           // Test-call attempts are kept at least two days: today's count against the caps.
-          if (testCalls) deleted += store.testCalls.prune(now - Math.max(config.storage.rawRetention, 2 * 86_400_000));
+          if (testCalls) deleted += await store.testCalls.prune(now - Math.max(config.storage.rawRetention, 2 * 86_400_000));
           if (deleted > 0) logger.info({ deleted }, 'pruned history past retention');
         })
         .catch((err: unknown) => {
-          if (!controller.signal.aborted) logger.error({ code: sqliteCode(err), err: errorMessage(err) }, 'pruning failed; will try again later');
+          if (!controller.signal.aborted) logger.error({ code: storeFailureCode(err), err: errorMessage(err) }, 'pruning failed; will try again later');
         })
         .finally(() => {
           pruning = null;
@@ -471,12 +481,13 @@ export function createApp(deps: AppDeps): App {
       lastCalls = await calls.run(controller.signal);
     } catch (err) {
       if (controller.signal.aborted) return;
-      const code = sqliteCode(err);
+      const code = storeFailureCode(err);
       if (code === undefined) throw err; // a bug: the scheduler logs it as a crash
       logger.error({ code, err: errorMessage(err) }, 'call sync could not be stored; the next cycle reads again');
       return;
     }
     callMetrics?.observeSync(lastCalls);
+    if (lastCalls.outcome === 'ok') await testCalls?.refresh(); // their calls' statuses changed
     if (archive) {
       archive.offer(lastCalls.recordings);
       void archive.pass();
@@ -512,9 +523,9 @@ export function createApp(deps: AppDeps): App {
     },
     async start() {
       if (replica === null) {
-        const { tookOver } = store.lockForDaemon();
-        if (tookOver !== null) logger.warn({ db: config.storage.path, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
-        lockTimer = setInterval(beatLock, DAEMON_HEARTBEAT_MS);
+        const { tookOver } = await store.hold.take();
+        if (tookOver !== null) logger.warn({ db: store.name, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
+        lockTimer = setInterval(() => void beatLock(), DAEMON_HEARTBEAT_MS);
         lockTimer.unref();
       } else {
         replica.start(); // no hold on the database: the accounts are leased (docs/operations.md)
@@ -555,8 +566,8 @@ export function createApp(deps: AppDeps): App {
       }
       dispatcher.start();
       resender.start();
-      if (accounts.length === 1) logger.info({ schedule: first.config.schedule, gateway: redactUrl(first.config.baseUrl), db: config.storage.path }, 'boxwatch polling');
-      else logger.info({ accounts: accounts.map((a) => ({ account: a.config.name, schedule: a.config.schedule, gateway: redactUrl(a.config.baseUrl) })), db: config.storage.path }, `boxwatch polling ${accounts.length} accounts`);
+      if (accounts.length === 1) logger.info({ schedule: first.config.schedule, gateway: redactUrl(first.config.baseUrl), db: store.name }, 'boxwatch polling');
+      else logger.info({ accounts: accounts.map((a) => ({ account: a.config.name, schedule: a.config.schedule, gateway: redactUrl(a.config.baseUrl) })), db: store.name }, `boxwatch polling ${accounts.length} accounts`);
     },
     async runOnce(account) {
       let result: AppCycle | undefined;
@@ -598,16 +609,16 @@ export function createApp(deps: AppDeps): App {
   };
 
   /** The hold's heartbeat: a busy database only delays it; a hold taken over by another daemon stops this app. */
-  function beatLock(): void {
+  async function beatLock(): Promise<void> {
     try {
-      store.heartbeatForDaemon();
+      await store.hold.beat();
     } catch (err) {
       if (!(err instanceof StoreError && err.code === 'store_in_use')) {
-        logger.warn({ code: sqliteCode(err), err: errorMessage(err) }, 'could not refresh the database hold; trying again at the next heartbeat');
+        logger.warn({ code: storeFailureCode(err), err: errorMessage(err) }, 'could not refresh the database hold; trying again at the next heartbeat');
         return;
       }
       clearInterval(lockTimer);
-      logger.error({ code: err.code, db: config.storage.path }, err.message);
+      logger.error({ code: err.code, db: store.name }, err.message);
       void (stopping ??= stopOnce()).finally(() => deps.onLockLost?.(err));
     }
   }
@@ -634,14 +645,24 @@ export function createApp(deps: AppDeps): App {
     await archive?.close();
     await Promise.all(accounts.map((a) => a.client.close()));
     await Promise.all(notifiers.map((n) => n.close?.()));
-    store.close();
+    try {
+      await store.hold.release();
+    } catch (err) {
+      logger.warn({ code: storeFailureCode(err), err: errorMessage(err) }, 'could not give the database hold up; another daemon takes it over once its heartbeat is old');
+    }
+    await store.close();
   }
 }
 
-/** The SQLite result code of a better-sqlite3 error (`SQLITE_BUSY`, `SQLITE_FULL`, ...), else undefined. */
-function sqliteCode(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
+/** Polls further apart than this leave a gap in the history (no data) rather than "unchanged". */
+function maxGapMsOf(config: Config): number {
+  return Math.max(5 * 60_000, 3 * Math.max(...config.gateways.map((a) => scheduleIntervalMs(a.schedule, config.poll.timezone))));
+}
+
+/** The store of an app created without one (tests): the SQLite file at storage.path. */
+function defaultStore(config: Config, clock: Clock, logger: Logger): SqliteStore {
+  if (config.storage.url !== undefined) throw new Error('createApp: a PostgreSQL store (storage.url) is opened by openApp');
+  return openSqliteFile(config.storage.path ?? ':memory:', { clock, logger, maxGapMs: maxGapMsOf(config) });
 }
 
 /** The fleet as templates see it (`fleet.*`). */
@@ -664,11 +685,6 @@ function firingCounts(states: Iterable<AlertState>): { rule: string; severity: s
     counts.set(key, c);
   }
   return [...counts.values()];
-}
-
-function openFileStore(path: string, clock: Clock, logger: Logger, maxGapMs: number): SqliteStore {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  return openStore(path, { clock, logger, maxGapMs });
 }
 
 /** `gateway.max_body` (camelCase keys after config parsing) as the client's per-endpoint limits. */

@@ -4,6 +4,7 @@
  * through small methods; per-box gauges, firing alerts and outbox depths are read from provider
  * callbacks at scrape time, so a box that left the fleet has no series and nothing goes stale.
  */
+import { DEFAULT_ACCOUNT } from './box-id.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Awaitable } from './awaitable.js';
 import type { Clock } from './clock.js';
@@ -108,9 +109,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
    */
   /** Label sets by serial, kept while the name stays the same (escaping 10,000 names every cycle shows in a profile). */
   let labelCache = new Map<string, { name: string; labels: string }>();
+  /** Whether the label sets carry `account` (a fleet with boxes of an account other than "default"). */
+  let labelsWithAccount = false;
   const labelsOf = (b: BoxState, next: Map<string, { name: string; labels: string }>): string => {
     let entry = labelCache.get(b.serial);
-    if (entry === undefined || entry.name !== b.name) entry = { name: b.name, labels: `{serial="${promLabelValue(b.serial)}",name="${promLabelValue(b.name)}"}` };
+    if (entry === undefined || entry.name !== b.name) {
+      const account = labelsWithAccount ? `,account="${promLabelValue(b.account)}"` : '';
+      entry = { name: b.name, labels: `{serial="${promLabelValue(b.serial)}",name="${promLabelValue(b.name)}"${account}}` };
+    }
     next.set(b.serial, entry);
     return entry.labels;
   };
@@ -119,6 +125,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     const all = await boxes();
     if (rendered !== null && rendered.from === all) return rendered;
     const fleet = all.filter((b) => b.missingSince === null);
+    const withAccount = fleet.some((b) => b.account !== DEFAULT_ACCOUNT);
+    if (withAccount !== labelsWithAccount) {
+      labelsWithAccount = withAccount;
+      labelCache = new Map();
+    }
     const next = new Map<string, { name: string; labels: string }>();
     const labels = fleet.map((b) => labelsOf(b, next));
     labelCache = next;
@@ -161,6 +172,25 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const lastOk = new Gauge({
     name: 'boxwatch_poll_last_success_timestamp_seconds',
     help: 'Unix time of the end of the last successful poll cycle since start.',
+    registers,
+  });
+  // Per account (docs/http.md): one account's outage shows while another polls.
+  const accountCycles = new Counter({
+    name: 'boxwatch_account_poll_cycles_total',
+    help: 'Poll cycles by account and outcome (ok, failed).',
+    labelNames: ['account', 'outcome'] as const,
+    registers,
+  });
+  const accountLastOk = new Gauge({
+    name: 'boxwatch_account_last_success_timestamp_seconds',
+    help: "Unix time of the end of the account's last successful poll cycle since start.",
+    labelNames: ['account'] as const,
+    registers,
+  });
+  const accountFailing = new Gauge({
+    name: 'boxwatch_account_gateway_failing',
+    help: "1 while the account's last poll cycle failed (gateway unreachable, key refused, ...), else 0.",
+    labelNames: ['account'] as const,
     registers,
   });
   const skipped = new Counter({
@@ -253,6 +283,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       const seconds = record.durationMs / 1000;
       cycleDuration.observe({ outcome: record.outcome }, seconds);
       cycles.inc({ outcome: record.outcome });
+      const account = record.account ?? DEFAULT_ACCOUNT;
+      accountCycles.inc({ account, outcome: record.outcome });
+      accountFailing.set({ account }, record.outcome === 'ok' ? 0 : 1);
+      if (record.outcome === 'ok') accountLastOk.set({ account }, (record.startedAt + record.durationMs) / 1000);
       rejectedRecords.inc(record.rejected?.length ?? 0);
       detailsSkipped.inc(record.detailsSkipped ?? 0);
       if (record.outcome === 'ok') {

@@ -103,8 +103,8 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   };
 
   /** The vendor no longer has the recording: it is lost. */
-  const lose = (d: DueRecording): void => {
-    repo.lost(d.call.callId, d.call.serial, clock.now());
+  const lose = async (d: DueRecording): Promise<void> => {
+    await repo.lost(d.call.callId, d.call.serial, clock.now());
     deps.metrics?.lost();
     logger.warn({ call: d.call.callId, box: d.call.serial, attempts: d.attempts }, 'recording lost: it expired at the vendor before it could be archived');
   };
@@ -121,13 +121,13 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
           details = await deps.client.getCall(call.callId, { signal: deps.signal });
         } catch (err) {
           if (err instanceof BoxwatchError && err.code === 'call_not_found') {
-            lose(d);
+            await lose(d);
             return 'lost';
           }
           throw err;
         }
         if (details.audio_record_url === undefined || details.audio_record_url === '') {
-          lose(d);
+          await lose(d);
           return 'lost';
         }
         url = details.audio_record_url;
@@ -138,7 +138,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
       const archivedAt = clock.now();
       const sidecar = sidecarOf(call, { file: paths.recording.split('/').pop() as string, ...rec, contentType: opened.contentType, archivedAt }, deps.privacy);
       const side = await writeAtomically(fs, join(config.dir, paths.sidecar), [Buffer.from(`${JSON.stringify(sidecar, null, 2)}\n`)]);
-      repo.archived({ callId: call.callId, serial: call.serial, path: paths.recording, sha256: rec.sha256, bytes: rec.bytes, sidecar: paths.sidecar, sidecarSha256: side.sha256, archivedAt });
+      await repo.archived({ callId: call.callId, serial: call.serial, path: paths.recording, sha256: rec.sha256, bytes: rec.bytes, sidecar: paths.sidecar, sidecarSha256: side.sha256, archivedAt });
       if (failing !== null) {
         logger.info({ dir: config.dir, since: new Date(failing.since).toISOString() }, 'the recording archive writes its files again');
         failing = null;
@@ -154,7 +154,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
       const next = clock.now() + jitteredBackoff(attempts, RETRY_BASE_MS, RETRY_MAX_MS, deps.random);
       deps.metrics?.failed(code);
       try {
-        repo.failed(call.callId, call.serial, next, code);
+        await repo.failed(call.callId, call.serial, next, code);
       } catch (dbErr) {
         // The database refused too (locked, full): the recording stays due and is tried next pass.
         logger.error({ call: call.callId, code: (dbErr as { code?: unknown }).code, err: errorMessage(dbErr) }, 'cannot record a failed recording attempt');
@@ -168,7 +168,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
 
   /** Deletes archived files older than the retention (at most RETENTION_BATCH per run). */
   const retention = async (now: number): Promise<number> => {
-    const old = repo.archivedBefore(now - config.retention, RETENTION_BATCH);
+    const old = await repo.archivedBefore(now - config.retention, RETENTION_BATCH);
     const removed: string[] = [];
     for (const r of old) {
       try {
@@ -180,10 +180,10 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
       }
     }
     if (removed.length > 0) {
-      repo.remove(removed);
+      await repo.remove(removed);
       logger.info({ deleted: removed.length }, 'archive retention deleted recordings older than archive.retention');
     }
-    repo.pruneOrphans();
+    await repo.pruneOrphans();
     return removed.length;
   };
 
@@ -195,11 +195,11 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
         lastRetention = now;
         result.deleted = await retention(now);
       }
-      const due = repo.due(now, MAX_PER_PASS);
+      const due = await repo.due(now, MAX_PER_PASS);
       const outcomes = await mapWithConcurrency(due, config.concurrency, attempt);
       for (const o of outcomes) if (o !== 'aborted') result[o] += 1;
-      facts = { at: clock.now(), byRule: readArchiveFacts(repo, deps.rules, clock.now(), failing) };
-      deps.metrics?.size(repo.totals());
+      facts = { at: clock.now(), byRule: await readArchiveFacts(repo, deps.rules, clock.now(), failing) };
+      deps.metrics?.size(await repo.totals());
     } catch (err) {
       // The database refused (locked, full): nothing of this attempt's outcome was lost on the
       // vendor's side; the next pass reads again what is due.

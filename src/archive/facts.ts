@@ -19,10 +19,10 @@ export type ArchiveRuleFacts =
   | { kind: 'archive_failing'; failing: ArchiveFailure | null };
 
 /** The facts of every archive rule among `rules`, at `now` (boxwatch's clock). */
-export function readArchiveFacts(repo: RecordingsRepo, rules: readonly RuleConfig[], now: number, failing: ArchiveFailure | null): Map<string, ArchiveRuleFacts> {
+export async function readArchiveFacts(repo: RecordingsRepo, rules: readonly RuleConfig[], now: number, failing: ArchiveFailure | null): Promise<Map<string, ArchiveRuleFacts>> {
   const byRule = new Map<string, ArchiveRuleFacts>();
   for (const rule of rules) {
-    if (rule.kind === 'recording_lost') byRule.set(rule.name, { kind: rule.kind, bySerial: repo.lostSince(now - rule.window) });
+    if (rule.kind === 'recording_lost') byRule.set(rule.name, { kind: rule.kind, bySerial: await repo.lostSince(now - rule.window) });
     else if (rule.kind === 'archive_failing') byRule.set(rule.name, { kind: rule.kind, failing });
   }
   return byRule;

@@ -21,7 +21,7 @@ export interface VerifyResult {
 
 export async function verifyArchive(repo: Pick<RecordingsRepo, 'archivedAll'>, dir: string): Promise<VerifyResult> {
   const problems: VerifyProblem[] = [];
-  const all = repo.archivedAll();
+  const all = await repo.archivedAll();
   for (const r of all) {
     for (const [path, expected] of [
       [r.path, r.sha256],

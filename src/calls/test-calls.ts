@@ -12,6 +12,7 @@
  * after reserving leaves the slot used: boxwatch errs on the side of placing fewer test calls,
  * never more than the caps.
  */
+import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
 import type { TestCallConfig } from '../config/schema.js';
 import { formatDuration } from '../duration.js';
@@ -55,15 +56,17 @@ export interface TestCalls {
    * box the last poll saw connected that has calls left today.
    */
   runOne(entry: TestCallConfig, serial: string | undefined, signal?: AbortSignal): Promise<TestCallAttempt>;
-  /** Per box, the verdict on its latest decided test call (boxes without one are absent). */
+  /** Per box, the verdict on its latest decided test call as last read (`refresh`, and after each run); boxes without one are absent. */
   verdicts(now: number): Map<string, TestCallVerdict>;
+  /** Reads the boxes' recent test calls again (after a call sync: their calls' statuses changed); `verdicts` judges them. */
+  refresh(): Promise<void>;
 }
 
 export interface TestCallsDeps {
   entries: readonly TestCallConfig[];
   repo: TestCallsRepo;
   /** The fleet as the last poll left it (which boxes exist, and were connected). */
-  boxes: () => readonly BoxState[];
+  boxes: () => Awaitable<readonly BoxState[]>;
   client: GatewayClient;
   clock: Clock;
   logger: Logger;
@@ -77,10 +80,15 @@ const RECENT_PER_BOX = 10;
 export function createTestCalls(deps: TestCallsDeps): TestCalls {
   const { repo, clock, logger } = deps;
   const byName = new Map(deps.entries.map((e) => [e.name, e]));
+  /** Each box's recent test calls as last read (`refresh`): what `verdicts` judges. */
+  let recent = new Map<string, TestCallWithCall[]>();
+  const refresh = async (): Promise<void> => {
+    recent = await repo.recent(RECENT_PER_BOX);
+  };
 
-  const skip = (entry: TestCallConfig, serial: string, skipKind: Extract<TestCallAttempt, { outcome: 'skipped' }>['skip'], reason: string): TestCallAttempt => {
+  const skip = async (entry: TestCallConfig, serial: string, skipKind: Extract<TestCallAttempt, { outcome: 'skipped' }>['skip'], reason: string): Promise<TestCallAttempt> => {
     const at = clock.now();
-    repo.skipped({ entry: entry.name, serial, agentId: entry.agent, day: dayOf(at), at, reason });
+    await repo.skipped({ entry: entry.name, serial, agentId: entry.agent, day: dayOf(at), at, reason });
     logger.info({ entry: entry.name, box: serial, reason }, 'test call skipped');
     return { entry: entry.name, serial, outcome: 'skipped', skip: skipKind, reason };
   };
@@ -93,7 +101,7 @@ export function createTestCalls(deps: TestCallsDeps): TestCalls {
   const attempt = async (entry: TestCallConfig, serial: string, signal?: AbortSignal): Promise<TestCallAttempt> => {
     const caps = entry.dailyCap;
     // A cheap check first: no device-details request for a box whose calls are used up.
-    const before = repo.used(entry.name, dayOf(clock.now()), serial);
+    const before = await repo.used(entry.name, dayOf(clock.now()), serial);
     if (before.box >= caps.perBox) return skip(entry, serial, 'cap', capText(entry, 'per_box', before));
     if (before.total >= caps.total) return skip(entry, serial, 'cap', capText(entry, 'total', before));
     try {
@@ -107,42 +115,43 @@ export function createTestCalls(deps: TestCallsDeps): TestCalls {
     }
     // The slot is taken (and the caps checked again) in one transaction before make-call is sent.
     const at = clock.now();
-    const reserved = repo.reserve({ entry: entry.name, serial, agentId: entry.agent, day: dayOf(at), at, caps });
+    const reserved = await repo.reserve({ entry: entry.name, serial, agentId: entry.agent, day: dayOf(at), at, caps });
     if (!reserved.ok) return skip(entry, serial, 'cap', capText(entry, reserved.cap, reserved.used));
     const to = maskNumber(entry.to);
     try {
       const result = await deps.client.makeCall({ from: `box:${serial}`, to: entry.to, agentId: entry.agent }, { signal });
-      repo.placed(reserved.id, result.call_id);
+      await repo.placed(reserved.id, result.call_id);
       logger.info({ entry: entry.name, box: serial, call: result.call_id, to, agent: entry.agent, used: reserved.used }, 'test call placed');
       return { entry: entry.name, serial, outcome: 'placed', callId: result.call_id, used: reserved.used };
     } catch (err) {
       const reason = `make-call failed: ${errorMessage(err)}`;
-      repo.rejected(reserved.id, reason);
+      await repo.rejected(reserved.id, reason);
       if (signal?.aborted) throw err;
       logger.warn({ entry: entry.name, box: serial, to, code: err instanceof BoxwatchError ? err.code : 'internal', err: errorMessage(err) }, 'test call could not be placed');
       return { entry: entry.name, serial, outcome: 'rejected', reason, used: reserved.used };
     }
   };
 
-  const selected = (entry: TestCallConfig): BoxState[] => deps.boxes().filter((b) => b.missingSince === null && matchesAny(b.serial, entry.boxes));
+  const selected = async (entry: TestCallConfig): Promise<BoxState[]> => (await deps.boxes()).filter((b) => b.missingSince === null && matchesAny(b.serial, entry.boxes));
 
   return {
     entries: deps.entries,
     async runEntry(name, signal) {
       const entry = byName.get(name);
       if (entry === undefined) return [];
-      return mapWithConcurrency(selected(entry), deps.concurrency, async (box) => {
+      const attempts = await mapWithConcurrency(await selected(entry), deps.concurrency, async (box) => {
         // The vendor's rule is checked fresh before each call; a box the last poll saw disconnected is not even asked.
         if (box.connected !== true) return skip(entry, box.serial, 'disconnected', `box ${box.serial} was disconnected at the last poll`);
         return attempt(entry, box.serial, signal);
       });
+      await refresh();
+      return attempts;
     },
     async runOne(entry, serial, signal) {
       if (serial !== undefined) return attempt(entry, serial, signal);
       const day = dayOf(clock.now());
-      const candidates = selected(entry)
-        .filter((b) => b.connected === true)
-        .map((b) => ({ serial: b.serial, used: repo.used(entry.name, day, b.serial) }))
+      const connected = (await selected(entry)).filter((b) => b.connected === true);
+      const candidates = (await Promise.all(connected.map(async (b) => ({ serial: b.serial, used: await repo.used(entry.name, day, b.serial) }))))
         .sort((a, b) => a.used.box - b.used.box || (a.serial < b.serial ? -1 : a.serial > b.serial ? 1 : 0));
       const first = candidates[0];
       if (first === undefined) {
@@ -150,9 +159,10 @@ export function createTestCalls(deps: TestCallsDeps): TestCalls {
       }
       return attempt(entry, first.serial, signal);
     },
+    refresh,
     verdicts(now) {
       const out = new Map<string, TestCallVerdict>();
-      for (const [serial, calls] of repo.recent(RECENT_PER_BOX)) {
+      for (const [serial, calls] of recent) {
         for (const call of calls) {
           const verdict = judge(call, byName.get(call.entry), now);
           if (verdict === null) continue;

@@ -38,7 +38,7 @@ export const registerAck: RegisterCommand = (program: Command, ctx: CliContext) 
       const { config } = loadConfig({ path: opts.config, env: ctx.env, uses: STORE_SECTIONS });
       const by = opts.by ?? ctx.env['USER'] ?? ctx.env['LOGNAME'] ?? 'unknown';
       return withStore(
-        { db: config.storage.path },
+        { loaded: config },
         ctx,
         async (store, now, { alerts }) => {
           const input = ackFromRequest({ alert, comment: opts.comment, for: opts.for, by }, (await alerts.states()).values(), now);

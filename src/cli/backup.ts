@@ -9,11 +9,12 @@ import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Command } from 'commander';
-import { loadConfig, sqlitePath } from '../config/index.js';
+import { loadConfig } from '../config/index.js';
 import { BoxwatchError, UsageError } from '../errors.js';
 import { StoreError, storeNotFound } from '../store/errors.js';
 import { APPLICATION_ID } from '../store/migrate.js';
 import type { CliContext, RegisterCommand } from './context.js';
+import { sqliteOnly } from './store-access.js';
 
 interface BackupOptions {
   config?: string;
@@ -101,7 +102,8 @@ export const registerBackup: RegisterCommand = (program: Command, ctx: CliContex
     .option('-f, --force', 'replace FILE if it exists')
     .action(async (file: string, opts: BackupOptions) => {
       if (opts.config !== undefined && opts.db !== undefined) throw new UsageError('give --config or --db, not both');
-      const source = opts.db ?? sqlitePath(loadConfig({ path: opts.config, env: ctx.env, uses: ['storage'] }).config.storage);
+      const loaded = opts.db === undefined ? loadConfig({ path: opts.config, env: ctx.env, uses: ['storage'] }).config : undefined;
+      const { path: source } = sqliteOnly('backup', { db: opts.db, loaded }, ctx, 'back PostgreSQL up with pg_dump (docs/operations.md), or copy it to a SQLite file with `boxwatch migrate --from postgres://... --to sqlite:FILE`');
       if (source === ':memory:') throw new UsageError('the configuration names an in-memory database (storage.path ":memory:"); there is nothing to back up');
       const { bytes } = await backupDatabase(source, file, { force: opts.force });
       ctx.out(`backed up ${source} to ${file} (${formatBytes(bytes)})\n`);

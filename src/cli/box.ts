@@ -11,21 +11,22 @@ import { UsageError } from '../errors.js';
 import { isoTime } from '../time.js';
 import { terminalSafe } from './call-gateway.js';
 import type { CliContext, RegisterCommand } from './context.js';
-import { dbOption, withStore } from './store-access.js';
+import { boxIdArgument, dbOption, withStore } from './store-access.js';
 
 export const registerBox: RegisterCommand = (program: Command, ctx: CliContext) => {
   const box = program.command('box').description('manage the boxes the daemon knows');
   box
     .command('forget')
     .description('forget a decommissioned box: it leaves status and its alerts resolve; its history is kept')
-    .argument('<serial>', 'serial of a box missing from the device list (see `boxwatch status`)')
+    .argument('<serial>', 'serial of a box missing from the device list (see `boxwatch status`); ACCOUNT/SERIAL when several accounts have it')
     .option('-c, --config <file>', 'configuration file')
     .addOption(dbOption())
-    .action((serial: string, opts: { config?: string; db?: string }) =>
+    .action((input: string, opts: { config?: string; db?: string }) =>
       withStore(
         opts,
         ctx,
         async (store, now) => {
+          const serial = (await boxIdArgument(store, input)) ?? input;
           const found = await store.box(serial);
           const name = terminalSafe(serial);
           if (found === undefined) throw new UsageError(`no box "${name}" in the database (see \`boxwatch status\`)`);

@@ -65,6 +65,9 @@ async function run(store: SqliteStore, now: number, opts: ExportOptions, ctx: Cl
   }
 }
 
+/** What to do instead on PostgreSQL (export reads a SQLite file). */
+const POSTGRES_INSTEAD = "copy it to a SQLite file with `boxwatch migrate --from postgres://... --to sqlite:FILE` and pass --db FILE, or read PostgreSQL's tables with psql";
+
 export const registerExport: RegisterCommand = (program: Command, ctx: CliContext) => {
   program
     .command('export')
@@ -79,6 +82,6 @@ export const registerExport: RegisterCommand = (program: Command, ctx: CliContex
     .option('-c, --config <file>', 'configuration file')
     .addOption(dbOption())
     .action((opts: ExportOptions) =>
-      withSqliteStore(opts, ctx, (store, now) => run(store, now, opts, ctx)),
+      withSqliteStore('export', opts, ctx, POSTGRES_INSTEAD, (store, now) => run(store, now, opts, ctx)),
     );
 };

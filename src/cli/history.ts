@@ -9,7 +9,7 @@ import { METRICS, type HistoryResult, type Metric } from '../store/types.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
 import { sparkline } from './sparkline.js';
-import { dbOption, withStore } from './store-access.js';
+import { boxIdArgument, dbOption, withStore } from './store-access.js';
 import { parseRange, type RangeOptions } from './time-range.js';
 import { TIME_HELP } from '../time.js';
 
@@ -41,7 +41,7 @@ export const registerHistory: RegisterCommand = (program: Command, ctx: CliConte
   program
     .command('history')
     .description('the history of one metric of one box')
-    .argument('<serial>', 'box serial, e.g. SN-0042')
+    .argument('<serial>', 'box serial, e.g. SN-0042 (ACCOUNT/SERIAL when several accounts have it)')
     .option('--since <duration>', 'how far back, e.g. 24h, 7d (default 24h)')
     .option('--from <time>', `start of the range (${TIME_HELP})`)
     .option('--to <time>', 'end of the range (same form; default now)')
@@ -49,14 +49,15 @@ export const registerHistory: RegisterCommand = (program: Command, ctx: CliConte
     .addOption(formatOption(['table', 'json', 'csv']))
     .option('-c, --config <file>', 'configuration file')
     .addOption(dbOption())
-    .action((serial: string, opts: HistoryOptions) =>
+    .action((input: string, opts: HistoryOptions) =>
       withStore(opts, ctx, async (store, now) => {
         if (!METRICS.includes(opts.metric as Metric)) {
           throw new UsageError(`unknown metric "${opts.metric}" (use ${METRICS.join(', ')})`);
         }
         const { from, to } = parseRange(opts, now, '24h');
-        const box = await store.box(serial);
-        if (!box) throw new UsageError(`unknown box serial "${serial}" (see \`boxwatch status\`)`);
+        const serial = await boxIdArgument(store, input);
+        const box = serial === undefined ? undefined : await store.box(serial);
+        if (serial === undefined || !box) throw new UsageError(`unknown box serial "${input}" (see \`boxwatch status\`)`);
         const h = await store.history(serial, opts.metric as Metric, from, to);
         const { headers, rows, numbers } = historyRows(h);
         printRows(ctx, opts.format, { headers, rows, json: { serial, name: box.name, ...h }, empty: `no ${h.metric} data for ${serial} in that range` });

@@ -7,9 +7,9 @@ import { BoxwatchError, UsageError } from '../errors.js';
 import { verifyArchive } from '../archive/verify.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, terminalSafe, type OutputFormat } from './output.js';
-import type { SqliteStore } from '../store/index.js';
+import type { DataStore } from '../store/index.js';
 import type { RecordingsRepo } from '../store/recordings-repo.js';
-import { dbOption, withSqliteStore } from './store-access.js';
+import { dbOption, withStore } from './store-access.js';
 
 interface VerifyOptions {
   config?: string;
@@ -31,7 +31,7 @@ export const registerRecordings: RegisterCommand = (program, ctx) => {
 };
 
 async function runVerify(opts: VerifyOptions, ctx: CliContext): Promise<void> {
-  await withSqliteStore(opts, ctx, async (store, _now, { config }) => {
+  await withStore(opts, ctx, async (store, _now, { config }) => {
     const dir = opts.dir ?? config?.archive?.dir;
     if (dir === undefined) throw new UsageError('no archive directory: give --dir, or a configuration with an archive: section');
     const { recordings, problems } = await verifyArchive(recordingsOf(store), dir);
@@ -45,7 +45,7 @@ async function runVerify(opts: VerifyOptions, ctx: CliContext): Promise<void> {
 }
 
 /** The store's recordings; a database from before the archive (schema 9) is said so, not a SQLite error. */
-function recordingsOf(store: SqliteStore): RecordingsRepo {
+function recordingsOf(store: DataStore): RecordingsRepo {
   try {
     return store.recordings;
   } catch (err) {

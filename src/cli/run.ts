@@ -13,7 +13,7 @@
  */
 import { Writable } from 'node:stream';
 import { Option, type Command } from 'commander';
-import { createApp, type App } from '../app.js';
+import { openApp, type App } from '../app.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type LogFormat, type Logger } from '../log.js';
@@ -52,7 +52,7 @@ export const registerRun: RegisterCommand = (program: Command, ctx: CliContext) 
         },
       };
       // Another daemon taking the database over (this one's heartbeat had stopped) ends the command.
-      const daemon: Daemon = new Daemon(first.config, first.source, logger, (config) => createApp({ config, logger, stdout: consoleSink, onLockLost: (err) => daemon.abandon(err) }), load);
+      const daemon: Daemon = new Daemon(first.config, first.source, logger, (config) => openApp({ config, logger, stdout: consoleSink, onLockLost: (err) => daemon.abandon(err) }), load);
       logger.info({ config: first.source }, 'boxwatch starting');
       // Subscribed before the start, so that a SIGHUP during it is served once it is done.
       const unsubscribe = ctx.onReload?.(() => daemon.requestReload()) ?? (() => undefined);
@@ -87,7 +87,7 @@ function outStream(ctx: CliContext): Writable {
  * are served by one more reload after it.
  */
 class Daemon {
-  private app: App | null;
+  private app: App | null = null;
   private reloading: Promise<void> | null = null;
   private again = false;
   private stopping = false;
@@ -102,15 +102,17 @@ class Daemon {
     private config: Config,
     private readonly source: string,
     private readonly logger: Logger,
-    private readonly make: (config: Config) => App,
+    /** Opens the configuration's store and creates the app on it (openApp). */
+    private readonly make: (config: Config) => Promise<App>,
     private readonly load: () => { config: Config },
   ) {
-    this.app = make(config);
     this.failed.catch(() => undefined); // observed by the command; never an unhandled rejection
   }
 
+  /** Opens the store and starts the app; on failure what was opened is closed by `stop()`. */
   async start(): Promise<void> {
-    await this.app?.start();
+    this.app = await this.make(this.config);
+    await this.app.start();
     this.started = true;
     this.kick();
   }
@@ -188,7 +190,7 @@ class Daemon {
 
   /** Creates and starts an app; on failure releases what it opened and rethrows. */
   private async startApp(config: Config): Promise<App> {
-    const app = this.make(config);
+    const app = await this.make(config);
     try {
       await app.start();
       return app;

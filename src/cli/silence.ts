@@ -14,7 +14,7 @@ import { isFleetKey } from '../box-id.js';
 import { alertId } from '../alerts/types.js';
 import type { Command } from 'commander';
 import { GATEWAY_RULE_NAMES, openAlertsMatching, silenceMatchesEverything, silenceState, validateSilence, type Silence } from '../alerts/index.js';
-import { STORE_SECTIONS, loadConfig, sqlitePath, type Config } from '../config/index.js';
+import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import { formatDuration, readDuration } from '../duration.js';
 import { isoTime as iso, readTime, TIME_HELP } from '../time.js';
 import { UsageError } from '../errors.js';
@@ -130,7 +130,7 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
       const { config } = loadConfig({ path: opts.config, env: ctx.env, uses: STORE_SECTIONS });
       const input = silenceFromOptions(opts, config, Date.now(), ctx.env);
       return withStore(
-        { db: sqlitePath(config.storage) },
+        { loaded: config },
         ctx,
         async (store, now, { alerts }) => {
           const known = (await store.boxes()).map((b) => b.serial);

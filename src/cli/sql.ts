@@ -12,9 +12,10 @@ import { tryParseDuration, formatDuration } from '../duration.js';
 import { BoxwatchError, UsageError } from '../errors.js';
 import { packageFile } from '../package-files.js';
 import type { SqlChildError, SqlJob } from '../export/sql-child.js';
+import { storeNotFound } from '../store/errors.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, type OutputFormat } from './output.js';
-import { dbOption, storeLocation } from './store-access.js';
+import { dbOption, sqliteOnly } from './store-access.js';
 
 interface SqlOptions {
   config?: string;
@@ -69,7 +70,8 @@ export const registerSql: RegisterCommand = (program: Command, ctx: CliContext) 
     .action(async (query: string, opts: SqlOptions) => {
       const timeoutMs = tryParseDuration(opts.timeout);
       if (timeoutMs === undefined || timeoutMs <= 0) throw new UsageError(`--timeout: invalid duration "${opts.timeout}" (use e.g. 10s, 2m)`);
-      const { path } = storeLocation(opts, ctx);
+      const { path } = sqliteOnly('sql', opts, ctx, 'copy it to a SQLite file with `boxwatch migrate --from postgres://... --to sqlite:FILE` and pass --db FILE, or query PostgreSQL with psql');
+      if (path !== ':memory:' && !existsSync(path)) throw storeNotFound(path);
       await runChild({ path, sql: query, format: opts.format }, timeoutMs, ctx);
     });
 };

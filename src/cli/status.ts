@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { Lease, LeaseRepository, Replica } from '../cluster/leases.js';
+import { accountOf, isFleetKey, splitBoxKey } from '../box-id.js';
 import { withAcks, type Ack, type AckRepository } from '../alerts/acks.js';
 import type { AlertState } from '../alerts/types.js';
 import type { AlertQueries } from '../alerts/repositories.js';
@@ -65,10 +66,14 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
   const states = withAcks((await store.alerts.states()).values(), await store.acks.latestByKey(), now);
   const views = boxViews(await store.boxes(), states, now, staleAfterMs(config));
   const calls = await callsOfLastDay(store.calls, now);
+  // With boxes of several accounts, an ACCOUNT column, and SERIAL the gateway's serial.
+  const accounts = new Set(views.map((v) => v.box.account));
+  const several = accounts.size > 1;
   printRows(ctx, format, {
-    headers: ['SERIAL', 'NAME', 'CONNECTED', 'BATTERY', 'SIGNAL', 'LAST SEEN', 'FIRMWARE', 'CALLS FAILED', 'ALERTS', 'STATE'],
+    headers: [...(several ? ['ACCOUNT'] : []), 'SERIAL', 'NAME', 'CONNECTED', 'BATTERY', 'SIGNAL', 'LAST SEEN', 'FIRMWARE', 'CALLS FAILED', 'ALERTS', 'STATE'],
     rows: views.map(({ box: b, state, alerts: open }) => [
-      terminalSafe(b.serial),
+      ...(several ? [terminalSafe(b.account)] : []),
+      terminalSafe(several ? splitBoxKey(b.serial).serial : b.serial),
       terminalSafe(b.name),
       state === 'missing' ? 'missing' : b.connected ? 'yes' : 'no',
       b.battery === null ? '-' : `${b.battery}%`,
@@ -82,9 +87,13 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
     json: views.map((v) => ({ ...boxViewJson(v), calls24h: calls.get(v.box.serial) ?? null })),
     empty: 'no boxes yet: run `boxwatch run` (or `boxwatch demo`) to poll the gateway',
   });
-  const gateway = openAlertsBySerial(states).get('');
-  if (format === 'table' && gateway !== undefined) {
-    ctx.out(`\ngateway alerts: ${gateway.map((a) => `${alertsCell([a])} (${terminalSafe(a.summary ?? a.status)}, since ${relativeTime(a.since, now)})`).join(', ')}\n`);
+  // The gateway alerts of each account (its fleet key: '' for a single gateway).
+  const gateway = [...openAlertsBySerial(states)].filter(([key]) => isFleetKey(key)).sort(([a], [b]) => a.localeCompare(b));
+  if (format === 'table') {
+    for (const [key, open] of gateway) {
+      const label = key === '' ? 'gateway alerts' : `gateway alerts (${terminalSafe(accountOf(key))})`;
+      ctx.out(`\n${label}: ${open.map((a) => `${alertsCell([a])} (${terminalSafe(a.summary ?? a.status)}, since ${relativeTime(a.since, now)})`).join(', ')}\n`);
+    }
   }
   if (format === 'table' && store.leases !== undefined) {
     const lines = leaderLines(await store.leases.leases(), await store.leases.replicas(), now);

@@ -1,23 +1,30 @@
 /**
- * Opens the store for a command, and closes it afterwards: the database given with `--db`, else
- * the one the configuration names (`--config`, BOXWATCH_CONFIG, ./boxwatch.yaml), of which only
- * the sections the read commands use must have their variables set (not the notifiers' secrets).
- * Times are measured from now, or from the database's last poll when that is later (a demo
- * database, on simulated time). Read-only by default: safe while the daemon runs (SQLite WAL). `{ write: true }` opens the
- * existing database read-write (silences); it never creates one.
+ * Opens the store for a command, and closes it afterwards: the SQLite file given with `--db`, else
+ * the store the configuration names (`--config`, BOXWATCH_CONFIG, ./boxwatch.yaml; `storage.path`
+ * or `storage.url`, opened by openDataStore, the daemon's way), of which only the sections the
+ * read commands use must have their variables set (not the notifiers' secrets). Times are
+ * measured from now, or from the database's last poll when that is later (a demo database, on
+ * simulated time). A SQLite file is read-only by default (safe while the daemon runs: WAL);
+ * `{ write: true }` opens it read-write (silences, acks); a database is never created here.
+ * `boxwatch sql`, `export` and `backup` work on a SQLite file only: on PostgreSQL they say so
+ * in one line, with what to use instead (`sqliteOnly`).
  */
-import { existsSync } from 'node:fs';
 import { Option } from 'commander';
 import { formatDuration } from '../duration.js';
-import { STORE_SECTIONS, loadConfig, sqlitePath, type Config } from '../config/index.js';
+import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
-import { storeNotFound } from '../store/errors.js';
-import { openStore, type DataStore, type SqliteStore } from '../store/index.js';
+import { ConfigError } from '../errors.js';
+import { openDataStore, openSqliteFile, type DataStore, type SqliteStore } from '../store/index.js';
 import type { CliContext } from './context.js';
+import { ambiguityMessage, resolveBoxId } from '../box-id.js';
+import { UsageError } from '../errors.js';
+import { terminalSafe } from './output.js';
 
 export interface StoreSource {
   config?: string;
   db?: string;
+  /** The configuration, read already (a writer checks its arguments against it before opening the store). */
+  loaded?: Config;
 }
 
 /** What a command gets besides the store: the alert tables, and the configuration when one was read. */
@@ -50,12 +57,10 @@ async function readingTime(store: DataStore, now: number, ctx: CliContext): Prom
   return end;
 }
 
-/** The database file a command reads (`--db`, else the configuration's `storage.path`); it must exist. */
-export function storeLocation(source: StoreSource, ctx: CliContext): { path: string; config: Config | null } {
-  const config = source.db !== undefined && source.config === undefined ? null : loadConfig({ path: source.config, env: ctx.env, uses: STORE_SECTIONS }).config;
-  const path = source.db ?? sqlitePath((config as Config).storage);
-  if (path !== ':memory:' && !existsSync(path)) throw storeNotFound(path);
-  return { path, config };
+/** The configuration a command reads (null when only `--db` was given). */
+function configOf(source: StoreSource, ctx: CliContext): Config | null {
+  if (source.loaded !== undefined) return source.loaded;
+  return source.db !== undefined && source.config === undefined ? null : loadConfig({ path: source.config, env: ctx.env, uses: STORE_SECTIONS }).config;
 }
 
 /** Runs `body` on the store of the configuration (or `--db`), closed afterwards. */
@@ -65,21 +70,55 @@ export async function withStore(
   body: (store: DataStore, now: number, extras: StoreExtras) => void | Promise<void>,
   options: StoreAccessOptions = {},
 ): Promise<void> {
-  await withSqliteStore(source, ctx, body, options);
+  const config = configOf(source, ctx);
+  const storage = source.db !== undefined ? { path: source.db } : (config as Config).storage;
+  const store = await openDataStore(storage, { readonly: !options.write, mustExist: true });
+  try {
+    await body(store, await readingTime(store, Date.now(), ctx), { alerts: store.alerts, config });
+  } finally {
+    await store.close();
+  }
 }
 
-/** As withStore, for the commands that need SQLite's synchronous reads (`export`, `recordings verify`). */
+/**
+ * The SQLite file of a command that works on SQLite only (`--db`, else `storage.path`; it must
+ * exist). On PostgreSQL (`storage.url`) a ConfigError (exit 2): one line naming the command and
+ * what to use instead.
+ */
+export function sqliteOnly(command: string, source: StoreSource, ctx: CliContext, instead: string): { path: string; config: Config | null } {
+  const config = configOf(source, ctx);
+  if (source.db === undefined && config?.storage.url !== undefined) {
+    const message = `boxwatch ${command} works on a SQLite file only and this configuration's store is PostgreSQL (storage.url): ${instead}`;
+    throw new ConfigError([{ path: 'storage.url', message }], 'configuration', message);
+  }
+  return { path: source.db ?? (config as Config).storage.path ?? ':memory:', config };
+}
+
+/** As withStore, for `boxwatch export`, which needs SQLite's synchronous reads (see sqliteOnly). */
 export async function withSqliteStore(
+  command: string,
   source: StoreSource,
   ctx: CliContext,
+  instead: string,
   body: (store: SqliteStore, now: number, extras: StoreExtras) => void | Promise<void>,
-  options: StoreAccessOptions = {},
 ): Promise<void> {
-  const { path, config } = storeLocation(source, ctx);
-  const store = openStore(path, { readonly: !options.write });
+  const { path, config } = sqliteOnly(command, source, ctx, instead);
+  const store = openSqliteFile(path, { readonly: true });
   try {
     await body(store, await readingTime(store, Date.now(), ctx), { alerts: store.alerts, config });
   } finally {
     store.close();
   }
+}
+
+/**
+ * The box a SERIAL argument names (src/box-id.ts): `ACCOUNT/SERIAL`, or a bare serial when one box
+ * of all accounts has it; undefined when none has. A bare serial of several accounts is a usage
+ * error (exit 2) naming them.
+ */
+export async function boxIdArgument(store: Pick<DataStore, 'box' | 'boxes'>, input: string): Promise<string | undefined> {
+  if ((await store.box(input)) !== undefined) return input;
+  const found = resolveBoxId(input, (await store.boxes()).map((b) => b.serial));
+  if (found.kind === 'ambiguous') throw new UsageError(ambiguityMessage(terminalSafe(input), found.candidates.map(terminalSafe)));
+  return found.kind === 'found' ? found.key : undefined;
 }

@@ -5,17 +5,15 @@
  * line what it did; exit 1 with the reason when no call was placed (cap reached, box not
  * connected, make-call refused), exit 2 for a bad argument or configuration.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { Option } from 'commander';
 import { systemClock } from '../clock.js';
 import { maskNumber } from '../calls/privacy.js';
 import { createTestCalls } from '../calls/test-calls.js';
-import { loadConfig, sqlitePath, type TestCallConfig } from '../config/index.js';
+import { loadConfig, type TestCallConfig } from '../config/index.js';
 import { BoxwatchError, UsageError } from '../errors.js';
 import { matchesAny } from '../glob.js';
 import { silentLogger } from '../log.js';
-import { openStore } from '../store/index.js';
+import { openDataStore } from '../store/index.js';
 import { boxSerial, configOption, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
 import type { CliContext, RegisterCommand } from './context.js';
 
@@ -45,9 +43,7 @@ async function runTestCall(opts: RunOptions, ctx: CliContext): Promise<void> {
   if (serial !== undefined && !matchesAny(serial, entry.boxes)) {
     throw new UsageError(`box ${serial} is not selected by test call ${entry.name} (boxes: ${entry.boxes.join(', ')})`);
   }
-  const path = sqlitePath(config.storage);
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const store = openStore(path);
+  const store = await openDataStore(config.storage);
   try {
     const attempt = await withGateway(resolveGateway({ config: opts.config }, ctx.env), (client) =>
       createTestCalls({ entries, repo: store.testCalls, boxes: () => store.boxes(), client, clock: systemClock, logger: silentLogger, concurrency: 1 }).runOne(entry, serial, ctx.signal),
@@ -66,7 +62,7 @@ async function runTestCall(opts: RunOptions, ctx: CliContext): Promise<void> {
         throw new BoxwatchError(attempt.skip === 'cap' ? 'cap_reached' : attempt.skip === 'disconnected' ? 'box_disconnected' : 'not_placed', `test call from ${attempt.serial} not placed: ${attempt.reason}`);
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

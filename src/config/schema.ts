@@ -6,7 +6,6 @@
  */
 import { z } from 'zod';
 import cron from 'node-cron';
-import { ConfigError } from '../errors.js';
 import { readDuration, tryParseDuration } from '../duration.js';
 import { templateProblem } from '../notify/templates.js';
 import { DEFAULT_MAX_BODY } from '../gateway/client.js';
@@ -222,9 +221,8 @@ const storageSchema = z
     /** The SQLite file (the default store). */
     path: z.string().min(1).optional(),
     /**
-     * A PostgreSQL database instead (`postgres://` or `postgresql://`); a secret, given as
-     * `${BOXWATCH_DATABASE_URL}`. Exclusive with `path`. Only some repositories run on it in this
-     * version (docs/storage.md, "PostgreSQL"): see `sqlitePath`.
+     * A PostgreSQL database instead (`postgres://` or `postgresql://`); a secret (its password),
+     * given as `${BOXWATCH_DATABASE_URL}`. Exclusive with `path`. Opened by src/store/open.ts.
      */
     url: z
       .string()
@@ -668,16 +666,6 @@ export type AccountConfig = Config['gateways'][number];
 export type PollConfig = Config['poll'];
 export type StorageConfig = Config['storage'];
 
-/**
- * The SQLite file of the store. With `storage.url` (PostgreSQL) set instead, a ConfigError naming
- * that field: the daemon and the CLI do not run on PostgreSQL yet (docs/storage.md, "PostgreSQL").
- */
-export function sqlitePath(storage: StorageConfig): string {
-  if (storage.path !== undefined) return storage.path;
-  throw new ConfigError(
-    [{ path: 'storage.url', message: 'PostgreSQL is not supported by the daemon and the CLI yet (docs/storage.md, "PostgreSQL"); use storage.path (SQLite)' }],
-  );
-}
 export type CallsConfig = NonNullable<Config['calls']>;
 export type ArchiveConfig = NonNullable<Config['archive']>;
 export type TestCallConfig = NonNullable<Config['testCalls']>[number];

@@ -24,6 +24,7 @@ import { isoTime as iso, readRange } from '../time.js';
 import { isoOrNull } from '../time-format.js';
 import { METRICS, type BoxState, type CycleRecord, type HistoryResult, type Metric, type Store } from '../store/types.js';
 import { badRequest, notFound } from './errors.js';
+import { ACCOUNT_NAME, isFleetKey, accountOf } from '../box-id.js';
 
 export type { BoxJson, BoxViewJson } from '../views/boxes.js';
 export { BOX_CONDITIONS, boxCondition, staleAfterMs, type BoxCondition } from '../views/boxes.js';
@@ -62,9 +63,17 @@ export function parseRange(params: Map<string, string>, now: number): { from: nu
   return { from: r.from, to: r.to };
 }
 
-/** `/api/boxes`: every box's view, trouble first. */
-export async function boxesJson(boxes: readonly BoxState[], reader: AlertsReader | undefined, now: number): Promise<{ boxes: BoxViewJson[] }> {
-  return { boxes: boxViews(boxes, (await reader?.states?.()) ?? [], now, reader?.staleAfterMs ?? DEFAULT_STALE_AFTER_MS).map(boxViewJson) };
+/** `/api/boxes?account=NAME`: every box's view (of one account, with `account`), trouble first. */
+export async function boxesJson(boxes: readonly BoxState[], reader: AlertsReader | undefined, now: number, account?: string): Promise<{ boxes: BoxViewJson[] }> {
+  const selected = account === undefined ? boxes : boxes.filter((b) => b.account === account);
+  return { boxes: boxViews(selected, (await reader?.states?.()) ?? [], now, reader?.staleAfterMs ?? DEFAULT_STALE_AFTER_MS).map(boxViewJson) };
+}
+
+/** The `account` query parameter (absent or empty: every account); a name of the wrong form is a 400. */
+export function accountParam(query: URLSearchParams): string | undefined {
+  const account = query.get('account') || undefined;
+  if (account !== undefined && !ACCOUNT_NAME.test(account)) throw badRequest('account', `account: must be an account name (lowercase letters, digits, "-", "_"), not "${account}"`);
+  return account;
 }
 
 /** `/api/boxes/:serial`: one box's view. */
@@ -173,9 +182,11 @@ export async function fleetView(store: Store, alerts: Pick<AlertQueries, 'states
  * `/api/overview`: the fleet's counts (online, offline, stale, missing, alerting by the most severe
  * firing alert of each box) and one page of boxes, trouble first, after the filters
  * `state`, `severity`, `rule`, `firmware`, `location` (part of), `q` (part of serial or name).
+ * `account` narrows everything, the counts and the gateway alerts too, to one account's boxes.
  */
 export function overviewJson(fleet: FleetView, config: Config, query: URLSearchParams, now: number) {
-  const params = queryParams(query, ['state', 'severity', 'rule', 'firmware', 'location', 'q', 'page', 'per']);
+  const params = queryParams(query, ['state', 'severity', 'rule', 'firmware', 'location', 'q', 'page', 'per', 'account']);
+  const account = accountParam(query);
   const state = params.get('state') || undefined;
   if (state !== undefined && state !== 'alerting' && !BOX_CONDITIONS.includes(state as BoxCondition)) {
     throw badRequest('state', `state: must be one of ${[...BOX_CONDITIONS, 'alerting'].join(', ')}, not "${state}"`);
@@ -184,7 +195,10 @@ export function overviewJson(fleet: FleetView, config: Config, query: URLSearchP
   if (severity !== undefined && !(severity in SEVERITY_RANK)) throw badRequest('severity', `severity: must be critical, warning or info, not "${severity}"`);
   const { page, per } = pageParams(params, 50);
   const staleMs = staleAfterMs(config);
-  const { open, boxes: all } = fleet;
+  const { open } = fleet;
+  const accounts = new Map<string, number>();
+  for (const box of fleet.boxes) accounts.set(box.account, (accounts.get(box.account) ?? 0) + 1);
+  const all = account === undefined ? fleet.boxes : fleet.boxes.filter((b) => b.account === account);
   const counts = { total: all.length, online: 0, offline: 0, stale: 0, missing: 0, alerting: { critical: 0, warning: 0, info: 0 } as Record<Severity, number> };
   const firmware = new Map<string, number>();
   const rows: { box: BoxState; state: BoxCondition; alerts: AlertState[] }[] = [];
@@ -213,7 +227,11 @@ export function overviewJson(fleet: FleetView, config: Config, query: URLSearchP
   return {
     now: iso(now),
     counts,
-    gatewayAlerts: (open.get('') ?? []).map(boxAlertJson),
+    // Each account's gateway alerts (their box: the account's fleet key), with the account.
+    gatewayAlerts: [...open]
+      .filter(([key]) => isFleetKey(key) && (account === undefined || accountOf(key) === account))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .flatMap(([key, list]) => list.map((a) => ({ ...boxAlertJson(a), account: accountOf(key) }))),
     matched: rows.length,
     page,
     per,
@@ -222,6 +240,7 @@ export function overviewJson(fleet: FleetView, config: Config, query: URLSearchP
     facets: {
       firmware: [...firmware].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([version, count]) => ({ version, count })),
       rules: config.rules.map((r) => r.name),
+      accounts: [...accounts].sort((a, b) => a[0].localeCompare(b[0])).map(([name, count]) => ({ name, count })),
     },
   };
 }

@@ -5,6 +5,7 @@
 import { isoTime as iso } from '../time.js';
 import { formatDuration } from '../duration.js';
 import type { CycleRecord } from '../store/types.js';
+import { DEFAULT_ACCOUNT } from '../box-id.js';
 
 export interface HealthInput {
   now: number;
@@ -15,6 +16,14 @@ export interface HealthInput {
   lastSuccessAt: number | null;
   /** Start of the first failed cycle after the last success, when known. */
   failingSince: number | null;
+  /** The latest cycle of each account (listed in the body when there are several). */
+  accounts?: readonly CycleRecord[];
+}
+
+/** One account's latest cycle, in `/healthz` when there are several accounts. */
+export interface AccountHealthJson {
+  account: string;
+  lastCycle: CycleJson;
 }
 
 export interface CycleJson {
@@ -27,9 +36,10 @@ export interface CycleJson {
   detailsFetched: number;
 }
 
-export type HealthBody =
+export type HealthBody = (
   | { status: 'ok'; lastSuccessAt: string; lastCycle: CycleJson | null }
-  | { status: 'unhealthy'; reason: string; lastSuccessAt: string | null; lastCycle: CycleJson | null };
+  | { status: 'unhealthy'; reason: string; lastSuccessAt: string | null; lastCycle: CycleJson | null }
+) & { accounts?: AccountHealthJson[] };
 
 
 /** A cycle record for JSON: ISO start time, the error code but not the error text. */
@@ -49,10 +59,13 @@ export function evaluateHealth(input: HealthInput): { healthy: boolean; body: He
   const { now, maxCycleAgeMs, lastCycle, lastSuccessAt } = input;
   const last = lastCycle ? cycleJson(lastCycle) : null;
   const success = lastSuccessAt === null ? null : iso(lastSuccessAt);
+  // With several accounts, each one's latest cycle: one account's outage shows here (and alerts)
+  // without making the daemon unhealthy while another account polls.
+  const several = (input.accounts?.length ?? 0) > 1 ? { accounts: (input.accounts ?? []).map((c) => ({ account: c.account ?? DEFAULT_ACCOUNT, lastCycle: cycleJson(c) })) } : {};
   if (lastSuccessAt !== null && now - lastSuccessAt <= maxCycleAgeMs) {
-    return { healthy: true, body: { status: 'ok', lastSuccessAt: iso(lastSuccessAt), lastCycle: last } };
+    return { healthy: true, body: { status: 'ok', lastSuccessAt: iso(lastSuccessAt), lastCycle: last, ...several } };
   }
-  return { healthy: false, body: { status: 'unhealthy', reason: reason(input), lastSuccessAt: success, lastCycle: last } };
+  return { healthy: false, body: { status: 'unhealthy', reason: reason(input), lastSuccessAt: success, lastCycle: last, ...several } };
 }
 
 function reason({ now, maxCycleAgeMs, lastCycle, lastSuccessAt, failingSince }: HealthInput): string {

@@ -14,7 +14,7 @@ import { BoxwatchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/types.js';
-import { alertsJson, boxDetailJson, boxesJson, historyJson, type AlertsReader } from './api.js';
+import { alertsJson, boxDetailJson, boxesJson, historyJson, type AlertsReader, accountParam } from './api.js';
 import { dashboardRouter, type Answer, type DashboardOptions, type Handler, type Route } from './dashboard.js';
 import { HttpError, badRequest, notFound } from './errors.js';
 import { evaluateHealth } from './health.js';
@@ -136,6 +136,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       lastCycle: await store.lastCycle(),
       lastSuccessAt: await lastSuccessAt(),
       failingSince: metrics.cycleStatus().failingSince,
+      accounts: await store.lastCycles(),
     });
     return json(healthy ? 200 : 503, options.health.replica ? { ...body, replica: options.health.replica() } : body);
   };
@@ -158,7 +159,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (segments.length === 2 && b === 'calls') return async (q) => json(200, await callsJson(options.calls, q));
     if (segments.length === 2 && b === 'alerts') return (q) => snapshot.memo(`/api/alerts?${q.toString()}`, () => alertsJson(options.alerts, q, clock.now())).then((v) => json(200, v));
     if (b !== 'boxes') return undefined;
-    if (segments.length === 2) return async () => json(200, await boxesJson(await snapshot.boxes(), options.alerts, clock.now()));
+    if (segments.length === 2) return async (q) => json(200, await boxesJson(await snapshot.boxes(), options.alerts, clock.now(), accountParam(q)));
     if (serial === undefined || serial === '') return undefined;
     if (segments.length === 3) return async () => json(200, await boxDetailJson(store, serial, options.alerts, clock.now()));
     if (d === 'history') return async (q) => json(200, await historyJson(store, serial, q, clock.now()));

@@ -40,6 +40,21 @@ export class StoreError extends BoxwatchError {
 }
 
 /**
+ * The code of an error the database raised: SQLite's result code (`SQLITE_BUSY`, `SQLITE_FULL`,
+ * ...), PostgreSQL's SQLSTATE as `PG_40001`, or a StoreError's code (`store_unavailable`: the
+ * connection was lost); undefined for any other error (a bug). A cycle, a group release or a
+ * call sync that failed with one rolled back whole; the next one tries again.
+ */
+export function storeFailureCode(err: unknown): string | undefined {
+  if (err instanceof StoreError) return err.code;
+  const e = err as { code?: unknown; severity?: unknown } | null;
+  const code = e?.code;
+  if (typeof code !== 'string') return undefined;
+  if (code.startsWith('SQLITE_')) return code;
+  return typeof e?.severity === 'string' && /^[0-9A-Z]{5}$/.test(code) ? `PG_${code}` : undefined;
+}
+
+/**
  * What to do when the `-wal` file was deleted under a running daemon: other processes then fail
  * with "disk I/O error", while the daemon still writes to the deleted file; a clean stop writes
  * everything back into the database.

@@ -2,10 +2,12 @@
 export * from './types.js';
 export { StoreError, type StoreErrorCode } from './errors.js';
 export { DamagedRows, type JsonTable } from './damaged-rows.js';
-export { openStore, SqliteStore, DAEMON_HEARTBEAT_MS, DAEMON_STALE_AFTER_MS, type StoreOptions, type DaemonHolder, type DaemonLock } from './sqlite/store.js';
+export { openStore, SqliteStore, type StoreOptions } from './sqlite/store.js';
+export { DAEMON_HEARTBEAT_MS, DAEMON_STALE_AFTER_MS, type DaemonHold, type DaemonHolder, type DaemonLock } from './daemon-hold.js';
 export { DEFAULT_MAX_GAP_MS } from './history/writer.js';
 export { RAW_MAX_RANGE_MS } from './history/reader.js';
 export { pruneGradually, type RetentionMs, type PruneOptions } from './history/retention.js';
 export type { SqliteOutbox } from './sqlite/outbox.js';
 export type { SqliteGroupQueue } from './sqlite/group-queue.js';
 export type { DataStore } from './data-store.js';
+export { openDataStore, openSqliteFile, type OpenOptions } from './open.js';

@@ -5,6 +5,7 @@
  * from `available` to `archived` or `expired`, in the same transaction as its own row. SQLite
  * implementation: sqlite/recordings.ts (schema: migrations/0009_recordings.sql).
  */
+import type { Awaitable } from '../awaitable.js';
 import type { CallRecord } from './calls-repo.js';
 
 /** A call whose recording is to be archived, and how many attempts failed so far. */
@@ -35,23 +36,23 @@ export interface LostRecordings {
 
 export interface RecordingsRepo {
   /** Calls whose recording is `available` and whose next attempt is due at `now`, oldest end first. */
-  due(now: number, limit: number): DueRecording[];
+  due(now: number, limit: number): Awaitable<DueRecording[]>;
   /** The recording is in the archive: `calls.recording` becomes `archived`. */
-  archived(recording: ArchivedRecording): void;
+  archived(recording: ArchivedRecording): Awaitable<void>;
   /** An attempt failed: counted, with the next attempt's time and the failure's code. */
-  failed(callId: string, serial: string, nextAttemptAt: number, error: string): void;
+  failed(callId: string, serial: string, nextAttemptAt: number, error: string): Awaitable<void>;
   /** The recording expired before it was archived: `calls.recording` becomes `expired`. */
-  lost(callId: string, serial: string, now: number): void;
+  lost(callId: string, serial: string, now: number): Awaitable<void>;
   /** Per box, the recordings found expired at or after `since`. */
-  lostSince(since: number): Map<string, LostRecordings>;
+  lostSince(since: number): Awaitable<Map<string, LostRecordings>>;
   /** Every archived recording, in path order. */
-  archivedAll(): ArchivedRecording[];
+  archivedAll(): Awaitable<ArchivedRecording[]>;
   /** Archived recordings archived before `before`, oldest first, at most `limit`. */
-  archivedBefore(before: number, limit: number): ArchivedRecording[];
+  archivedBefore(before: number, limit: number): Awaitable<ArchivedRecording[]>;
   /** Forgets archived recordings whose files retention deleted (`calls.recording` stays `archived`). */
-  remove(callIds: readonly string[]): void;
+  remove(callIds: readonly string[]): Awaitable<void>;
   /** Forgets retry and loss records of calls no longer in the calls table (pruned by storage retention); returns how many. */
-  pruneOrphans(): number;
+  pruneOrphans(): Awaitable<number>;
   /** Files and bytes of the recordings in the archive (sidecars not counted). */
-  totals(): { files: number; bytes: number };
+  totals(): Awaitable<{ files: number; bytes: number }>;
 }

@@ -4,6 +4,7 @@
  * An interface with plain data types; the SQLite implementation is sqlite/test-calls.ts (schema:
  * migrations/0010_test_calls.sql).
  */
+import type { Awaitable } from '../awaitable.js';
 
 /**
  * `reserved`: a slot of the caps is taken and make-call is sent (or about to be; a process that
@@ -46,19 +47,19 @@ export interface TestCallsRepo {
    * boxes) and, if both are below their caps, writes the row of this call as `reserved`. `used`
    * includes the new call.
    */
-  reserve(input: { entry: string; serial: string; agentId: number; day: number; at: number; caps: { perBox: number; total: number } }): Reservation;
+  reserve(input: { entry: string; serial: string; agentId: number; day: number; at: number; caps: { perBox: number; total: number } }): Awaitable<Reservation>;
   /** The reserved call was accepted by the gateway. */
-  placed(id: number, callId: string): void;
+  placed(id: number, callId: string): Awaitable<void>;
   /** The reserved call's make-call failed (it keeps counting: whether it rang is not known for every error). */
-  rejected(id: number, reason: string): void;
+  rejected(id: number, reason: string): Awaitable<void>;
   /** Records an attempt that placed no call (box not connected, cap reached), and why. */
-  skipped(input: { entry: string; serial: string; agentId: number; day: number; at: number; reason: string }): void;
+  skipped(input: { entry: string; serial: string; agentId: number; day: number; at: number; reason: string }): Awaitable<void>;
   /** The calls the entry used on `day` (skipped attempts not counted). */
-  used(entry: string, day: number, serial: string): CapUse;
+  used(entry: string, day: number, serial: string): Awaitable<CapUse>;
   /** Per box, its newest `perBox` test calls that are not skipped, newest first, with their calls. */
-  recent(perBox: number): Map<string, TestCallWithCall[]>;
+  recent(perBox: number): Awaitable<Map<string, TestCallWithCall[]>>;
   /** The test call's entry of each of these call ids that is one. */
-  entriesOf(callIds: readonly string[]): Map<string, string>;
+  entriesOf(callIds: readonly string[]): Awaitable<Map<string, string>>;
   /** Deletes attempts older than `before`; returns how many. */
-  prune(before: number): number;
+  prune(before: number): Awaitable<number>;
 }

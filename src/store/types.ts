@@ -118,6 +118,8 @@ export interface Store {
    */
   forgetBoxes(serials: readonly string[], now: number): Awaitable<number>;
   lastCycle(): Awaitable<CycleRecord | undefined>;
+  /** The latest cycle of each account (src/box-id.ts), by account name. */
+  lastCycles(): Awaitable<CycleRecord[]>;
   /** Value of a metric at time t, undefined when there is no data covering t (a gap). */
   valueAt(serial: string, metric: Metric, t: number): Awaitable<RawPoint | undefined>;
   /**

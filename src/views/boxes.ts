@@ -35,7 +35,10 @@ export function staleAfterMs(config: { rules: readonly ({ kind: string } & Parti
 
 /** The stored box as JSON (ISO times). */
 export interface BoxJson {
+  /** The box's id: its serial, `ACCOUNT/SERIAL` outside the account "default" (src/box-id.ts). */
   serial: string;
+  /** The account the box belongs to (`default` for a single `gateway:`). */
+  account: string;
   id: number;
   name: string;
   /** As last reported by the gateway (for a missing box: before it went missing). */
@@ -56,6 +59,7 @@ export interface BoxJson {
 export function boxJson(b: BoxState): BoxJson {
   return {
     serial: b.serial,
+    account: b.account,
     id: b.id,
     name: b.name,
     connected: b.connected,

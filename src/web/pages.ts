@@ -71,6 +71,7 @@ ${main}
 }
 
 const FILTERS = `<form id="filters" class="filters" role="search" aria-label="Filter boxes">
+<label id="account-filter" hidden>Account <select name="account"><option value="">any</option></select></label>
 <label>State <select name="state"><option value="">any</option><option>online</option><option>offline</option><option>stale</option><option>missing</option><option value="alerting">alerting</option></select></label>
 <label>Severity <select name="severity"><option value="">any</option><option>critical</option><option>warning</option><option>info</option></select></label>
 <label>Rule <select name="rule"><option value="">any</option></select></label>

@@ -15,7 +15,7 @@ import { startHttpServer, type RunningHttpServer } from '../../src/http/index.js
 import { silentLogger } from '../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import type { SimBox } from '../../src/sim/fleet.js';
-import { openStore } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { alertViewSource } from '../../src/views/alerts.js';
 import { apiReader } from '../../src/views/api-reader.js';
 import { createLiveEvents } from '../../src/web/live.js';
@@ -27,7 +27,7 @@ export const KEY = 'cli-rig-secret-key-5f2a91';
 
 export interface CliRig {
   sim: RunningSimulator;
-  app: App;
+  app: App<SqliteStore>;
   clock: FakeClock;
   smtp: SmtpReceiver;
   slack: SlackReceiver;

@@ -1,8 +1,9 @@
 /**
  * `storage.url: ${BOXWATCH_DATABASE_URL}` (PostgreSQL): validated as a postgres:// URL, a secret
- * (its password never printed by check-config nor in an error), exclusive with storage.path, and,
- * in this version, refused by the commands that need the whole store (they do not run on
- * PostgreSQL yet), naming the field and exiting 2. The CLI runs in-process.
+ * (its password never printed by check-config nor in an error), exclusive with storage.path. The
+ * SQLite-only commands (sql, export, backup) say so in one line, with what to use instead (exit
+ * 2); a server that cannot be reached is one line naming storage.url and what to check. The CLI
+ * runs in-process; the commands on a real PostgreSQL server are in test/e2e/postgres-daemon.e2e.test.ts.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,15 +61,25 @@ describe('storage.url', () => {
   });
 
   it.each([
-    ['run', []],
-    ['status', []],
-    ['alerts', []],
-    ['silence list', []],
-    ['backup', [join(tmpdir(), 'never-written.db')]],
-  ])('%s refuses it for now: exit 2, naming storage.url, without the password', async (command, args) => {
-    const r = await runCommand([...command.split(' '), ...args, '--config', configFile(`${command.replace(' ', '-')}.yaml`, '  url: ${BOXWATCH_DATABASE_URL}\n')], ENV);
+    ['sql', ['SELECT 1'], 'psql'],
+    ['export', ['--format', 'csv'], 'boxwatch migrate --from postgres://... --to sqlite:FILE'],
+    ['backup', [join(tmpdir(), 'never-written.db')], 'pg_dump'],
+  ])('%s works on SQLite only: one line saying so and what to use instead, exit 2, without the password', async (command, args, instead) => {
+    const r = await runCommand([command, ...args, '--config', configFile(`${command}.yaml`, '  url: ${BOXWATCH_DATABASE_URL}\n')], ENV);
     expect(r.code).toBe(2);
-    expect(r.err).toContain('storage.url: PostgreSQL is not supported by the daemon and the CLI yet');
+    expect(r.err).toContain(`boxwatch ${command} works on a SQLite file only and this configuration's store is PostgreSQL (storage.url)`);
+    expect(r.err).toContain(instead);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+    expect(r.out + r.err).not.toContain(PASSWORD);
+  });
+
+  it.each([['status'], ['alerts'], ['silence list']])('%s on a server that does not answer: one line naming storage.url and what to check, without the password', async (command) => {
+    const env = { ...ENV, BOXWATCH_DATABASE_URL: `postgres://boxwatch:${PASSWORD}@127.0.0.1:1/boxwatch` };
+    const r = await runCommand([...command.split(' '), '--config', configFile(`${command.replace(' ', '-')}.yaml`, '  url: ${BOXWATCH_DATABASE_URL}\n')], env);
+    expect(r.code).toBe(1);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+    expect(r.err).toContain('storage.url: cannot use the PostgreSQL database postgres://boxwatch@127.0.0.1:1/boxwatch');
+    expect(r.err).toContain('check that the server runs');
     expect(r.out + r.err).not.toContain(PASSWORD);
   });
 });

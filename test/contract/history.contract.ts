@@ -142,6 +142,7 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
       await store.recordCycle(of('acme', failedCycle(t3)));
       await store.recordCycle(of('default', okCycle(t3 + 30_000, [snap('BX-001', { battery: 58 })])));
       expect(await store.lastCycle()).toMatchObject({ outcome: 'ok', account: 'default' });
+      expect((await store.lastCycles()).map((c) => [c.account, c.outcome, c.startedAt])).toEqual([['acme', 'failed', t3 + 1], ['default', 'ok', t3 + 30_000]]);
       expect((await store.valueAt('BX-001', 'battery', t3 + 15_000))?.value).toBe(59); // not cut by acme's failure
       expect(await store.valueAt('acme/BX-001', 'battery', t3 + 15_000)).toBeUndefined(); // acme's outage is a gap
       expect((await store.valueAt('acme/BX-001', 'battery', t3 - 1))?.value).toBe(40);

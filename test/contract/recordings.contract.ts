@@ -7,16 +7,15 @@
  * (SQLite) and recordings.pg.contract.test.ts (PostgreSQL).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AwaitableMethods } from '../../src/awaitable.js';
 import type { CallObservation, CallsRepo } from '../../src/store/calls-repo.js';
 import type { ArchivedRecording, RecordingsRepo } from '../../src/store/recordings-repo.js';
 import { callObservation } from '../helpers/calls.js';
 
 export interface RecordingsFixture {
   /** An empty repository. */
-  recordings: AwaitableMethods<RecordingsRepo>;
+  recordings: RecordingsRepo;
   /** The calls of the same database (the call sync's writes). */
-  calls: AwaitableMethods<CallsRepo>;
+  calls: CallsRepo;
   close(): void | Promise<void>;
 }
 
@@ -46,8 +45,8 @@ function archivedRecording(callId: string, over: Partial<ArchivedRecording> = {}
 export function recordingsRepoContract(name: string, make: () => RecordingsFixture | Promise<RecordingsFixture>): void {
   describe(`RecordingsRepo contract: ${name}`, () => {
     let f: RecordingsFixture;
-    let repo: AwaitableMethods<RecordingsRepo>;
-    let calls: AwaitableMethods<CallsRepo>;
+    let repo: RecordingsRepo;
+    let calls: CallsRepo;
     beforeEach(async () => {
       f = await make();
       ({ recordings: repo, calls } = f);

@@ -10,16 +10,15 @@
  * processes sharing the caps (the daemon and `boxwatch test-call run`, or two replicas).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AwaitableMethods } from '../../src/awaitable.js';
 import { dayOf, type CallObservation, type CallsRepo } from '../../src/store/calls-repo.js';
 import type { Reservation, TestCallsRepo } from '../../src/store/test-calls-repo.js';
 import { callObservation } from '../helpers/calls.js';
 
 /** One process's view of the database. */
 export interface TestCallsHandle {
-  testCalls: AwaitableMethods<TestCallsRepo>;
+  testCalls: TestCallsRepo;
   /** The calls the call sync writes (how each test call ended). */
-  calls: AwaitableMethods<CallsRepo>;
+  calls: CallsRepo;
   close(): void | Promise<void>;
 }
 
@@ -41,8 +40,8 @@ export function testCallsRepoContract(name: string, make: () => TestCallsFixture
   describe(`TestCallsRepo contract: ${name}`, () => {
     let f: TestCallsFixture;
     let handles: TestCallsHandle[];
-    let repo: AwaitableMethods<TestCallsRepo>;
-    let calls: AwaitableMethods<CallsRepo>;
+    let repo: TestCallsRepo;
+    let calls: CallsRepo;
 
     async function open(): Promise<TestCallsHandle> {
       const h = await f.open();
@@ -64,7 +63,7 @@ export function testCallsRepoContract(name: string, make: () => TestCallsFixture
       await f.cleanup();
     });
 
-    const reserve = (serial: string, over: { entry?: string; at?: number; caps?: { perBox: number; total: number }; on?: AwaitableMethods<TestCallsRepo> } = {}) => {
+    const reserve = (serial: string, over: { entry?: string; at?: number; caps?: { perBox: number; total: number }; on?: TestCallsRepo } = {}) => {
       const at = over.at ?? T;
       return (over.on ?? repo).reserve({ entry: over.entry ?? 'path', serial, agentId: 101, day: dayOf(at), at, caps: over.caps ?? CAPS });
     };

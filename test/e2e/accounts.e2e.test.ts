@@ -1,96 +1,22 @@
 /**
- * Several accounts end to end: two simulators over real HTTP (one per account, each with its own
- * key and the same serials), the daemon built from a `gateways:` configuration (its own clients),
- * a real SQLite file and a real Slack webhook receiver. One FakeClock drives everything.
+ * Several accounts end to end (test/e2e/accounts-rig.ts): two simulators over real HTTP, the
+ * daemon built from a `gateways:` configuration, a real SQLite file, a real Slack receiver.
  *
  * What it proves: boxes of both accounts are stored under their account; one account's bad key
  * raises that account's gateway alert only and freezes only its boxes, while the other account
  * keeps polling and alerting; when the key is accepted again the frozen boxes are judged again.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../../src/app.js';
-import { parseConfig } from '../../src/config/index.js';
-import { silentLogger } from '../../src/log.js';
-import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
-import { openStore } from '../../src/store/index.js';
-import { FakeClock } from '../helpers/fake-clock.js';
-import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
+import type { App } from '../../src/app.js';
+import type { SlackReceiver } from '../helpers/slack-receiver.js';
+import { GLOBEX_KEY, startAccountsRig, type AccountsRig } from './accounts-rig.js';
 import { slackTexts } from './harness.js';
 
-const ACME_KEY = 'acme-secret-key-1';
-const GLOBEX_KEY = 'globex-secret-key-2';
-
-interface Rig {
-  clock: FakeClock;
-  acme: RunningSimulator;
-  globex: RunningSimulator;
-  slack: SlackReceiver;
-  app: App;
-  dir: string;
-  cycle(): Promise<void>;
-}
-
-let rig: Rig | undefined;
+let rig: AccountsRig | undefined;
 afterEach(async () => {
-  if (rig === undefined) return;
-  await rig.app.stop();
-  await rig.acme.close();
-  await rig.globex.close();
-  await rig.slack.close();
-  rmSync(rig.dir, { recursive: true, force: true });
+  await rig?.close();
   rig = undefined;
 });
-
-async function startRig(): Promise<Rig> {
-  const clock = new FakeClock('2026-03-01T12:00:00Z');
-  const acme = await startSimulator({ port: 0, key: ACME_KEY, devices: 3, seed: 1, clock });
-  const globex = await startSimulator({ port: 0, key: GLOBEX_KEY, devices: 3, seed: 2, clock });
-  for (const sim of [acme, globex]) sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'connect' });
-  const slack = await startSlackReceiver();
-  const dir = mkdtempSync(join(tmpdir(), 'boxwatch-accounts-'));
-  const dbPath = join(dir, 'boxwatch.db');
-  const config = parseConfig(
-    `
-gateways:
-  - name: acme
-    base_url: "${acme.url}"
-    secret_key: \${ACME_KEY}
-  - name: globex
-    base_url: "${globex.url}"
-    secret_key: \${GLOBEX_KEY}
-storage: { path: "${dbPath}" }
-rules:
-  - { name: box-offline, kind: disconnected, severity: critical }
-  - { name: box-stale, kind: stale, max_age: 2m, severity: warning }
-  - { name: box-missing, kind: missing, severity: warning }
-alerting: { group_wait: 0s }
-notifiers:
-  - { name: ops-slack, type: slack, webhook_url: "${slack.url}" }
-http: false
-`,
-    { ACME_KEY, GLOBEX_KEY },
-    'accounts e2e',
-  );
-  const app = createApp({ config, logger: silentLogger, clock, store: openStore(dbPath, { clock }) });
-  const r: Rig = {
-    clock,
-    acme,
-    globex,
-    slack,
-    app,
-    dir,
-    async cycle() {
-      clock.advance(30_000);
-      await app.runOnce(); // every account in turn
-      await app.deliverNow();
-    },
-  };
-  await r.cycle();
-  return r;
-}
 
 /** The pending and firing alerts as `rule box status` (box: its id, or the account's fleet key for gateway alerts). */
 async function openAlerts(app: App): Promise<string[]> {
@@ -102,7 +28,7 @@ const slackMessages = (slack: SlackReceiver): string[] => slack.received.map((m)
 
 describe('several accounts end to end', () => {
   it('stores the boxes of both accounts under their account, with the same serials kept apart', async () => {
-    rig = await startRig();
+    rig = await startAccountsRig();
     const boxes = await rig.app.store.boxes();
     expect(boxes.map((b) => [b.serial, b.account])).toEqual([
       ['acme/BX-00001', 'acme'], ['acme/BX-00002', 'acme'], ['acme/BX-00003', 'acme'],
@@ -117,7 +43,7 @@ describe('several accounts end to end', () => {
   });
 
   it("one account's bad key alerts for that account only and freezes only its boxes; the other keeps alerting", async () => {
-    rig = await startRig();
+    rig = await startAccountsRig();
     // globex's key is rotated at the vendor: its cycles fail with unauthorized from now on.
     rig.globex.sim.rotateKey('globex-new-key');
     await rig.cycle();

@@ -13,7 +13,7 @@ import { createGatewayClient } from '../../src/gateway/client.js';
 import { silentLogger, type Logger } from '../../src/log.js';
 import { parseScenario } from '../../src/sim/scenario.js';
 import { startSimulator, type RunningSimulator, type SimServerOptions } from '../../src/sim/server.js';
-import { openStore } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
@@ -22,7 +22,7 @@ export const KEY = 'e2e-account-key';
 
 export interface Rig {
   sim: RunningSimulator;
-  app: App;
+  app: App<SqliteStore>;
   clock: FakeClock;
   smtp: SmtpReceiver;
   slack: SlackReceiver;
@@ -90,7 +90,7 @@ ${options.http ? `http: { listen: "127.0.0.1:0", base_path: "${options.http.base
       return true;
     },
   };
-  const make = (): App =>
+  const make = (): App<SqliteStore> =>
     createApp({
       config,
       logger: options.logger ?? silentLogger,

@@ -350,6 +350,7 @@ describe('/api/boxes', () => {
         expect.objectContaining({ serial: 'SN-0002', state: 'missing', missingSince: '2026-03-01T10:00:30.000Z', lastPolled: '2026-03-01T10:00:00.000Z' }),
         {
           serial: 'SN-0001',
+          account: 'default',
           id: 1,
           name: 'Box SN-0001',
           connected: true,

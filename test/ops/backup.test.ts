@@ -14,7 +14,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { createGatewayClient } from '../../src/gateway/client.js';
 import { silentLogger } from '../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
-import { openStore } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { testContext } from './helpers.js';
 
@@ -23,7 +23,7 @@ let dir: string;
 let dbPath: string;
 let configPath: string;
 let sim: RunningSimulator;
-let app: App;
+let app: App<SqliteStore>;
 let clock: FakeClock;
 
 beforeEach(async () => {

@@ -11,7 +11,7 @@ import { defaultConfig, type Config } from '../../src/config/index.js';
 import { createGatewayClient } from '../../src/gateway/client.js';
 import { silentLogger } from '../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
-import { openStore } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const KEY = 'poller-test-key';
@@ -22,7 +22,7 @@ afterEach(async () => {
 
 interface Rig {
   sim: RunningSimulator;
-  app: App;
+  app: App<SqliteStore>;
   clock: FakeClock;
   dbPath: string;
   requests: () => number;

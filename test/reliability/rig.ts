@@ -20,7 +20,7 @@ import type { RequestEvent } from '../../src/gateway/types.js';
 import { createLogger } from '../../src/log.js';
 import { createNotifier, type Notifier } from '../../src/notify/index.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
-import { openStore } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
@@ -63,7 +63,7 @@ export interface Attempt extends RequestEvent {
 
 export interface Rig {
   sim: RunningSimulator;
-  app: App;
+  app: App<SqliteStore>;
   clock: FakeClock;
   smtp: SmtpReceiver;
   slack: SlackReceiver;
@@ -133,8 +133,8 @@ http: false
     },
   };
   const timeoutMs = 5_000;
-  let current: App | undefined;
-  const make = (): App => {
+  let current: App<SqliteStore> | undefined;
+  const make = (): App<SqliteStore> => {
     const notifiers: Notifier[] = [
       createNotifier({ name: 'ops-mail', type: 'email', smtp_url: smtp.url(), from: 'boxwatch@example.com', to: ['ops@example.com'], timeout_ms: timeoutMs }),
       createNotifier({ name: 'ops-slack', type: 'slack', webhook_url: slack.url, timeout_ms: options.slackTimeoutMs ?? timeoutMs }),

@@ -72,9 +72,7 @@ describeWithPostgres('PostgreSQL store', () => {
     const url = await server.createDatabase('migrate');
     const stores = await Promise.all([PostgresStore.open(url), PostgresStore.open(url), PostgresStore.open(url)]);
     await Promise.all(stores.map((s) => s.close()));
-    // Each file of migrations/postgres once, in name order.
     const files = readdirSync(packageFile('migrations', 'postgres')).filter((f) => f.endsWith('.sql')).sort();
-    expect(files.slice(0, 3)).toEqual(['0001_alerts.sql', '0002_history.sql', '0003_calls.sql']);
     expect(await rows<{ name: string }>(url, 'SELECT name FROM schema_migrations ORDER BY name')).toEqual(files.map((f) => ({ name: f.slice(0, -'.sql'.length) })));
 
     await rawQuery(url, "INSERT INTO schema_migrations (name, applied_at) VALUES ('9999_future', 0)");

@@ -71,6 +71,7 @@ timeline:
     expect(await rows(page).count()).toBe(boxes.length);
     expect((await rows(page).evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.serial))).sort()).toEqual(boxes.map((b) => b.serial).sort());
     expect(await page.textContent('#count-total')).toBe(String(boxes.length));
+    expect(await page.isVisible('#account-filter')).toBe(false); // one account: no account filter
     for (const s of ['online', 'offline', 'stale', 'missing']) {
       expect(await page.textContent(`.count-${s} .n`), s).toBe(String(boxes.filter((b) => state(b) === s).length));
     }

@@ -237,6 +237,10 @@ export class PostgresHistory {
     return row === undefined ? undefined : toBoxState(row);
   }
 
+  async lastCycles(): Promise<CycleRecord[]> {
+    return (await this.db.query<CycleRow>('SELECT c.* FROM cycles c JOIN (SELECT account, max(started_at) AS t FROM cycles GROUP BY account) m ON c.account = m.account AND c.started_at = m.t ORDER BY c.account COLLATE "C"')).map(toCycleRecord);
+  }
+
   async lastCycle(): Promise<CycleRecord | undefined> {
     const [row] = await this.db.query<CycleRow>('SELECT * FROM cycles ORDER BY started_at DESC LIMIT 1');
     return row === undefined ? undefined : toCycleRecord(row);

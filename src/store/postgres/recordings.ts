@@ -5,7 +5,6 @@
  * and the moves of `calls.recording` from `available` to `archived` or `expired`, each in one
  * transaction with its own row.
  */
-import type { AwaitableMethods } from '../../awaitable.js';
 import type { ArchivedRecording, DueRecording, LostRecordings, RecordingsRepo } from '../recordings-repo.js';
 import { fromRow, type CallRow } from '../sqlite/calls.js';
 import { fromArchivedRow, type ArchivedRow } from '../sqlite/recordings.js';
@@ -13,7 +12,7 @@ import type { PostgresDatabase } from './database.js';
 
 const BATCH = 500;
 
-export class PostgresRecordingsRepo implements AwaitableMethods<RecordingsRepo> {
+export class PostgresRecordingsRepo implements RecordingsRepo {
   constructor(private readonly db: PostgresDatabase) {}
 
   async due(now: number, limit: number): Promise<DueRecording[]> {

@@ -28,6 +28,7 @@ import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, 
 import { PostgresAcks } from './acks.js';
 import { PostgresCallsRepo } from './calls.js';
 import { PostgresAlertStates } from './alert-states.js';
+import { PostgresDaemonHold } from './daemon-hold.js';
 import { PostgresDatabase, type PostgresOptions, type Transaction } from './database.js';
 import { PostgresGroupQueue } from './group-queue.js';
 import { checkFence, PostgresLeases } from './leases.js';
@@ -53,6 +54,8 @@ export class PostgresStore implements DataStore {
   readonly acks: PostgresAcks;
   /** The alert reads of the CLI and the HTTP API, and the silence writes of `boxwatch silence`, answering later. */
   readonly alerts: AlertQueries & SilenceWrites;
+  /** The daemon's hold on the database (the `daemon_hold` row). */
+  readonly hold: PostgresDaemonHold;
   private readonly history_: PostgresHistory;
   private callsRepo: PostgresCallsRepo | undefined;
   private leasesRepo: PostgresLeases | undefined;
@@ -69,6 +72,7 @@ export class PostgresStore implements DataStore {
     this.transitions = new PostgresTransitions(db, this.damagedRows);
     this.silences = new PostgresSilences(db, this.damagedRows);
     this.acks = new PostgresAcks(db);
+    this.hold = new PostgresDaemonHold(db, () => clock.now());
     const { alertStates, transitions, silences } = this;
     const log = this.outbox<{ items: unknown }>();
     this.alerts = {
@@ -189,6 +193,10 @@ export class PostgresStore implements DataStore {
     return this.history_.lastCycle();
   }
 
+  lastCycles(): Promise<CycleRecord[]> {
+    return this.history_.lastCycles();
+  }
+
   valueAt(serial: string, metric: Metric, t: number): Promise<RawPoint | undefined> {
     return this.history_.valueAt(serial, metric, t);
   }
@@ -223,7 +231,12 @@ export class PostgresStore implements DataStore {
     return this.history_.prune(now, retention, options);
   }
 
+  /** Gives the daemon's hold up (if this process holds it) and closes the connections. */
   async close(): Promise<void> {
-    await this.db.close();
+    try {
+      await this.hold.release();
+    } finally {
+      await this.db.close();
+    }
   }
 }

@@ -9,7 +9,6 @@
  * first one's row). The lock goes with the transaction, or with the connection if it is lost: it
  * can never be left behind.
  */
-import type { AwaitableMethods } from '../../awaitable.js';
 import { recentBySerial, type TestCallRow } from '../sqlite/test-calls.js';
 import type { CapUse, Reservation, TestCallsRepo, TestCallWithCall } from '../test-calls-repo.js';
 import type { PostgresDatabase, Transaction } from './database.js';
@@ -20,7 +19,7 @@ const BATCH = 500;
 
 const INSERT = 'INSERT INTO test_calls (entry, serial, agent_id, day, at, state, reason) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id';
 
-export class PostgresTestCallsRepo implements AwaitableMethods<TestCallsRepo> {
+export class PostgresTestCallsRepo implements TestCallsRepo {
   constructor(private readonly db: PostgresDatabase) {}
 
   reserve(input: { entry: string; serial: string; agentId: number; day: number; at: number; caps: { perBox: number; total: number } }): Promise<Reservation> {

@@ -16,6 +16,7 @@ export function prepareStatements(db: Database.Database) {
     maxCycle: p('SELECT max(started_at) FROM cycles').pluck(),
     cycleStarts: p('SELECT started_at FROM cycles WHERE account = ? AND started_at >= ? AND started_at < ? ORDER BY started_at').pluck(),
     lastCycles: p('SELECT account, max(started_at) AS t FROM cycles GROUP BY account'),
+    lastCycleOfEach: p('SELECT c.* FROM cycles c JOIN (SELECT account, max(started_at) AS t FROM cycles GROUP BY account) m ON c.account = m.account AND c.started_at = m.t ORDER BY c.account'),
     insertBox: p(
       `INSERT INTO boxes (id, serial, gateway_id, name, connected, battery, signal, firmware, last_seen, registered_at, location, ip,
          details_at, first_seen, last_polled, missing_since, seg_start, account) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,

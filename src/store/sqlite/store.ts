@@ -11,11 +11,9 @@
  * notifications) is one such transaction: `commitCycle`.
  */
 import type Database from 'better-sqlite3';
-import { hostname } from 'node:os';
 import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
 import type { Fence } from '../../cluster/leases.js';
 import { systemClock, type Clock } from '../../clock.js';
-import { formatDuration } from '../../duration.js';
 import type { Logger } from '../../log.js';
 import { HOUR_MS } from '../codec.js';
 import { DamagedRows } from '../damaged-rows.js';
@@ -39,6 +37,7 @@ import { Retention } from './retention.js';
 import { prepareStatements, SqliteHistoryRows, type Statements } from './rows.js';
 import { SqliteSilences } from './silences.js';
 import { SqliteTransitions } from './transitions.js';
+import { inUse, isStale, sameHolder, takenOver, thisDaemon, type DaemonHold, type DaemonHolder, type DaemonLock } from '../daemon-hold.js';
 import { SqliteHistoryWriter } from './writer.js';
 
 
@@ -56,35 +55,8 @@ export interface StoreOptions {
   maxGapMs?: number;
 }
 
-/** Who holds a database for a daemon (in `meta`, key `daemon`). */
-export interface DaemonHolder {
-  pid: number;
-  host: string;
-  /** When it took the database (ms, the store's clock). */
-  since: number;
-  /**
-   * Its last heartbeat (ms, the wall clock of its host, whatever clock the store runs on: the
-   * demo's is simulated). Absent in a holder written by a boxwatch from before heartbeats.
-   */
-  beat?: number;
-}
-
-/** How the daemon's hold on a database started (SqliteStore.lockForDaemon). */
-export interface DaemonLock {
-  holder: DaemonHolder;
-  /** The holder this daemon took over (its process was gone, or its heartbeat stopped); null when the database was free. */
-  tookOver: DaemonHolder | null;
-}
-
+/** The daemon's hold is kept in `meta` under this key (src/store/daemon-hold.ts). */
 const DAEMON_KEY = 'daemon';
-/** A daemon refreshes its heartbeat this often (a timer of the app, never shorter than 1 s). */
-export const DAEMON_HEARTBEAT_MS = 5_000;
-/**
- * A holder whose last heartbeat is older than this has stopped, on whatever host (a container
- * killed elsewhere): it is taken over. Twelve heartbeats, so that a slow cycle or a clock a few
- * seconds off between hosts never makes a live daemon look gone.
- */
-export const DAEMON_STALE_AFTER_MS = 60_000;
 
 /** Opens (creating and migrating as needed) the store at `path`. */
 export function openStore(path: string, options: StoreOptions = {}): SqliteStore {
@@ -113,6 +85,12 @@ export class SqliteStore implements DataStore {
   readonly acks: SqliteAcks;
   /** The alert reads of the CLI and the HTTP API, and the silence writes of `boxwatch silence`. */
   readonly alerts: AlertQueries & SilenceWrites;
+  /** The daemon's hold (`meta` key `daemon`): lockForDaemon, heartbeatForDaemon, unlockForDaemon. */
+  readonly hold: DaemonHold = {
+    take: () => this.lockForDaemon(),
+    beat: () => this.heartbeatForDaemon(),
+    release: () => this.unlockForDaemon(),
+  };
   private readonly s: Statements;
   private readonly writer: SqliteHistoryWriter;
   private readonly rows: SqliteHistoryRows;
@@ -289,12 +267,10 @@ export class SqliteStore implements DataStore {
    * outbox rows left by an earlier process are voided: only one daemon delivers.
    */
   lockForDaemon(): DaemonLock {
-    const me: DaemonHolder = { pid: process.pid, host: hostname(), since: this.clock.now(), beat: systemClock.now() };
+    const me = thisDaemon(this.clock.now());
     const tookOver = this.unitOfWork(() => {
       const holder = this.daemonHolder();
-      if (holder !== null && !isStale(holder, me)) {
-        throw new StoreError('store_in_use', `${this.path} is in use by another boxwatch daemon (${describeHolder(holder, me)}); stop it first, or give this one another storage.path`);
-      }
+      if (holder !== null && !isStale(holder, me)) throw inUse(this.path, holder, me, 'another storage.path');
       this.s.setMeta.run(DAEMON_KEY, JSON.stringify(me));
       this.outbox().unclaimAll();
       return holder;
@@ -315,8 +291,7 @@ export class SqliteStore implements DataStore {
       const holder = this.daemonHolder();
       if (holder === null || !sameHolder(holder, mine)) {
         this.heldByUs = null;
-        const who = holder === null ? 'nobody holds it now' : `now held by pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}`;
-        throw new StoreError('store_in_use', `${this.path} was taken over by another boxwatch daemon (${who}): this daemon's heartbeat had stopped for too long`);
+        throw takenOver(this.path, holder);
       }
       mine.beat = systemClock.now();
       this.s.setMeta.run(DAEMON_KEY, JSON.stringify(mine));
@@ -357,6 +332,10 @@ export class SqliteStore implements DataStore {
   lastCycle(): CycleRecord | undefined {
     const r = this.s.lastCycle.get() as CycleRow | undefined;
     return r === undefined ? undefined : toCycleRecord(r);
+  }
+
+  lastCycles(): CycleRecord[] {
+    return (this.s.lastCycleOfEach.all() as CycleRow[]).map(toCycleRecord);
   }
 
   valueAt(serial: string, metric: Metric, t: number): RawPoint | undefined {
@@ -420,33 +399,5 @@ function parseHolder(text: string): DaemonHolder | null {
     return { pid: v.pid, host: v.host, since: v.since, ...(typeof v.beat === 'number' && { beat: v.beat }) };
   } catch {
     return null; // unreadable: nobody can be shown to hold it
-  }
-}
-
-/** The same daemon's hold (the heartbeat changes, the holder does not). */
-function sameHolder(a: DaemonHolder, b: DaemonHolder): boolean {
-  return a.pid === b.pid && a.host === b.host && a.since === b.since;
-}
-
-/** `pid 12 on host, since 2026-…Z, last heartbeat 4s ago`, for messages. */
-function describeHolder(holder: DaemonHolder, me: DaemonHolder): string {
-  const beat = holder.beat === undefined ? '' : `, last heartbeat ${formatDuration(Math.max(0, Math.round(((me.beat as number) - holder.beat) / 1000) * 1000))} ago`;
-  return `pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}${beat}`;
-}
-
-/**
- * The holder is gone: its heartbeat stopped longer ago than DAEMON_STALE_AFTER_MS (any host), or
- * on this host its pid does not run (or is ours: an earlier life). A holder on another host
- * without a heartbeat (an older boxwatch) cannot be shown to be gone.
- */
-function isStale(holder: DaemonHolder, me: DaemonHolder): boolean {
-  if (holder.beat !== undefined && (me.beat as number) - holder.beat > DAEMON_STALE_AFTER_MS) return true;
-  if (holder.host !== me.host) return false;
-  if (holder.pid === me.pid) return true;
-  try {
-    process.kill(holder.pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }

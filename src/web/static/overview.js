@@ -4,7 +4,7 @@
 import { ago, api, badge, bars, base, el, live, pager, replace, timeEl } from './common.js';
 
 const form = document.getElementById('filters');
-const FIELDS = ['state', 'severity', 'rule', 'firmware', 'location', 'q'];
+const FIELDS = ['account', 'state', 'severity', 'rule', 'firmware', 'location', 'q'];
 
 function paramsFromUrl() {
   const url = new URLSearchParams(location.search);
@@ -103,10 +103,16 @@ async function load() {
     countItem('warning', c.alerting.warning, 'warning', { state: 'alerting', severity: 'warning' }),
     countItem('info', c.alerting.info, 'info', { state: 'alerting', severity: 'info' }),
   );
+  // The account filter shows once the fleet has boxes of several accounts (gateways:).
+  const accounts = data.facets.accounts;
+  const accountFilter = document.getElementById('account-filter');
+  accountFilter.hidden = accounts.length < 2 && !params.get('account');
+  accountFilter.style.display = accountFilter.hidden ? 'none' : '';
+  setSelectOptions(form.elements.namedItem('account'), accounts.map((a) => a.name), new Map(accounts.map((a) => [a.name, a.count])));
   setSelectOptions(form.elements.namedItem('rule'), data.facets.rules);
   setSelectOptions(form.elements.namedItem('firmware'), data.facets.firmware.map((f) => f.version), new Map(data.facets.firmware.map((f) => [f.version, f.count])));
   fillForm(params);
-  const gw = data.gatewayAlerts.length ? ` Gateway alerts: ${data.gatewayAlerts.map((a) => `${a.rule} (${a.status})`).join(', ')}.` : '';
+  const gw = data.gatewayAlerts.length ? ` Gateway alerts: ${data.gatewayAlerts.map((a) => `${a.rule}${a.account === 'default' ? '' : ` [${a.account}]`} (${a.status})`).join(', ')}.` : '';
   const first = data.matched === 0 ? 0 : (data.page - 1) * data.per + 1;
   document.getElementById('summary').textContent =
     `${data.matched} of ${c.total} boxes match; showing ${first}–${Math.min(data.page * data.per, data.matched)}.${gw}`;

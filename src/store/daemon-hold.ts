@@ -1,0 +1,98 @@
+/**
+ * The daemon's hold on a database: one `boxwatch run` per database. The daemon takes the hold
+ * when it starts (refused while another live daemon holds it), refreshes its heartbeat every
+ * DAEMON_HEARTBEAT_MS, and gives it up when it stops. A holder whose heartbeat is older than
+ * DAEMON_STALE_AFTER_MS (on any host), or whose process is gone (on this host), is taken over;
+ * the daemon taken over learns it at its next heartbeat and stops.
+ *
+ * `DaemonHold` is what the app holds (src/app.ts); each store keeps the holder its way (SQLite:
+ * `meta` key `daemon`, src/store/sqlite/store.ts; PostgreSQL: the `daemon_hold` row,
+ * src/store/postgres/daemon-hold.ts). What counts as gone and what the refusals say is decided
+ * here, once, for both.
+ */
+import { hostname } from 'node:os';
+import type { Awaitable } from '../awaitable.js';
+import { systemClock } from '../clock.js';
+import { formatDuration } from '../duration.js';
+import { StoreError } from './errors.js';
+
+/** Who holds a database for a daemon. */
+export interface DaemonHolder {
+  pid: number;
+  host: string;
+  /** When it took the database (ms, the store's clock). */
+  since: number;
+  /**
+   * Its last heartbeat (ms, the wall clock of its host, whatever clock the store runs on: the
+   * demo's is simulated). Absent in a holder written by a boxwatch from before heartbeats.
+   */
+  beat?: number;
+}
+
+/** How the daemon's hold on a database started. */
+export interface DaemonLock {
+  holder: DaemonHolder;
+  /** The holder this daemon took over (its process was gone, or its heartbeat stopped); null when the database was free. */
+  tookOver: DaemonHolder | null;
+}
+
+/** The hold as the daemon uses it. */
+export interface DaemonHold {
+  /** Takes the database, or refuses (StoreError `store_in_use`) naming the live holder. Claims on outbox rows left by an earlier daemon are voided. */
+  take(): Awaitable<DaemonLock>;
+  /** Refreshes the heartbeat; StoreError `store_in_use` when another daemon took the database over (this one must stop). */
+  beat(): Awaitable<void>;
+  /** Gives the database up, if this daemon still holds it. */
+  release(): Awaitable<void>;
+}
+
+/** A daemon refreshes its heartbeat this often (a timer of the app, never shorter than 1 s). */
+export const DAEMON_HEARTBEAT_MS = 5_000;
+/**
+ * A holder whose last heartbeat is older than this has stopped, on whatever host (a container
+ * killed elsewhere): it is taken over. Twelve heartbeats, so that a slow cycle or a clock a few
+ * seconds off between hosts never makes a live daemon look gone.
+ */
+export const DAEMON_STALE_AFTER_MS = 60_000;
+
+/** This process as a holder taking the database at `since` (the store's clock). */
+export function thisDaemon(since: number): DaemonHolder {
+  return { pid: process.pid, host: hostname(), since, beat: systemClock.now() };
+}
+
+/** The same daemon's hold (the heartbeat changes, the holder does not). */
+export function sameHolder(a: DaemonHolder, b: DaemonHolder): boolean {
+  return a.pid === b.pid && a.host === b.host && a.since === b.since;
+}
+
+/**
+ * The holder is gone: its heartbeat stopped longer ago than DAEMON_STALE_AFTER_MS (any host), or
+ * on this host its pid does not run (or is ours: an earlier life). A holder on another host
+ * without a heartbeat (an older boxwatch) cannot be shown to be gone.
+ */
+export function isStale(holder: DaemonHolder, me: DaemonHolder): boolean {
+  if (holder.beat !== undefined && (me.beat as number) - holder.beat > DAEMON_STALE_AFTER_MS) return true;
+  if (holder.host !== me.host) return false;
+  if (holder.pid === me.pid) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** The refusal of a second daemon: `database` (as it may be shown) is held by a live `holder`. */
+export function inUse(database: string, holder: DaemonHolder, me: DaemonHolder, instead: string): StoreError {
+  const beat = holder.beat === undefined ? '' : `, last heartbeat ${formatDuration(Math.max(0, Math.round(((me.beat as number) - holder.beat) / 1000) * 1000))} ago`;
+  return new StoreError(
+    'store_in_use',
+    `${database} is in use by another boxwatch daemon (pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}${beat}); stop it first, or give this one ${instead}`,
+  );
+}
+
+/** What a daemon learns at its heartbeat when another took `database` over (`holder`: who holds it now). */
+export function takenOver(database: string, holder: DaemonHolder | null): StoreError {
+  const who = holder === null ? 'nobody holds it now' : `now held by pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}`;
+  return new StoreError('store_in_use', `${database} was taken over by another boxwatch daemon (${who}): this daemon's heartbeat had stopped for too long`);
+}

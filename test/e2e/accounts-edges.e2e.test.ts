@@ -1,0 +1,156 @@
+/// <reference lib="dom" />
+/**
+ * Several accounts at the edges, against the daemon of test/e2e/accounts-rig.ts serving HTTP (two
+ * simulators, acme and globex, with the same serials): the JSON API's `account` and `?account=`,
+ * `/healthz` per account, the `account` label of `/metrics`, the CLI's ACCOUNT/SERIAL (an ambiguous
+ * bare serial is exit 2 naming the candidates) and ACCOUNT column, and the dashboard's account
+ * filter in a real headless Chromium. globex's key is refused from the start of the file's tests.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerBox } from '../../src/cli/box.js';
+import { registerHistory } from '../../src/cli/history.js';
+import { registerStatus } from '../../src/cli/status.js';
+import { hasChromium, launchBrowser } from '../helpers/browser.js';
+import { runCommand as runWith } from '../helpers/cli.js';
+import { startAccountsRig, type AccountsRig } from './accounts-rig.js';
+
+const cli = (argv: string[]) => runWith(argv, {}, [registerStatus, registerHistory, registerBox]);
+
+interface ApiBox {
+  serial: string;
+  account: string;
+}
+
+let rig: AccountsRig;
+let url: string;
+const get = async (path: string): Promise<{ status: number; body: unknown; text: string }> => {
+  const res = await fetch(`${url}${path}`);
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // /metrics is text
+  }
+  return { status: res.status, body, text };
+};
+
+beforeAll(async () => {
+  rig = await startAccountsRig({ http: true });
+  url = rig.app.httpUrl as string;
+  await rig.cycle();
+  rig.globex.sim.rotateKey('globex-new-key'); // globex's cycles fail with unauthorized from now on
+  rig.acme.sim.fleet.apply([rig.acme.sim.fleet.boxes[2]!], { kind: 'disconnect' });
+  await rig.cycle();
+});
+
+afterAll(async () => {
+  await rig?.close();
+});
+
+describe('the API', () => {
+  it('carries each box account, and ?account= narrows /api/boxes to one account', async () => {
+    const all = (await get('/api/boxes')).body as { boxes: ApiBox[] };
+    expect(all.boxes.map((b) => `${b.account} ${b.serial}`).sort()).toEqual([
+      'acme acme/BX-00001', 'acme acme/BX-00002', 'acme acme/BX-00003',
+      'globex globex/BX-00001', 'globex globex/BX-00002', 'globex globex/BX-00003',
+    ]);
+    const acme = (await get('/api/boxes?account=acme')).body as { boxes: ApiBox[] };
+    expect(acme.boxes.map((b) => b.serial).sort()).toEqual(['acme/BX-00001', 'acme/BX-00002', 'acme/BX-00003']);
+    expect(((await get('/api/boxes?account=initech')).body as { boxes: ApiBox[] }).boxes).toEqual([]);
+    const bad = await get('/api/boxes?account=No%20Such!');
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('account: must be an account name');
+  });
+
+  it('answers one box by its ACCOUNT/SERIAL id (URL-encoded)', async () => {
+    const box = await get(`/api/boxes/${encodeURIComponent('globex/BX-00002')}`);
+    expect(box.status).toBe(200);
+    expect(box.body).toMatchObject({ serial: 'globex/BX-00002', account: 'globex', name: rig.globex.sim.fleet.boxes[1]!.name });
+  });
+
+  it("/healthz lists each account's last cycle: globex failing, acme ok, the daemon healthy", async () => {
+    const health = await get('/healthz');
+    expect(health.status).toBe(200);
+    const accounts = (health.body as { accounts: { account: string; lastCycle: { outcome: string; errorCode: string | null } }[] }).accounts;
+    expect(accounts.map((a) => [a.account, a.lastCycle.outcome, a.lastCycle.errorCode])).toEqual([
+      ['acme', 'ok', null],
+      ['globex', 'failed', 'unauthorized'],
+    ]);
+  });
+
+  it('/metrics labels each box with its account, and has per-account cycle series', async () => {
+    const { text } = await get('/metrics');
+    const acme1 = rig.acme.sim.fleet.boxes[0]!;
+    expect(text).toContain(`boxwatch_box_connected{serial="acme/BX-00001",name="${acme1.name}",account="acme"} 1`);
+    expect(text).toContain(`boxwatch_box_connected{serial="acme/BX-00003",name="${rig.acme.sim.fleet.boxes[2]!.name}",account="acme"} 0`);
+    expect(text).toMatch(/boxwatch_box_connected\{serial="globex\/BX-00001",name="[^"]*",account="globex"\} 1/);
+    expect(text).toContain('boxwatch_account_gateway_failing{account="globex"} 1');
+    expect(text).toContain('boxwatch_account_gateway_failing{account="acme"} 0');
+    expect(text).toContain('boxwatch_account_poll_cycles_total{account="globex",outcome="failed"} 1');
+    expect(text).toContain('boxwatch_account_poll_cycles_total{account="acme",outcome="ok"} 3');
+  });
+});
+
+describe('the CLI', () => {
+  it('a bare serial in several accounts is exit 2 with one line naming them; ACCOUNT/SERIAL reads the box', async () => {
+    const ambiguous = await cli(['history', 'BX-00001', '--db', rig.dbPath]);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.err.split('\n')[0]).toBe('error: serial BX-00001 is in several accounts: acme/BX-00001, globex/BX-00001 (write ACCOUNT/SERIAL)');
+    const one = await cli(['history', 'acme/BX-00001', '--db', rig.dbPath, '--format', 'json']);
+    expect(one.code).toBe(0);
+    expect(JSON.parse(one.out)).toMatchObject({ serial: 'acme/BX-00001', name: rig.acme.sim.fleet.boxes[0]!.name });
+    const forget = await cli(['box', 'forget', 'BX-00002', '--db', rig.dbPath]);
+    expect(forget.code).toBe(2);
+    expect(forget.err).toContain('acme/BX-00002, globex/BX-00002');
+  });
+
+  it('status has an ACCOUNT column and says which account each gateway alert is of', async () => {
+    const status = await cli(['status', '--db', rig.dbPath]);
+    expect(status.code).toBe(0);
+    const lines = status.out.split('\n');
+    expect(lines[0]).toMatch(/^ACCOUNT\s+SERIAL\s+NAME\s+CONNECTED/);
+    expect(lines.find((l) => l.startsWith('acme ') && l.includes('BX-00003'))).toMatch(/^acme\s+BX-00003\s.*\bno\b.*box-offline!/);
+    expect(lines.filter((l) => /^globex\s+BX-0000\d\s/.test(l))).toHaveLength(3);
+    expect(status.out).toContain('gateway alerts (globex): gateway_unauthorized! (the gateway rejects the account secret key');
+    const json = JSON.parse((await cli(['status', '--db', rig.dbPath, '--format', 'json'])).out) as ApiBox[];
+    expect(new Set(json.map((b) => b.account))).toEqual(new Set(['acme', 'globex']));
+  });
+});
+
+describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
+  it("the fleet page's account filter shows one account's boxes, in the URL, and the gateway alert names its account", async () => {
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.page();
+      await page.goto(`${url}/`);
+      await page.waitForSelector('body[data-updated]');
+      const serials = () => page.locator('#boxes tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.serial).sort());
+      expect(await serials()).toHaveLength(6);
+      expect(await page.isVisible('#account-filter')).toBe(true);
+      expect(await page.textContent('#summary')).toContain('gateway_unauthorized [globex] (firing)');
+      const before = await page.getAttribute('body', 'data-updated');
+      await page.selectOption('#filters select[name=account]', 'globex');
+      await page.waitForFunction((b) => document.body.dataset.updated !== b, before);
+      expect(await serials()).toEqual(['globex/BX-00001', 'globex/BX-00002', 'globex/BX-00003']);
+      expect(new URL(page.url()).searchParams.get('account')).toBe('globex');
+      expect(await page.textContent('#count-total')).toBe('3');
+      // A reload keeps the filter; a box link opens the box page of that account's box.
+      await page.reload();
+      await page.waitForSelector('body[data-updated]');
+      expect(await serials()).toEqual(['globex/BX-00001', 'globex/BX-00002', 'globex/BX-00003']);
+      await page.click('#boxes tbody tr[data-serial="globex/BX-00001"] a');
+      await page.waitForSelector('body[data-updated]');
+      expect(decodeURIComponent(new URL(page.url()).pathname)).toBe('/boxes/globex/BX-00001');
+      expect(await page.textContent('h1')).toContain('globex/BX-00001');
+      expect(browser.problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("the overview lists the accounts with their boxes' counts (the filter's choices)", async () => {
+    const body = (await get('/api/overview')).body as { facets: { accounts: { name: string; count: number }[] } };
+    expect(body.facets.accounts).toEqual([{ name: 'acme', count: 3 }, { name: 'globex', count: 3 }]);
+  });
+});
