@@ -39,6 +39,9 @@ import { PostgresSilences } from './silences.js';
 import { PostgresTestCallsRepo } from './test-calls.js';
 import { PostgresTransitions } from './transitions.js';
 
+/** Key of the transaction-scoped advisory lock that serializes replicas' cycle writes ('bxwc'). */
+const CYCLE_WRITE_LOCK = 0x62787763;
+
 export interface PostgresStoreOptions extends PostgresOptions {
   clock?: Clock;
   /** As for SQLite (src/store/sqlite/store.ts StoreOptions): how long an observation holds at most. */
@@ -146,8 +149,15 @@ export class PostgresStore implements DataStore {
   commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }, fence?: Fence): Promise<{ recorded: RecordedCycle; result: T }> {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(async (tx) => {
-      // A replica that lost the account's lease writes nothing (LeaseLostError); a takeover waits for this transaction.
-      if (fence !== undefined) await checkFence(tx, fence);
+      if (fence !== undefined) {
+        // A replica that lost the account's lease writes nothing (LeaseLostError); a takeover waits for this transaction.
+        await checkFence(tx, fence);
+        // Replicas write other accounts' cycles meanwhile: the history writer's memory (box and
+        // string ids, open hours) is read again, with cycle writes serialized by a lock that ends
+        // with the transaction (nothing can be left behind by a lost connection).
+        await tx.query('SELECT pg_advisory_xact_lock($1)', [CYCLE_WRITE_LOCK]);
+        this.history_.reset();
+      }
       const recorded = await this.history_.record(tx, write);
       const view: CycleView = {
         boxes: await this.history_.boxes(tx),
