@@ -48,6 +48,7 @@ import { createArchiver, withArchiveFacts, registerArchiveMetrics, type ArchiveF
 import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/test-calls.js';
 import { createReplica, type Replica } from './cluster/replica.js';
 import { isLeaseLost, type Fence } from './cluster/leases.js';
+import { accountOf } from './box-id.js';
 
 export interface AppDeps<S extends DataStore = DataStore> {
   config: Config;
@@ -268,7 +269,9 @@ export function createApp(deps: AppDeps): App {
     firing: async (name, now) => {
       const route = config.notifiers.find((n) => n.name === name) ?? {};
       const boxes = new Map((await store.boxes()).map((b) => [b.serial, b]));
-      return announcedFiringItems((await alerts.states()).values(), route, (serial) => boxes.get(serial), now);
+      const items = announcedFiringItems((await alerts.states()).values(), route, (serial) => boxes.get(serial), now);
+      // Replicas: each resends the alerts of the accounts it leads, so each alert once.
+      return replica === null ? items : items.filter((item) => replica.holds(accountOf(item.serial)));
     },
   });
   // /metrics and the heavy API answers are rendered once per cycle from this snapshot.
