@@ -25,10 +25,11 @@ export interface Daemon {
 
 /**
  * Starts `boxwatch run --config <configPath>` (the configuration must set `http.listen` with port 0
- * and `log.format: json`) and resolves once /healthz answers 200.
+ * and `log.format: json`) and resolves once /healthz answers 200. `nodeArgs` go to node before the
+ * script (e.g. `--cpu-prof`).
  */
-export async function startDaemon(configPath: string, env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<Daemon> {
-  const child = spawn(process.execPath, [MAIN, 'run', '--config', configPath], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function startDaemon(configPath: string, env: NodeJS.ProcessEnv, timeoutMs = 60_000, nodeArgs: readonly string[] = []): Promise<Daemon> {
+  const child = spawn(process.execPath, [...nodeArgs, MAIN, 'run', '--config', configPath], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const problems: string[] = [];
   let onUrl: (url: string) => void = () => undefined;

@@ -8,7 +8,9 @@
  * due" is the CPU and the wakeups (context switches of the main thread and of all threads) of the
  * quiet part of each 30 s period (from 8 s after a tick to 2 s before the next).
  *
- *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000]
+ *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000] [--node-args='...']
+ *   (--node-args='--cpu-prof --cpu-prof-dir=DIR': options for node before the daemon's script, here
+ *   a CPU profile of the daemon, written when it stops)
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -61,7 +63,9 @@ function cpuSeconds(pid: number, ticks: number): number {
   return (Number(fields[11]) + Number(fields[12])) / ticks; // fields 14 and 15 of stat(5)
 }
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, boxes: { type: 'string', default: '1000' } } });
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '10' }, boxes: { type: 'string', default: '1000' }, 'node-args': { type: 'string', default: '' } },
+});
 const minutes = Number(values.minutes);
 const boxes = Number(values.boxes);
 if (!(minutes > 0) || !(boxes > 0)) throw new Error('--minutes and --boxes must be positive numbers');
@@ -80,7 +84,8 @@ log: { level: info, format: json }
 );
 const ticks = clockTicks();
 const started = performance.now();
-const daemon = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 120_000);
+const nodeArgs = values['node-args'].split(' ').filter((a) => a !== '');
+const daemon = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 120_000, nodeArgs);
 try {
   const { pid } = daemon;
   const startupCpu = cpuSeconds(pid, ticks);

@@ -35,7 +35,7 @@ import { RecordQuarantine } from './poller/quarantine.js';
 import { createHeartbeat, type Heartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
-import { DAEMON_HEARTBEAT_MS, openDataStore, openSqliteFile, pruneGradually, StoreError, type DataStore, type SqliteStore } from './store/index.js';
+import { DAEMON_HEARTBEAT_MS, openDataStore, openSqliteFile, pruneGradually, StoreError, type DaemonHold, type DataStore, type SqliteStore } from './store/index.js';
 import { storeFailureCode, walMissingAdvice } from './store/errors.js';
 import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -61,6 +61,8 @@ export interface AppDeps<S extends DataStore = DataStore> {
    * injected in tests; without it, the SQLite file at config.storage.path.
    */
   store?: S;
+  /** What keeps other daemons off the database (src/store/daemon-hold.ts); default the store's own hold. */
+  hold?: DaemonHold;
   /** Injected in tests; by default built from config.notifiers. */
   notifiers?: Notifier[];
   /** Where the console notifier writes (default stdout). */
@@ -202,6 +204,7 @@ export function createApp(deps: AppDeps): App {
   const tickIntervalMs = Math.max(...accounts.map((a) => a.tickIntervalMs));
   const quarantine = new RecordQuarantine(logger);
   const store: DataStore = deps.store ?? defaultStore(config, clock, logger);
+  const hold = deps.hold ?? store.hold;
   const alerts = store.alerts;
   const outbox = store.outbox(looksLikeNotificationMessage);
   const groupQueue = store.groupQueue();
@@ -526,7 +529,7 @@ export function createApp(deps: AppDeps): App {
     },
     async start() {
       if (replica === null) {
-        const { tookOver } = await store.hold.take();
+        const { tookOver } = await hold.take();
         if (tookOver !== null) logger.warn({ db: store.name, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
         lockTimer = setInterval(() => void beatLock(), DAEMON_HEARTBEAT_MS);
         lockTimer.unref();
@@ -614,7 +617,7 @@ export function createApp(deps: AppDeps): App {
   /** The hold's heartbeat: a busy database only delays it; a hold taken over by another daemon stops this app. */
   async function beatLock(): Promise<void> {
     try {
-      await store.hold.beat();
+      await hold.beat();
     } catch (err) {
       if (!(err instanceof StoreError && err.code === 'store_in_use')) {
         logger.warn({ code: storeFailureCode(err), err: errorMessage(err) }, 'could not refresh the database hold; trying again at the next heartbeat');
@@ -649,7 +652,7 @@ export function createApp(deps: AppDeps): App {
     await Promise.all(accounts.map((a) => a.client.close()));
     await Promise.all(notifiers.map((n) => n.close?.()));
     try {
-      await store.hold.release();
+      await hold.release();
     } catch (err) {
       logger.warn({ code: storeFailureCode(err), err: errorMessage(err) }, 'could not give the database hold up; another daemon takes it over once its heartbeat is old');
     }

@@ -10,7 +10,7 @@
  * - `expire ID`: ends the silence now. An unknown id exits 2; a silence that had already ended is
  *   left as it is (exit 0), so that scripts can expire idempotently.
  */
-import { isFleetKey } from '../box-id.js';
+import { boxMatches, isFleetKey } from '../box-id.js';
 import { alertId } from '../alerts/types.js';
 import type { Command } from 'commander';
 import { GATEWAY_RULE_NAMES, openAlertsMatching, silenceMatchesEverything, silenceState, validateSilence, type Silence } from '../alerts/index.js';
@@ -135,7 +135,7 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
         async (store, now, { alerts }) => {
           const known = (await store.boxes()).map((b) => b.serial);
           for (const glob of input.matchers.boxes ?? []) {
-            if (!known.some((serial) => matchesAny(serial, [glob]))) {
+            if (!known.some((serial) => boxMatches(serial, [glob]))) {
               ctx.err(`warning: no known box matches --box "${terminalSafe(glob)}" (the silence still applies to boxes that appear later)\n`);
             }
           }

@@ -21,7 +21,7 @@ import type { Logger } from '../log.js';
 import type { BoxSnapshot } from '../model.js';
 import type { BoxState, CycleRecord, CycleWrite, Store } from '../store/types.js';
 import { formatDuration } from '../duration.js';
-import { boxKey, DEFAULT_ACCOUNT, splitBoxKey } from '../box-id.js';
+import { boxKey, DEFAULT_ACCOUNT } from '../box-id.js';
 import { selectForDetails, type DetailsPolicy } from './policy.js';
 import { RecordQuarantine } from './quarantine.js';
 import { mapWithConcurrency } from './pool.js';
@@ -172,7 +172,8 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
 
   // The account's boxes by the gateway's serial (the cycle talks to the gateway in its serials).
   const known = new Map<string, BoxState>();
-  for (const b of await store.boxes()) if (b.account === account) known.set(splitBoxKey(b.serial).serial, b);
+  const prefix = boxKey(account, '').length; // the id is the serial after this many characters
+  for (const b of await store.boxes()) if (b.account === account) known.set(prefix === 0 ? b.serial : b.serial.slice(prefix), b);
   const due = selectForDetails(summaries, known, startedAt, deps.policy);
   let detailsFailed = 0;
   let detailsSkipped = 0;

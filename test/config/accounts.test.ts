@@ -3,7 +3,12 @@
  * schedule, the exclusivity with `gateway:`, the rules' `accounts` filter, and secrets that never
  * print. A single `gateway:` is the account "default".
  */
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../e2e/build.js';
+import { runBuilt } from '../helpers/cli-process.js';
 import { ConfigError } from '../../src/errors.js';
 import { formatConfig, parseConfig } from '../../src/config/index.js';
 
@@ -95,5 +100,32 @@ describe('gateways:', () => {
     expect(printed).toMatch(/^gateway:/m);
     expect(printed).not.toContain('gateways');
     expect(parseConfig(formatConfig(config, { redact: false }), {})).toEqual(config);
+  });
+});
+
+describe('boxwatch check-config with gateways: (the built CLI)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'boxwatch-accounts-config-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, text: string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it('prints the accounts with every key redacted', async () => {
+    await ensureBuilt();
+    const r = await runBuilt(['check-config', '--config', file('two.yaml', TWO)], { cwd: dir, env: ENV });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('name: globex');
+    for (const secret of Object.values(ENV)) expect(r.out).not.toContain(secret);
+  });
+
+  it('gateway: and gateways: together: one line naming gateways, exit 2', async () => {
+    await ensureBuilt();
+    const r = await runBuilt(['check-config', '--config', file('both.yaml', `gateway: { secret_key: x }\n${TWO}`)], { cwd: dir, env: ENV });
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/gateways: gateway: \(one account\) and gateways: \(several\) are mutually exclusive/);
+    for (const secret of Object.values(ENV)) expect(r.err).not.toContain(secret);
   });
 });

@@ -31,7 +31,7 @@ export interface AccountsRig {
   close(): Promise<void>;
 }
 
-export async function startAccountsRig(options: { http?: boolean } = {}): Promise<AccountsRig> {
+export async function startAccountsRig(options: { http?: boolean; rules?: string } = {}): Promise<AccountsRig> {
   const clock = new FakeClock('2026-03-01T12:00:00Z');
   const acme = await startSimulator({ port: 0, key: ACME_KEY, devices: 3, seed: 1, clock });
   const globex = await startSimulator({ port: 0, key: GLOBEX_KEY, devices: 3, seed: 2, clock });
@@ -50,10 +50,10 @@ gateways:
     secret_key: \${GLOBEX_KEY}
 poll: { schedule: "${options.http === true ? '0 0 1 1 *' : '*/30 * * * * *'}" }
 storage: { path: "${dbPath}" }
-rules:
+${options.rules ?? `rules:
   - { name: box-offline, kind: disconnected, severity: critical }
   - { name: box-stale, kind: stale, max_age: 2m, severity: warning }
-  - { name: box-missing, kind: missing, severity: warning }
+  - { name: box-missing, kind: missing, severity: warning }`}
 alerting: { group_wait: 0s }
 notifiers:
   - { name: ops-slack, type: slack, webhook_url: "${slack.url}" }

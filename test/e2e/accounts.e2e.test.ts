@@ -42,6 +42,22 @@ describe('several accounts end to end', () => {
     expect(await openAlerts(rig.app)).toEqual([]);
   });
 
+  it("a rule's accounts filter judges only those accounts' boxes; boxes globs match the bare serial in every account", async () => {
+    rig = await startAccountsRig({
+      rules: `rules:
+  - { name: acme-offline, kind: disconnected, severity: critical, accounts: [acme] }
+  - { name: lobby-offline, kind: disconnected, severity: warning, boxes: [BX-00002] }`,
+    });
+    for (const sim of [rig.acme, rig.globex]) sim.sim.fleet.apply([sim.sim.fleet.boxes[1]!, sim.sim.fleet.boxes[2]!], { kind: 'disconnect' });
+    await rig.cycle();
+    expect(await openAlerts(rig.app)).toEqual([
+      'acme-offline acme/BX-00002 firing',
+      'acme-offline acme/BX-00003 firing',
+      'lobby-offline acme/BX-00002 firing',
+      'lobby-offline globex/BX-00002 firing',
+    ]);
+  });
+
   it("one account's bad key alerts for that account only and freezes only its boxes; the other keeps alerting", async () => {
     rig = await startAccountsRig();
     // globex's key is rotated at the vendor: its cycles fail with unauthorized from now on.
