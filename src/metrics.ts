@@ -98,6 +98,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   let alerts: () => Awaitable<FiringAlertCount[]> = () => [];
   let outbox: () => Awaitable<OutboxDepth[]> = () => [];
   const status: CycleStatus = { lastOkAt: null, failingSince: null, lastErrorCode: null };
+  // While the store cannot be read (a PostgreSQL server out of reach) a scrape still answers, with
+  // what was read last (and boxwatch_poll_cycles_total{outcome="failed"} growing).
+  const boxesNow = lastAnswer<BoxState[]>([]);
+  const alertsNow = lastAnswer<FiringAlertCount[]>([]);
+  const outboxNow = lastAnswer<OutboxDepth[]>([]);
 
   /**
    * The per-box families, rendered by hand (prom-client's labelled gauges cost hundreds of ms at
@@ -122,7 +127,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   };
   let rendered: { from: BoxState[]; text: string; agePrefixes: string[]; lastSeen: number[] } | null = null;
   const render = async (): Promise<NonNullable<typeof rendered>> => {
-    const all = await boxes();
+    const all = await boxesNow(boxes);
     if (rendered !== null && rendered.from === all) return rendered;
     const fleet = all.filter((b) => b.missingSince === null);
     const withAccount = fleet.some((b) => b.account !== DEFAULT_ACCOUNT);
@@ -248,7 +253,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['rule', 'severity'] as const,
     registers,
     async collect() {
-      const firing = await alerts();
+      const firing = await alertsNow(alerts);
       this.reset();
       for (const a of firing) this.inc({ rule: a.rule, severity: a.severity }, a.count);
     },
@@ -265,7 +270,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['notifier'] as const,
     registers,
     async collect() {
-      const depths = await outbox();
+      const depths = await outboxNow(outbox);
       this.reset();
       for (const o of depths) this.set({ notifier: o.notifier }, o.depth);
     },
@@ -334,5 +339,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       const families = await boxFamilies();
       return `${await registry.metrics()}\n${families}`;
     },
+  };
+}
+
+/** Reads through a provider; when it fails, its last answer (`initial` before any) stands. */
+function lastAnswer<T>(initial: T): (read: () => Awaitable<T>) => Promise<T> {
+  let last = initial;
+  return async (read) => {
+    try {
+      last = await read();
+    } catch {
+      // the store is out of reach: the last answer stands
+    }
+    return last;
   };
 }

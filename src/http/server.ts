@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
 import { isoTime } from '../time.js';
-import { BoxwatchError } from '../errors.js';
+import { BoxwatchError, errorMessage } from '../errors.js';
+import { storeFailureCode } from '../store/errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/types.js';
@@ -211,6 +212,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     } catch (err) {
       if (err instanceof HttpError) {
         answer = json(err.status, err.toJSON());
+      } else if (storeFailureCode(err) !== undefined) {
+        // The database is out of reach or busy (a PostgreSQL server gone, SQLite locked): not a bug.
+        logger.warn({ code: storeFailureCode(err), err: errorMessage(err), method: req.method, path }, 'http request failed: the database cannot be used right now');
+        answer = json(503, { error: 'store_unavailable', message: 'the database cannot be used right now (see the daemon log)' });
       } else {
         logger.error({ err, method: req.method, path }, 'http request failed');
         answer = json(500, { error: 'internal', message: 'internal error (see the daemon log)' });

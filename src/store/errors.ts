@@ -41,12 +41,12 @@ export class StoreError extends BoxwatchError {
 
 /**
  * The code of an error the database raised: SQLite's result code (`SQLITE_BUSY`, `SQLITE_FULL`,
- * ...), PostgreSQL's SQLSTATE as `PG_40001`, or a StoreError's code (`store_unavailable`: the
- * connection was lost); undefined for any other error (a bug). A cycle, a group release or a
+ * ...), PostgreSQL's SQLSTATE as `PG_40001`, or `store_unavailable` (the PostgreSQL server cannot
+ * be reached); undefined for any other error (a bug). A cycle, a group release or a
  * call sync that failed with one rolled back whole; the next one tries again.
  */
 export function storeFailureCode(err: unknown): string | undefined {
-  if (err instanceof StoreError) return err.code;
+  if (err instanceof StoreError) return err.code === 'store_unavailable' ? err.code : undefined;
   const e = err as { code?: unknown; severity?: unknown } | null;
   const code = e?.code;
   if (typeof code !== 'string') return undefined;

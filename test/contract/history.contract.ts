@@ -158,6 +158,40 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
       expect(acme.kind === 'rollup' && acme.points.map((p) => p.count)).toEqual([3]);
     });
 
+    it('two accounts polled alternately across hour boundaries and restarts: each keeps the coverage it would have alone', async () => {
+      const of = (account: string, write: ReturnType<typeof okCycle>): ReturnType<typeof okCycle> => ({ ...write, cycle: { ...write.cycle, account } });
+      // acme polls at 10:50:00 + 30 s·i, globex 15 s later, 160 cycles each (to 12:10), connected 3 polls out of 4.
+      const start = T0 + 50 * MINUTE;
+      const box = (serial: string, i: number): ReturnType<typeof snap> => snap(serial, { connected: i % 4 !== 3, battery: 50 + (i % 3) });
+      for (let i = 0; i < 160; i++) {
+        const t = start + i * 30_000;
+        await store.recordCycle(of('acme', okCycle(t, [box('acme/BX-001', i)])));
+        // Restarts right after acme's first cycle of a new hour, before globex's: globex's open row is of the hour before.
+        if (i === 20 || i === 140) store = await f.reopen();
+        await store.recordCycle(of('globex', okCycle(t + 15_000, [box('globex/BX-001', i)])));
+      }
+      for (const serial of ['acme/BX-001', 'globex/BX-001']) {
+        // Hours 10:00 (20 polls from 10:50) and 11:00 (120 polls) are closed, each fully covered from the first poll.
+        const rollup = await store.history(serial, 'battery', T0, T0 + 2 * HOUR, { kind: 'rollup' });
+        expect(rollup.kind === 'rollup' && rollup.points.map((p) => [p.t, p.count, p.mean])).toEqual([
+          [T0, 20, expect.closeTo(51, 0)],
+          [T0 + HOUR, 120, expect.closeTo(51, 0)],
+        ]);
+        // Every poll is in the raw history (the battery changes at each).
+        const raw = await store.history(serial, 'battery', start, start + 81 * MINUTE, { kind: 'raw', maxPoints: 1000 });
+        expect(raw.kind === 'raw' && raw.points.length).toBe(160);
+      }
+      expect(await store.uptime(T0 + HOUR, T0 + 2 * HOUR)).toEqual([
+        { serial: 'acme/BX-001', name: 'Box acme/BX-001', connectedFraction: 0.75, observedMs: HOUR },
+        { serial: 'globex/BX-001', name: 'Box globex/BX-001', connectedFraction: 0.75, observedMs: HOUR },
+      ]);
+      // Each observed from its first poll to its last (159 × 30 s) and the open segment's maximum gap after it.
+      expect((await store.uptime(T0, T0 + 3 * HOUR)).map((r) => [r.serial, r.observedMs])).toEqual([
+        ['acme/BX-001', 159 * 30_000 + MAX_GAP],
+        ['globex/BX-001', 159 * 30_000 + MAX_GAP],
+      ]);
+    });
+
     it('a cycle that fails half-way is rolled back entirely, and recording goes on correctly', async () => {
       await poll(T0, 2, () => [snap('BX-001', { battery: 70 })]);
       const bad = okCycle(T0 + 60_000, [snap('BX-001', { battery: 69 }), snap('BX-002', { name: null as unknown as string })]);

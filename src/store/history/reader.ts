@@ -17,6 +17,7 @@ import { HOUR_MS, SLOT, decodeRow, finalValues, hourOf, pushRun, rowRuns, runSta
 import { StoreError } from '../errors.js';
 import type { HistoryOptions, HistoryResult, Metric, RawPoint, RollupPoint, UptimeRow } from '../types.js';
 import { fromBucketRow, hourStats, pollCounter, type BoxRefRow, type HourStats, type RollupBucketRow, type RollupRow, type SampleRow } from './rows.js';
+import { openHourOf } from './writer.js';
 
 /** Longest range answered with raw points (beyond it: rollups); the HTTP API refuses raw history over a longer range. */
 export const RAW_MAX_RANGE_MS = 31 * 24 * HOUR_MS;
@@ -38,8 +39,8 @@ export interface HistoryRows {
   rollupsAt(pairs: readonly { boxId: number; hour: number }[]): Awaitable<RollupRow[]>;
   /** Per box, the sums of observed and disconnected ms of its rollups of hours [fromHour, toHour). */
   uptimeSums(boxIds: readonly number[], fromHour: number, toHour: number): Awaitable<{ box_id: number; observed: number; disconnected: number }[]>;
-  /** Start of the latest cycle, or null. */
-  latestCycle(): Awaitable<number | null>;
+  /** Start of the latest cycle of each account (none: no cycle yet). */
+  lastCyclesOfAccounts(): Awaitable<{ account: string; t: number }[]>;
   /** Starts of every cycle (ok or failed) of the account in [from, to), ascending. */
   cycleStarts(from: number, to: number, account: string): Awaitable<number[]>;
   /** Where complete raw history starts (-Infinity: nothing pruned). */
@@ -141,10 +142,12 @@ export class HistoryQueries {
 
   *uptime(from: number, requestedTo: number): Flow<UptimeRow[]> {
     if (!(requestedTo > from)) throw new StoreError('bad_range', 'the uptime range is empty: "to" must be after "from"');
-    const latest = yield* ask((r) => r.latestCycle());
-    const open = latest === null ? null : hourOf(latest);
+    const lastCycles = yield* ask((r) => r.lastCyclesOfAccounts());
+    // Rollups stop at the oldest open hour (each account closes its boxes' hours with its own cycles).
+    const open = openHourOf(lastCycles);
     // Hours after the last cycle (and its open segment) hold no data: the loops stop there.
-    const to = open === null ? requestedTo : Math.max(from + 1, Math.min(requestedTo, (open + 1) * HOUR_MS + this.maxGapMs));
+    const latest = lastCycles.length === 0 ? null : hourOf(Math.max(...lastCycles.map((c) => c.t)));
+    const to = latest === null ? requestedTo : Math.max(from + 1, Math.min(requestedTo, (latest + 1) * HOUR_MS + this.maxGapMs));
     const firstFull = Math.ceil(from / HOUR_MS);
     const endFull = Math.max(firstFull, Math.min(Math.floor(to / HOUR_MS), open ?? Infinity));
     // Hours answered from raw rows: the partial first and last hours and the open ones.
@@ -240,8 +243,9 @@ export class HistoryQueries {
    * summed per bucket of `bucketH` hours by the database, and open hours from the live rows, one each.
    */
   private *hourStatsOfBox(box: BoxRef, fromHour: number, toHour: number, bucketH: number): Flow<HourStats[]> {
-    const latest = yield* ask((r) => r.latestCycle());
-    const open = latest === null ? null : hourOf(latest);
+    const account = accountOf(box.serial);
+    const latest = (yield* ask((r) => r.lastCyclesOfAccounts())).find((c) => c.account === account);
+    const open = latest === undefined ? null : hourOf(latest.t);
     const closedTo = open === null ? toHour : Math.min(toHour, open);
     const out: HourStats[] = [];
     if (closedTo > fromHour) for (const r of yield* ask((q) => q.rollupBucketsOfBox(box.id, fromHour, closedTo, bucketH))) out.push(fromBucketRow(r));
@@ -250,7 +254,7 @@ export class HistoryQueries {
     const liveTo = Math.min(toHour - 1, lastHour);
     if (liveFrom > liveTo) return out;
     const rows = yield* this.rowsOfBox(box, liveFrom, liveTo);
-    const polls = pollCounter(yield* ask((r) => r.cycleStarts(liveFrom * HOUR_MS, (liveTo + 1) * HOUR_MS, accountOf(box.serial))));
+    const polls = pollCounter(yield* ask((r) => r.cycleStarts(liveFrom * HOUR_MS, (liveTo + 1) * HOUR_MS, account)));
     for (let hour = liveFrom; hour <= liveTo; hour++) {
       const row = this.liveRow(box, hour, rows);
       if (row !== undefined) out.push(hourStats(row, hour, polls));

@@ -14,8 +14,10 @@
  *   changes, first event full so that every row decodes on its own. The open hour's rows are kept
  *   in memory and written when they change; the open segment's start and last poll live in the
  *   box's row of `boxes`, which every cycle updates anyway.
- * - When the first cycle of a new hour is recorded, the previous hour's rows are final: the plan
- *   lists them (`closedHours`) and the store writes their rollups.
+ * - Each account's cycles cover only that account's boxes, in whatever order the accounts'
+ *   cycles come. When an account's first cycle of a new hour is recorded, its boxes' rows of the
+ *   previous hours are final: the plan lists them (`closedHours`) and the store writes their
+ *   rollups. The open hour is thus per account (the store loads rows back to the oldest one).
  * - Cycle times only move forward. When the wall clock stepped back (NTP correction, VM restore)
  *   a cycle is recorded 1 ms after the previous one instead of being refused, and the caller is
  *   told by how much the clock was behind (it logs and counts it). This holds across restarts:
@@ -44,7 +46,7 @@ export interface WriterState {
   lastCycle: number | null;
   /** Start of the latest cycle of each account (absent: the account has none). */
   lastCycles: readonly { account: string; t: number }[];
-  /** The sample rows of the open hour and later (`hour >= openHourOf(lastCycle)`). */
+  /** The sample rows of the oldest open hour and later (`hour >= openHourOf(lastCycles)`). */
   openRows: readonly SampleRow[];
   /** Every interned string (firmware versions). */
   strings: readonly { id: number; value: string }[];
@@ -58,6 +60,11 @@ export interface BoxWrite {
   segStart: number | null;
 }
 
+/** A box seen for the first time: its row's values and the account it belongs to (the cycle's). */
+export interface NewBoxWrite extends BoxWrite {
+  account: string;
+}
+
 /** Everything one cycle writes, in the order to write it. */
 export interface HistoryPlan {
   recorded: RecordedCycle;
@@ -66,7 +73,7 @@ export interface HistoryPlan {
   /** New interned strings. */
   strings: { id: number; value: string }[];
   /** Boxes seen for the first time (inserted with first_seen = last_polled = the cycle's start). */
-  newBoxes: BoxWrite[];
+  newBoxes: NewBoxWrite[];
   /** Every box listed this cycle (the new ones too): its row's values, `last_polled` = the cycle's start, no longer missing or forgotten. */
   seen: BoxWrite[];
   /** Boxes whose open segment ended this cycle (seg_start becomes NULL). */
@@ -105,9 +112,12 @@ interface Head {
   forgotten: boolean;
 }
 
-/** The hour whose rows are still open after a cycle at `lastCycle`. */
-export function openHourOf(lastCycle: number | null): number | null {
-  return lastCycle === null ? null : hourOf(lastCycle);
+/**
+ * The oldest hour whose rows may still be open, given each account's latest cycle: that of the
+ * account polled least recently (each account closes its boxes' hours with its own cycles).
+ */
+export function openHourOf(lastCycles: readonly { t: number }[]): number | null {
+  return lastCycles.length === 0 ? null : hourOf(Math.min(...lastCycles.map((c) => c.t)));
 }
 
 export class CycleWriter {
@@ -120,11 +130,8 @@ export class CycleWriter {
   private lastCycleT: number | null = null;
   /** The latest recorded cycle of each account (a clock step back is judged per account). */
   private lastOfAccount = new Map<string, number>();
-  private openHourValue: number | null = null;
   /** Strings interned while loading (a box's firmware not yet interned), written with the next plan. */
   private pendingStrings: { id: number; value: string }[] = [];
-  /** The account of each box id (for the rollups of closed hours); null: build it again. */
-  private accounts: Map<number, string> | null = null;
   /** Rows changed by the cycle being recorded. */
   private dirty = new Set<RowRef>();
   /** Rows of earlier hours replaced by a newer row during the cycle being recorded. */
@@ -139,9 +146,9 @@ export class CycleWriter {
     return this.heads !== null;
   }
 
-  /** The hour being written (rows of it and later have no rollup yet); null before the first cycle. */
+  /** The oldest hour being written (rows of it and later may have no rollup yet); null before the first cycle. */
   openHour(): number | null {
-    return this.openHourValue;
+    return openHourOf([...this.lastOfAccount.values()].map((t) => ({ t })));
   }
 
   load(state: WriterState): void {
@@ -168,10 +175,12 @@ export class CycleWriter {
     }
     this.lastCycleT = state.lastCycle;
     this.lastOfAccount = new Map(state.lastCycles.map((c) => [c.account, c.t]));
-    this.openHourValue = openHourOf(state.lastCycle);
+    // A box's open row: its latest of its account's open hour or later (earlier ones have their rollup).
     for (const r of state.openRows) {
       const head = byId.get(r.box_id);
-      if (head !== undefined && (head.ref === null || head.ref.hour < r.hour)) head.ref = { id: r.box_id, hour: r.hour, row: decodeRow(r.data) };
+      if (head === undefined || (head.ref !== null && head.ref.hour >= r.hour)) continue;
+      const last = this.lastOfAccount.get(head.account);
+      if (last !== undefined && r.hour >= hourOf(last)) head.ref = { id: r.box_id, hour: r.hour, row: decodeRow(r.data) };
     }
     this.heads = heads;
     this.order = [...heads.values()]; // loaded in serial order
@@ -207,7 +216,7 @@ export class CycleWriter {
     };
     this.pendingStrings = [];
     try {
-      this.write(write, account, startedAt, heads, plan);
+      this.write(write, account, startedAt, heads, plan, this.lastOfAccount.get(account));
       this.lastCycleT = startedAt;
       this.lastOfAccount.set(account, startedAt);
     } finally {
@@ -244,11 +253,11 @@ export class CycleWriter {
     this.order = null;
     this.lastCycleT = null;
     this.lastOfAccount = new Map();
-    this.openHourValue = null;
     this.pendingStrings = [];
   }
 
-  private write(write: CycleWrite, account: string, t: number, heads: Map<string, Head>, plan: HistoryPlan): void {
+  /** Plans the cycle of `account` at t, whose previous cycle was at `previous`. */
+  private write(write: CycleWrite, account: string, t: number, heads: Map<string, Head>, plan: HistoryPlan, previous: number | undefined): void {
     if (write.cycle.outcome === 'ok') {
       for (const snap of write.seen) {
         let head = heads.get(snap.serial);
@@ -256,7 +265,7 @@ export class CycleWriter {
           head = { id: this.nextBoxId++, serial: snap.serial, account, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, account, t, t), forgotten: false };
           heads.set(snap.serial, head);
           this.order = null;
-          plan.newBoxes.push({ id: head.id, snap, segStart: t });
+          plan.newBoxes.push({ id: head.id, snap, segStart: t, account });
         }
         this.observe(head, [snap.battery, snap.signal, snap.connected ? 1 : 0, this.intern(snap.firmware, plan.strings)], t);
         plan.seen.push({ id: head.id, snap, segStart: head.segStart });
@@ -280,18 +289,21 @@ export class CycleWriter {
       }
     }
 
+    // The account's first cycle of a new hour: its boxes' rows of earlier hours are final (a box
+    // listed now was carried into this hour above). Only the account's own boxes: another account's
+    // box may still have an open segment, which that account's next cycle carries or ends.
     const hour = hourOf(t);
-    if (this.openHourValue === null || hour > this.openHourValue) {
+    if (previous === undefined || hour > hourOf(previous)) {
       for (const head of heads.values()) {
-        if (head.ref !== null && head.ref.hour < hour) {
+        if (head.account === account && head.ref !== null && head.ref.hour < hour) {
           this.superseded.push(head.ref);
           head.ref = null;
         }
       }
-      this.openHourValue = hour;
     }
     for (const ref of this.dirty) plan.samples.push({ hour: ref.hour, box_id: ref.id, data: encodeRow(ref.row) });
-    for (const ref of this.superseded) plan.closedHours.push({ boxId: ref.id, account: this.accountOfId(ref.id, heads), hour: ref.hour, row: ref.row });
+    // Rows are only carried, ended and closed for the account's own boxes: every closed hour is the account's.
+    for (const ref of this.superseded) plan.closedHours.push({ boxId: ref.id, account, hour: ref.hour, row: ref.row });
   }
 
   /** The box was in the device list at cycle t with these values. */
@@ -348,16 +360,6 @@ export class CycleWriter {
     head.ref = { id: head.id, hour, row: emptyRow() };
     this.dirty.add(head.ref);
     return head.ref;
-  }
-
-  private accountOfId(id: number, heads: Map<string, Head>): string {
-    this.accounts ??= new Map([...heads.values()].map((h) => [h.id, h.account]));
-    let account = this.accounts.get(id);
-    if (account === undefined) {
-      this.accounts = null; // a box added since: build again
-      account = this.accountOfId(id, heads);
-    }
-    return account;
   }
 
   /** The id of an interned string; a new one is added to `out` (written with the plan). */

@@ -95,8 +95,9 @@ class PostgresHistoryRows implements HistoryRows {
     );
   }
 
-  async latestCycle(): Promise<number | null> {
-    return (await this.db.query<{ t: number | null }>('SELECT max(started_at) AS t FROM cycles'))[0]?.t ?? null;
+  /** Start of the latest cycle of each account. */
+  lastCyclesOfAccounts(): Promise<{ account: string; t: number }[]> {
+    return this.db.query<{ account: string; t: number }>('SELECT account, max(started_at) AS t FROM cycles GROUP BY account');
   }
 
   async cycleStarts(from: number, to: number, account: string): Promise<number[]> {
@@ -151,13 +152,12 @@ export class PostgresHistory {
   }
 
   private async load(tx: Transaction): Promise<void> {
-    const [last] = await tx.query<{ t: number | null }>('SELECT max(started_at) AS t FROM cycles');
-    const lastCycle = last?.t ?? null;
-    const open = openHourOf(lastCycle);
+    const lastCycles = await this.rowsIn(tx).lastCyclesOfAccounts();
+    const open = openHourOf(lastCycles);
     this.writer.load({
       boxes: await tx.query<BoxRow>('SELECT * FROM boxes ORDER BY serial COLLATE "C"'),
-      lastCycle,
-      lastCycles: await tx.query<{ account: string; t: number }>('SELECT account, max(started_at) AS t FROM cycles GROUP BY account'),
+      lastCycle: lastCycles.length === 0 ? null : Math.max(...lastCycles.map((c) => c.t)),
+      lastCycles,
       openRows: open === null ? [] : await tx.query<SampleRow>('SELECT hour, box_id, data FROM samples WHERE hour >= $1', [open]),
       strings: await tx.query<{ id: number; value: string }>('SELECT id, value FROM strings'),
     });
@@ -179,12 +179,13 @@ export class PostgresHistory {
     const boxRows = (list: readonly BoxWrite[]): unknown[][] => list.map((b) => [b.id, b.snap.serial, b.segStart, ...boxValues(b.snap)]);
     const boxTypes = ['bigint', 'text', 'bigint', ...BOX_TYPES];
     const unnestBoxes = `unnest(${boxTypes.map((type) => `#::${type}[]`).join(', ')})`;
-    const isNew = new Set(plan.newBoxes.map((b) => b.id));
-    const newBoxes = plan.seen.filter((b) => isNew.has(b.id));
-    const known = plan.seen.filter((b) => !isNew.has(b.id));
+    const accountOfNew = new Map(plan.newBoxes.map((b) => [b.id, b.account]));
+    const newBoxes = plan.seen.filter((b) => accountOfNew.has(b.id));
+    const known = plan.seen.filter((b) => !accountOfNew.has(b.id));
     if (newBoxes.length > 0) {
-      w.add(`INSERT INTO boxes (id, serial, seg_start, ${BOX_COLUMNS.join(', ')}, first_seen, last_polled, account) SELECT *, #::bigint, #::bigint, #::text FROM ${unnestBoxes}`, [
-        t, t, plan.cycle.account ?? DEFAULT_ACCOUNT, ...columnsOf(boxRows(newBoxes), boxTypes.length),
+      const unnestNew = `unnest(${[...boxTypes, 'text'].map((type) => `#::${type}[]`).join(', ')})`;
+      w.add(`INSERT INTO boxes (id, serial, seg_start, ${BOX_COLUMNS.join(', ')}, account, first_seen, last_polled) SELECT *, #::bigint, #::bigint FROM ${unnestNew}`, [
+        t, t, ...columnsOf(newBoxes.map((b) => [...(boxRows([b])[0] as unknown[]), accountOfNew.get(b.id)]), boxTypes.length + 1),
       ]);
     }
     if (known.length > 0) {
@@ -278,7 +279,7 @@ export class PostgresHistory {
   async prune(now: number, retention: RetentionMs, options: PruneOptions = {}): Promise<number> {
     const db = this.db;
     const spent = { rows: 0, budget: options.maxRows ?? Infinity };
-    const open = this.writer.loaded ? this.writer.openHour() : openHourOf(await this.rows.latestCycle());
+    const open = this.writer.loaded ? this.writer.openHour() : openHourOf(await this.rows.lastCyclesOfAccounts());
     const cut = cutoffs(now, retention, open);
     const batch = async (sql: string, params: unknown[]): Promise<number> => (await db.query(`${sql} RETURNING 1`, params)).length;
     const drain = (sql: string, params: unknown[]): Promise<boolean> => drainAwaitable(() => batch(sql, params), PRUNE_BATCH, spent);

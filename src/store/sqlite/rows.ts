@@ -109,8 +109,8 @@ export class SqliteHistoryRows implements HistoryRows {
     });
   }
 
-  latestCycle(): number | null {
-    return this.s.maxCycle.get() as number | null;
+  lastCyclesOfAccounts(): { account: string; t: number }[] {
+    return this.s.lastCycles.all() as { account: string; t: number }[];
   }
 
   cycleStarts(from: number, to: number, account: string): number[] {

@@ -3,7 +3,7 @@
  * from the database and applies each cycle's plan with the prepared statements. Runs inside the
  * cycle's transaction (store.ts); after a rollback `reset()` makes the next cycle load again.
  */
-import { accountOf, DEFAULT_ACCOUNT } from '../../box-id.js';
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
 import { HOUR_MS } from '../codec.js';
 import { closedHoursOf, CycleWriter, boxValues, openHourOf, rollupsOf, type HistoryPlan } from '../history/writer.js';
 import type { BoxRow, SampleRow } from '../history/rows.js';
@@ -55,12 +55,12 @@ export class SqliteHistoryWriter {
   private load(): void {
     if (this.writer.loaded) return;
     const s = this.s;
-    const lastCycle = s.maxCycle.get() as number | null;
-    const open = openHourOf(lastCycle);
+    const lastCycles = s.lastCycles.all() as { account: string; t: number }[];
+    const open = openHourOf(lastCycles);
     this.writer.load({
       boxes: s.allBoxes.all() as BoxRow[],
-      lastCycle,
-      lastCycles: s.lastCycles.all() as { account: string; t: number }[],
+      lastCycle: s.maxCycle.get() as number | null,
+      lastCycles,
       openRows: open === null ? [] : (s.samplesFrom.all(open) as SampleRow[]),
       strings: s.allStrings.all() as { id: number; value: string }[],
     });
@@ -72,7 +72,7 @@ export class SqliteHistoryWriter {
     const t = c.startedAt;
     s.insertCycle.run(t, c.durationMs, c.requests, c.outcome, c.errorCode, c.error, c.boxes, c.detailsFetched, c.account ?? DEFAULT_ACCOUNT);
     for (const str of plan.strings) s.insertString.run(str.id, str.value);
-    for (const b of plan.newBoxes) s.insertBox.run(b.id, b.snap.serial, ...boxValues(b.snap), t, t, b.segStart, accountOf(b.snap.serial));
+    for (const b of plan.newBoxes) s.insertBox.run(b.id, b.snap.serial, ...boxValues(b.snap), t, t, b.segStart, b.account);
     for (const b of plan.seen) s.updateBox.run(...boxValues(b.snap), t, b.segStart, b.id);
     for (const id of plan.closed) s.closeSegment.run(id);
     for (const serial of plan.missing) s.markMissing.run(t, serial);
