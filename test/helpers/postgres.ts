@@ -46,7 +46,8 @@ export function describeWithPostgres(title: string, fn: () => void): void {
   describe.skipIf(missing)(missing ? `${title} (skipped: PostgreSQL is not installed; apt-get install postgresql)` : title, fn);
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 now (for servers a test starts). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
