@@ -45,10 +45,15 @@ export function boxLabel(item: AlertItem): string {
   return name === '' || name === item.serial ? `box ${cleanText(item.serial)}` : `box ${cleanText(item.serial)} "${name}"`;
 }
 
+/** A gateway alert's summary, naming its account outside "default": `gateway (acme): gateway unreachable`. */
+function fleetSummary(key: string, summary: string): string {
+  return key === '' ? summary : `${fleetLabel(key)}: ${summary}`;
+}
+
 /** `box SN-0042 "Lobby" disconnected`; gateway-level: the summary alone (`gateway unreachable`). */
 export function describeItem(item: AlertItem): string {
   const summary = cleanText(item.summary).trim() || item.rule;
-  const text = isFleetKey(item.serial) ? summary : `${boxLabel(item)} ${summary}`;
+  const text = isFleetKey(item.serial) ? fleetSummary(item.serial, summary) : `${boxLabel(item)} ${summary}`;
   return item.status === 'repeat' ? `${text} (still firing)` : text;
 }
 
@@ -128,7 +133,7 @@ export function ackText(item: Pick<AlertItem, 'ack'>): string | undefined {
 export function itemLine(item: AlertItem, now: number): string {
   const location = item.location ? ` (${cleanText(item.location).trim()})` : '';
   const summary = cleanText(item.summary).trim() || item.rule;
-  const what = isFleetKey(item.serial) ? summary : `${boxLabel(item)}${location} ${summary}`;
+  const what = isFleetKey(item.serial) ? fleetSummary(item.serial, summary) : `${boxLabel(item)}${location} ${summary}`;
   const details: string[] = [];
   const value = valueText(item);
   const threshold = thresholdText(item);

@@ -83,3 +83,15 @@ describe('console channel', () => {
     );
   });
 });
+
+describe('gateway alerts of two accounts (issue 15)', () => {
+  it('the e-mail subject and its text body name the account, so two accounts down read apart', () => {
+    const down = (serial: string) => item({ rule: 'gateway_unreachable', serial, boxName: null, summary: 'gateway unreachable' });
+    const acme = buildEmail(message([down('acme/')]), 'ops-mail');
+    const globex = buildEmail(message([down('globex/')]), 'ops-mail');
+    expect(acme.subject).toContain('gateway (acme): gateway unreachable');
+    expect(globex.subject).toContain('gateway (globex): gateway unreachable');
+    expect(acme.text).toContain('gateway (acme): gateway unreachable');
+    expect(buildEmail(message([down('')]), 'ops-mail').subject).not.toContain('(');
+  });
+});
