@@ -3,7 +3,7 @@
  * dist/src/main.js) on a configuration in a temporary folder, its HTTP address read from its JSON
  * logs, and readiness as /healthz answering 200 (a successful cycle happened).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
@@ -84,4 +84,21 @@ export function quantile(values: readonly number[], q: number): number {
 export function statusMiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
   const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times. */
+export function clockTicks(): number {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
+
+/** utime + stime of the process, in seconds. */
+export function cpuSeconds(pid: number, ticks: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may contain spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / ticks; // fields 14 and 15 of stat(5)
 }

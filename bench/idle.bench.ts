@@ -12,26 +12,16 @@
  *   (--node-args='--cpu-prof --cpu-prof-dir=DIR': options for node before the daemon's script, here
  *   a CPU profile of the daemon, written when it stops)
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startSimulator } from '../src/sim/server.js';
-import { sleep, startDaemon, statusMiB } from './daemon.js';
+import { clockTicks, cpuSeconds, sleep, startDaemon, statusMiB } from './daemon.js';
 
 const KEY = 'bench-idle-key';
 const SAMPLE_MS = 10_000;
 const SCHEDULE_S = 30;
-
-/** Clock ticks per second of /proc/<pid>/stat times. */
-function clockTicks(): number {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-}
 
 /**
  * Context switches (voluntary + involuntary) of the main thread and of all threads: a thread
@@ -53,14 +43,6 @@ function contextSwitches(pid: number): { main: number; all: number } {
     }
   }
   return { main: switches(`/proc/${pid}/task/${pid}/status`), all };
-}
-
-/** utime + stime of the process, in seconds. */
-function cpuSeconds(pid: number, ticks: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name, which is in parentheses and may contain spaces.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / ticks; // fields 14 and 15 of stat(5)
 }
 
 const { values } = parseArgs({

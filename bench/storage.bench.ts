@@ -5,21 +5,25 @@
  * (3) the same samples in Prometheus's TSDB: the store of (1) exported as OpenMetrics (`boxwatch
  * export --format openmetrics`: one sample per poll and series, as Prometheus would have scraped
  * them) and backfilled with Debian's promtool (`promtool tsdb create-blocks-from openmetrics`,
- * package `prometheus`); skipped, with a message, when promtool is not installed.
+ * package `prometheus`); skipped, with a message, when promtool is not installed;
+ * (4) with `--url postgres://...` (an empty database): the same store copied into PostgreSQL with
+ * `boxwatch migrate`'s copy, and the bytes per box per day of each table (indexes included) and of
+ * the whole database on both, beside each other.
  *
- *   npm run build && node dist/bench/storage.bench.js [--boxes 100] [--days 3] [--no-cycles]
+ *   npm run build && node dist/bench/storage.bench.js [--boxes 100] [--days 3] [--no-cycles] [--no-prometheus] [--url postgres://...]
  */
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, existsSync, readdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
+import { migrateDatabase } from '../src/cli/migrate-run.js';
 import { exportHistory } from '../src/export/export.js';
 import { storedSpan } from '../src/export/points.js';
 import { streamSink } from '../src/export/sink.js';
 import { openStore } from '../src/store/index.js';
 import { METRICS } from '../src/store/types.js';
-import { DAY, FleetFeed, HOUR, POLL_MS, median, ms, percentile, tableBytes, tempDb } from './storage-helpers.js';
+import { DAY, FleetFeed, HOUR, POLL_MS, median, ms, percentile, pgQuery, tableBytes, tempDb } from './storage-helpers.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -64,7 +68,41 @@ async function prometheusBytes(dbPath: string): Promise<{ bytes: number; samples
   return { bytes: folderBytes(tsdb), samples: summary.lines, exportBytes: statSync(file).size, seconds: (performance.now() - began) / 1000 };
 }
 
-async function sizeBench(boxes: number, days: number): Promise<void> {
+/**
+ * The SQLite store at `dbPath` (after VACUUM) copied into the empty PostgreSQL database `url`
+ * (then VACUUM ANALYZE): bytes per box per day of each history table with its indexes, and of
+ * the whole database (PostgreSQL: what the copy added to the empty database), on both.
+ */
+async function postgresBytes(dbPath: string, url: string, boxes: number, days: number): Promise<void> {
+  const dbSize = async (): Promise<number> => Number((await pgQuery<{ n: string }>(url, 'SELECT pg_database_size(current_database()) AS n'))[0]?.n);
+  const empty = await dbSize();
+  const t0 = performance.now();
+  await migrateDatabase({ kind: 'sqlite', path: dbPath }, { kind: 'postgres', url });
+  const copySeconds = (performance.now() - t0) / 1000;
+  await pgQuery(url, 'VACUUM ANALYZE');
+  const pgTables = new Map(
+    (await pgQuery<{ name: string; n: string }>(url, "SELECT relname AS name, pg_total_relation_size(oid) AS n FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace")).map((r) => [r.name, Number(r.n)]),
+  );
+  const raw = new Database(dbPath, { readonly: true });
+  const sqliteTables = new Map(
+    (raw.prepare('SELECT m.tbl_name AS name, sum(d.pgsize) AS n FROM dbstat d JOIN sqlite_master m ON m.name = d.name GROUP BY m.tbl_name').all() as { name: string; n: number }[]).map((r) => [r.name, r.n]),
+  );
+  raw.close();
+  const kb = (b: number): string => `${(b / boxes / days / 1024).toFixed(2)} KB`;
+  const pgAll = (await dbSize()) - empty;
+  const sqliteAll = statSync(dbPath).size;
+  console.log(`\n### the same history on PostgreSQL (copied in ${copySeconds.toFixed(1)} s, then VACUUM ANALYZE): bytes per box per day, indexes included`);
+  console.log('| table | SQLite | PostgreSQL | PostgreSQL / SQLite |');
+  console.log('|---|---|---|---|');
+  for (const name of ['samples', 'rollups', 'cycles', 'boxes']) {
+    const a = sqliteTables.get(name) ?? 0;
+    const b = pgTables.get(name) ?? 0;
+    console.log(`| ${name} | ${kb(a)} | ${kb(b)} | ${(b / a).toFixed(1)}× |`);
+  }
+  console.log(`| whole database | ${kb(sqliteAll)} (file) | ${kb(pgAll)} (growth of pg_database_size) | ${(pgAll / sqliteAll).toFixed(1)}× |`);
+}
+
+async function sizeBench(boxes: number, days: number, url: string | undefined): Promise<void> {
   const db = tempDb('size.db');
   const store = openStore(db.path);
   const feed = new FleetFeed(boxes, START);
@@ -94,7 +132,7 @@ async function sizeBench(boxes: number, days: number): Promise<void> {
   console.log(`rollups : ${perBoxDay(rollups)} per box per day (${counts.rollups} rows)`);
   console.log(`cycles  : ${perBoxDay(cyclesB)} per box per day (shared by the fleet)`);
   console.log(`file    : ${perBoxDay(file)} per box per day in all (${(file / 2 ** 20).toFixed(1)} MiB after VACUUM, boxes table and indexes included)`);
-  const prom = await prometheusBytes(db.path);
+  const prom = process.argv.includes('--no-prometheus') ? null : await prometheusBytes(db.path);
   if (prom !== null) {
     console.log(
       `prometheus: ${perBoxDay(prom.bytes)} per box per day (TSDB of 2 h blocks as promtool writes them, ${prom.samples.toLocaleString('en-US')} samples` +
@@ -102,6 +140,7 @@ async function sizeBench(boxes: number, days: number): Promise<void> {
     );
     console.log(`ratio   : Prometheus / boxwatch = ${(prom.bytes / file).toFixed(1)}x (whole file), ${(prom.bytes / samples).toFixed(1)}x (samples alone)`);
   }
+  if (url !== undefined) await postgresBytes(db.path, url, boxes, days);
   db.cleanup();
 }
 
@@ -145,4 +184,5 @@ if (!process.argv.includes('--no-cycles')) {
   cycleBench(1_000);
   cycleBench(10_000);
 }
-await sizeBench(boxes, days);
+const urlAt = process.argv.indexOf('--url');
+await sizeBench(boxes, days, urlAt >= 0 ? process.argv[urlAt + 1] : undefined);

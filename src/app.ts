@@ -46,6 +46,9 @@ import { createCallIngest, type CallIngest, type CallSyncResult } from './calls/
 import { registerCallMetrics } from './calls/metrics.js';
 import { createArchiver, withArchiveFacts, registerArchiveMetrics, type ArchiveFs, type Archiver, type ArchivePassResult } from './archive/index.js';
 import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/test-calls.js';
+import { createReplica, type Replica } from './cluster/replica.js';
+import { isLeaseLost, type Fence } from './cluster/leases.js';
+import { accountOf } from './box-id.js';
 
 export interface AppDeps<S extends DataStore = DataStore> {
   config: Config;
@@ -95,6 +98,8 @@ export interface App<S extends DataStore = DataStore> {
   readonly alerts: AlertQueries;
   readonly outbox: OutboxRepository;
   readonly metrics: Metrics;
+  /** This replica's leases (null without `cluster:`: one daemon holds the database). */
+  readonly replica: Replica | null;
   /** The HTTP server's address once started (null when `http: false`). */
   readonly httpUrl: string | null;
   /**
@@ -204,6 +209,26 @@ export function createApp(deps: AppDeps): App {
   const outbox = store.outbox(looksLikeNotificationMessage);
   const groupQueue = store.groupQueue();
   const configured = new Set(config.notifiers.map((n) => n.name));
+  // Replicas (`cluster:`): this process works only for the accounts it leads (src/cluster/).
+  const replica: Replica | null = config.cluster
+    ? createReplica({
+        config: config.cluster,
+        repo: store.leases,
+        accounts: () => accounts.map((a) => a.config.name),
+        clock,
+        logger,
+        metrics,
+        work: {
+          start: () => {
+            dispatcher.wake();
+            void group();
+          },
+          stop: async (account): Promise<void> => {
+            await Promise.all([cycling.get(account), dispatcher.idle()]);
+          },
+        },
+      })
+    : null;
   /** The fleet's counts for templates (`fleet.*`), as of the last cycle (read at start, then kept by each cycle). */
   let fleet: FleetStats | undefined;
   const pipeline = new AlertPipeline({
@@ -235,6 +260,7 @@ export function createApp(deps: AppDeps): App {
       maxAgeMs: config.alerting.delivery.maxAge,
     },
     onOutcome: (o) => metrics.observeNotification(o.notifier, o.result),
+    ...(replica && { fences: () => replica.fences(), onLeaseLost: (f: Fence) => replica.lost(f) }),
     signal: controller.signal,
   });
   // Receivers that forget alerts they do not hear of again (Alertmanager) get the firing ones resent.
@@ -246,7 +272,9 @@ export function createApp(deps: AppDeps): App {
     firing: async (name, now) => {
       const route = config.notifiers.find((n) => n.name === name) ?? {};
       const boxes = new Map((await store.boxes()).map((b) => [b.serial, b]));
-      return announcedFiringItems((await alerts.states()).values(), route, (serial) => boxes.get(serial), now);
+      const items = announcedFiringItems((await alerts.states()).values(), route, (serial) => boxes.get(serial), now);
+      // Replicas: each resends the alerts of the accounts it leads, so each alert once.
+      return replica === null ? items : items.filter((item) => replica.holds(accountOf(item.serial)));
     },
   });
   // /metrics and the heavy API answers are rendered once per cycle from this snapshot.
@@ -289,9 +317,17 @@ export function createApp(deps: AppDeps): App {
     clearTimeout(groupTimer);
     let next: number | null;
     try {
-      const { released, nextReadyAt } = await releaseReadyGroups(groupQueue, clock.now(), config.alerting.groupWait, configured);
-      if (released.length > 0) dispatcher.wake();
-      next = nextReadyAt;
+      next = null;
+      // Replicas: the items of each led account, its release fenced.
+      for (const fence of replica === null ? [undefined] : replica.fences()) {
+        const { released, nextReadyAt } = await releaseReadyGroups(groupQueue, clock.now(), config.alerting.groupWait, configured, fence).catch((err: unknown) => {
+          if (fence === undefined || !isLeaseLost(err)) throw err;
+          replica?.lost(fence);
+          return { released: [], nextReadyAt: null };
+        });
+        if (released.length > 0) dispatcher.wake();
+        if (nextReadyAt !== null) next = next === null ? nextReadyAt : Math.min(next, nextReadyAt);
+      }
     } catch (err) {
       // The database is locked or full: nothing was moved (one transaction); try again later.
       logger.error({ code: storeFailureCode(err), err: errorMessage(err) }, 'cannot move grouped alerts to the outbox; will retry');
@@ -303,7 +339,22 @@ export function createApp(deps: AppDeps): App {
     }
   };
 
-  const cycle = async (run: AccountRun): Promise<void> => {
+  /** Per account, its cycle in flight (a lease given up waits for it). */
+  const cycling = new Map<string, Promise<void>>();
+  const cycle = (run: AccountRun): Promise<void> => {
+    // Replicas: an account is polled only by the replica that leads it, its write fenced.
+    const name = run.config.name;
+    const fence = replica?.fence(name);
+    if (replica !== null && fence === undefined) return Promise.resolve();
+    const p = cycleWith(run, fence).catch((err: unknown) => {
+      if (fence === undefined || !isLeaseLost(err)) throw err;
+      logger.error({ account: name }, 'poll cycle not stored: another replica leads this account now');
+      replica?.lost(fence);
+    });
+    cycling.set(name, p);
+    return p;
+  };
+  const cycleWith = async (run: AccountRun, fence: Fence | undefined): Promise<void> => {
     const { config: account, client } = run;
     let cycleAlerts: CycleAlerts | null = null;
     let committed: { startedAt: number; boxes: BoxState[] } | null = null;
@@ -329,7 +380,7 @@ export function createApp(deps: AppDeps): App {
           const { recorded, result } = await store.commitCycle(write, now, (view) => {
             boxes = view.boxes; // the fleet as this cycle left it: the snapshot below
             return pipeline.decide(write.cycle, view, now, null);
-          });
+          }, fence);
           cycleAlerts = result;
           if (result.forgotten.length > 0) logger.warn({ serials: result.forgotten }, 'boxes missing longer than forget_after were forgotten (their history is kept)');
           committed = { startedAt: recorded.startedAt, boxes };
@@ -431,7 +482,7 @@ export function createApp(deps: AppDeps): App {
       : null;
   let lastCalls: CallSyncResult | undefined;
   const callsCycle = async (): Promise<void> => {
-    if (!calls) return;
+    if (!calls || (replica !== null && !replica.holds(first.config.name))) return;
     try {
       lastCalls = await calls.run(controller.signal);
     } catch (err) {
@@ -457,7 +508,7 @@ export function createApp(deps: AppDeps): App {
       : null;
   let lastAttempts: TestCallAttempt[] = [];
   const testCallTask = (name: string) => async (): Promise<void> => {
-    if (!testCalls) return;
+    if (!testCalls || (replica !== null && !replica.holds(first.config.name))) return;
     try {
       lastAttempts.push(...(await testCalls.runEntry(name, controller.signal)));
     } catch (err) {
@@ -472,14 +523,19 @@ export function createApp(deps: AppDeps): App {
     alerts,
     outbox,
     metrics,
+    replica,
     get httpUrl() {
       return http?.url ?? null;
     },
     async start() {
-      const { tookOver } = await hold.take();
-      if (tookOver !== null) logger.warn({ db: store.name, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
-      lockTimer = setInterval(() => void beatLock(), DAEMON_HEARTBEAT_MS);
-      lockTimer.unref();
+      if (replica === null) {
+        const { tookOver } = await hold.take();
+        if (tookOver !== null) logger.warn({ db: store.name, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
+        lockTimer = setInterval(() => void beatLock(), DAEMON_HEARTBEAT_MS);
+        lockTimer.unref();
+      } else {
+        replica.start(); // no hold on the database: the accounts are leased (docs/operations.md)
+      }
       running = true;
       fleet = fleetStats(await store.boxes(), (await alerts.states()).values());
       if (config.http.enabled) {
@@ -495,7 +551,7 @@ export function createApp(deps: AppDeps): App {
           ...(calls && { calls: { repo: calls.repo, now: () => clock.now() + (skew() ?? 0) } }),
           limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
-          health: { maxCycleAgeMs: (3 * tickIntervalMs + Math.max(...accounts.map((a) => a.config.timeout))) * (deps.clockRate ?? 1) },
+          health: { maxCycleAgeMs: (3 * tickIntervalMs + Math.max(...accounts.map((a) => a.config.timeout))) * (deps.clockRate ?? 1), ...(replica && { replica: () => replica.health() }) },
         });
         logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'http endpoints listening');
       }
@@ -588,6 +644,7 @@ export function createApp(deps: AppDeps): App {
     } finally {
       clearTimeout(abandon);
     }
+    await replica?.stop(); // after the work stopped: the leases are released for the others at once
     await http?.close();
     controller.abort();
     await pruning; // stops at its next batch

@@ -7,6 +7,7 @@
  * at once as one message each; the dispatcher's start then retires them (dead, with the reason,
  * reported on the remaining notifiers).
  */
+import type { Fence } from '../cluster/leases.js';
 import type { AlertItem, NotificationMessage } from '../notify/types.js';
 import { planGroups } from './group.js';
 import type { GroupQueue, QueuedRow, ReleasedBatch } from './repositories.js';
@@ -27,8 +28,10 @@ export async function releaseReadyGroups(
   now: number,
   groupWaitMs: number,
   configured: ReadonlySet<string>,
+  /** Replicas: only this led account's items, its release fenced (src/cluster/leases.ts). */
+  fence?: Fence,
 ): Promise<GroupPass> {
-  const pending = await queue.pending(GROUP_MAX_ITEMS);
+  const pending = await queue.pending(GROUP_MAX_ITEMS, fence);
   const orphans = new Map<string, QueuedRow<AlertItem>[]>();
   const known: QueuedRow<AlertItem>[] = [];
   for (const row of pending) {
@@ -40,7 +43,7 @@ export async function releaseReadyGroups(
     ...plan.ready.map((b) => batch(b.notifier, b.items, now)),
     ...[...orphans].map(([notifier, rows]) => batch(notifier, rows, now)),
   ];
-  if (batches.length > 0) await queue.release(batches, now);
+  if (batches.length > 0) await queue.release(batches, now, fence);
   const full = plan.ready.some((b) => b.items.length === GROUP_MAX_ITEMS);
   return { released: [...new Set(batches.map((b) => b.notifier))], nextReadyAt: full ? now : plan.nextReadyAt };
 }

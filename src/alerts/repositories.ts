@@ -16,6 +16,7 @@
  * Awaitable too, like the Store API of src/store/types.ts.
  */
 import type { Awaitable } from '../awaitable.js';
+import type { Fence } from '../cluster/leases.js';
 import type { AlertItem } from '../notify/types.js';
 import type { BoxState, CycleWrite, RecordedCycle } from '../store/types.js';
 import type { Ack } from './acks.js';
@@ -69,7 +70,11 @@ export interface AlertWrite<I> {
 
 /** The daemon's cycle write: the cycle, its samples and its alert stage, all or nothing. */
 export interface CycleCommitter<I> {
-  commitCycle<T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }): Awaitable<{ recorded: RecordedCycle; result: T }>;
+  /**
+   * With a `fence` (replicas), nothing is written unless the fence still holds the account's lease
+   * in this very transaction (LeaseLostError), and the queued items belong to the fence's account.
+   */
+  commitCycle<T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }, fence?: Fence): Awaitable<{ recorded: RecordedCycle; result: T }>;
 }
 
 /** A batch of queued items leaving the queue as one outbox message (null: only drop the items). */
@@ -82,9 +87,14 @@ export interface ReleasedBatch<M> {
 /** The group_wait queue as the grouper sees it. */
 export interface GroupQueue<I, M> {
   /** Queued items, per notifier oldest first, at most `perNotifier` of each notifier. Damaged rows are dropped. */
-  pending(perNotifier: number): Awaitable<QueuedRow<I>[]>;
-  /** Atomically: removes the batches' items from the queue and puts their messages into the outbox. */
-  release(batches: readonly ReleasedBatch<M>[], now: number): Awaitable<void>;
+  pending(perNotifier: number, fence?: Fence): Awaitable<QueuedRow<I>[]>;
+  /**
+   * Atomically: removes the batches' items from the queue and puts their messages into the outbox
+   * (each message belongs to its items' account). With a `fence`, only items of the fence's
+   * account are read, and a release is refused (LeaseLostError, nothing moved) once the fence no
+   * longer holds the account's lease.
+   */
+  release(batches: readonly ReleasedBatch<M>[], now: number, fence?: Fence): Awaitable<void>;
 }
 
 /** One outbox message as the notification log shows it (dashboard /alerts). */

@@ -4,6 +4,7 @@
  * pending, `box-offline! (acked by alice)` acknowledged); gateway alerts follow the table.
  */
 import type { Command } from 'commander';
+import type { Lease, LeaseRepository, Replica } from '../cluster/leases.js';
 import { accountOf, isFleetKey, splitBoxKey } from '../box-id.js';
 import { withAcks, type Ack, type AckRepository } from '../alerts/acks.js';
 import type { AlertState } from '../alerts/types.js';
@@ -36,6 +37,8 @@ export interface StatusSource extends Pick<Store, 'boxes'> {
   alerts: Pick<AlertQueries, 'states'>;
   acks: Pick<AckRepository, 'latestByKey'>;
   calls: Pick<CallsRepo, 'failureCounts'>;
+  /** Replicas (`cluster:`): who leads each account (absent or empty: one daemon holds the database). */
+  leases?: Pick<LeaseRepository, 'leases' | 'replicas'>;
 }
 
 /** `box-offline! (acked by alice), battery-low`: `!` marks a firing alert, no mark a pending one. */
@@ -92,4 +95,19 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
       ctx.out(`\n${label}: ${open.map((a) => `${alertsCell([a])} (${terminalSafe(a.summary ?? a.status)}, since ${relativeTime(a.since, now)})`).join(', ')}\n`);
     }
   }
+  if (format === 'table' && store.leases !== undefined) {
+    const lines = leaderLines(await store.leases.leases(), await store.leases.replicas(), now);
+    if (lines.length > 0) ctx.out(`\nreplicas:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
+  }
+}
+
+/** `acme: replica-b (host vm, pid 12, heartbeat 2s ago)`, or `acme: nobody (lease expired 5s ago)`: who serves each account. */
+export function leaderLines(leases: readonly Lease[], replicas: readonly Replica[], now: number): string[] {
+  const byId = new Map(replicas.map((r) => [r.id, r]));
+  return leases.map((l) => {
+    const r = l.holder === null ? undefined : byId.get(l.holder);
+    if (l.holder === null || l.expiresAt <= now) return `${terminalSafe(l.account)}: nobody (${l.holder === null ? 'released' : `lease expired ${relativeTime(l.expiresAt, now)}`})`;
+    const where = r === undefined ? '' : ` (host ${terminalSafe(r.host)}, pid ${r.pid}, heartbeat ${relativeTime(r.beatAt, now)})`;
+    return `${terminalSafe(l.account)}: ${terminalSafe(l.holder)}${where}`;
+  });
 }

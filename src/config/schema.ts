@@ -571,6 +571,18 @@ const httpSchema = z.preprocess(
   ),
 );
 
+/**
+ * Replicas (docs/operations.md, "Running replicas"): with this section, several `boxwatch run`
+ * processes share the database and lease its accounts among themselves instead of one daemon
+ * holding it.
+ */
+const clusterSchema = z.strictObject({
+  /** How long a lease lasts without renewal; renewed every third of it. */
+  lease: duration('30s', { positive: true, max: '10m' }),
+  /** This replica's name in leases, /healthz and `boxwatch status` (default: host, pid and a random part). */
+  replica_id: z.string().regex(NAME, { error: 'letters, digits, "_", "." and "-", starting with a letter or digit' }).max(100).optional(),
+}).refine((c) => c.lease >= 3_000, { path: ['lease'], error: 'must be at least 3s (leases are renewed every third of it)' });
+
 const logSchema = z.strictObject({
   level: z.enum(LOG_LEVELS).default('info'),
   /** `auto`: human-readable on a terminal, JSON lines otherwise. */
@@ -594,6 +606,7 @@ export const configSchema = z.preprocess(
       http: httpSchema.prefault({}),
       log: logSchema.prefault({}),
       test_calls: testCallsSchema.optional(),
+      cluster: clusterSchema.optional(),
     })
     .superRefine((c, ctx) => {
       if (c.gateway !== undefined && c.gateways !== undefined) {

@@ -32,6 +32,8 @@ export interface HealthOptions {
    * by a failure is judged by the success before the restart).
    */
   lastSuccessAt?: () => Awaitable<number | null>;
+  /** Replicas: this replica's id and the accounts it leads, added to the body (docs/operations.md). */
+  replica?: () => { id: string; leads: string[] };
 }
 
 export interface HttpServerOptions {
@@ -137,7 +139,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       failingSince: metrics.cycleStatus().failingSince,
       accounts: await store.lastCycles(),
     });
-    return json(healthy ? 200 : 503, body);
+    return json(healthy ? 200 : 503, options.health.replica ? { ...body, replica: options.health.replica() } : body);
   };
 
   const dashboard = options.dashboard ? dashboardRouter({ store, metrics, clock, lastSuccessAt, options: options.dashboard }) : undefined;

@@ -11,11 +11,16 @@
  * A send that worked but could not be recorded (the database locked or full) is remembered in
  * memory: the notifier sends nothing more until that record is written, then carries on, so a
  * database that refuses writes never turns one message into a storm of copies.
+ * Replicas (src/cluster/): with `fences`, a pass claims per account this process leads, each
+ * claim fenced (the store refuses it once the lease changed hands), and checks before every send
+ * that the account is still led: a replica that steps down sends nothing more, at most the one
+ * send already in flight.
  * Dead messages (permanent error, older than maxAge when an attempt fails, or their notifier was
  * removed from the configuration: `retireRemoved`) are reported on the other notifiers as one
  * `delivery_failure` message, at most once per `failureNoticeIntervalMs`. Both the dead rows and
  * whether they were reported are in the outbox, so a restart neither loses nor repeats a notice.
  */
+import { isLeaseLost, type Fence } from '../cluster/leases.js';
 import type { Clock } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -57,6 +62,13 @@ export interface DispatcherOptions {
   onOutcome?: (outcome: DeliveryOutcome) => void;
   /** Aborts the sends in flight (shutdown after a grace period); an aborted send is retried later. */
   signal?: AbortSignal;
+  /**
+   * Replicas: the fences of the accounts this process leads now (src/cluster/coordinator.ts).
+   * Only their rows are claimed and sent. Absent: every row (one daemon).
+   */
+  fences?: () => readonly Fence[];
+  /** A fenced claim was refused: the lease changed hands (the coordinator stops the account). */
+  onLeaseLost?: (fence: Fence) => void;
 }
 
 export interface PassResult {
@@ -122,11 +134,31 @@ export class Dispatcher {
     await this.recordUnrecorded(name); // throws while the database still refuses: nothing is sent
 
     const limit = this.options.batchSize ?? 20;
+    const fences = this.options.fences;
+    for (const fence of fences === undefined ? [undefined] : fences()) {
+      if (this.stopping || this.pausedUntil.has(name)) break;
+      await this.passOf(notifier, fence, limit, result);
+    }
+    await this.flushNotices();
+    return result;
+  }
+
+  /** Claims and delivers the due rows of one notifier (of one led account, with its fence). */
+  private async passOf(notifier: Notifier, fence: Fence | undefined, limit: number, result: PassResult): Promise<void> {
+    const name = notifier.name;
     const leaseMs = this.sendTimeoutMs() * limit + 60_000;
-    const rows = await this.options.queue.claim(name, this.options.clock.now(), limit, leaseMs);
+    let rows: OutboxRow[];
+    try {
+      rows = await this.options.queue.claim(name, this.options.clock.now(), limit, leaseMs, fence);
+    } catch (err) {
+      if (fence === undefined || !isLeaseLost(err)) throw err;
+      this.log.warn({ notifier: name, account: fence.account }, 'outbox claim refused: this replica no longer leads the account');
+      this.options.onLeaseLost?.(fence);
+      return;
+    }
     let i = 0;
     try {
-      for (; i < rows.length && !this.stopping; i++) {
+      for (; i < rows.length && !this.stopping && this.leads(fence); i++) {
         const row = rows[i] as OutboxRow;
         const error = await this.attempt(notifier, row);
         const now = this.options.clock.now();
@@ -158,12 +190,17 @@ export class Dispatcher {
         this.outcome({ notifier: name, id: row.id, result: 'dead', attempts: row.attempts + 1, error: error.message });
       }
     } finally {
-      // Claimed but not attempted (a transient failure paused the notifier, or we are stopping).
+      // Claimed but not attempted (a transient failure paused the notifier, we are stopping, or the
+      // account is no longer led: the next leader gets them at once anyway).
       if (i < rows.length) await this.options.queue.unclaim(rows.slice(i).map((r) => r.id));
     }
-    result.more = rows.length === limit && result.retried === 0 && !this.stopping;
-    await this.flushNotices();
-    return result;
+    if (rows.length === limit && result.retried === 0 && !this.stopping) result.more = true;
+  }
+
+  /** Whether this process still leads the fence's account (always, without fences). */
+  private leads(fence: Fence | undefined): boolean {
+    if (fence === undefined) return true;
+    return (this.options.fences?.() ?? []).some((f) => f.account === fence.account && f.token === fence.token);
   }
 
   private remember(name: string, id: number, at: number): void {
@@ -196,6 +233,11 @@ export class Dispatcher {
       await this.flushNotices();
     }
     return marked;
+  }
+
+  /** Resolves when the passes in flight have ended (a replica giving an account up waits for its sends). */
+  async idle(): Promise<void> {
+    await Promise.all([...this.passes.values()].map((p) => p.catch(() => undefined)));
   }
 
   /** One pass for every notifier, concurrently. */
@@ -302,6 +344,10 @@ export class Dispatcher {
   /** Queues one delivery-failure message on every other notifier for the failing ones whose interval has passed. */
   private async reportFailures(): Promise<void> {
     const now = this.options.clock.now();
+    // Replicas: the notices belong to an account this process leads (so that it sends them); one
+    // that leads none leaves the reporting to the others.
+    const account = this.options.fences === undefined ? undefined : this.options.fences()[0]?.account;
+    if (this.options.fences !== undefined && account === undefined) return;
     const interval = this.options.failureNoticeIntervalMs ?? 3_600_000;
     const ready = (await this.options.queue.unreportedFailures()).filter((f) => f.lastReportedAt === null || now - f.lastReportedAt >= interval);
     if (ready.length === 0) return;
@@ -313,6 +359,7 @@ export class Dispatcher {
       ready.map((f) => ({ notifier: f.notifier, upToId: f.upToId })),
       targets.map((notifier) => ({ notifier, message })),
       now,
+      account,
     );
     if (targets.length > 0) this.wake();
   }

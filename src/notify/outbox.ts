@@ -12,6 +12,7 @@
  * dispatcher always awaits.
  */
 import type { Awaitable } from '../awaitable.js';
+import type { Fence } from '../cluster/leases.js';
 import type { NotificationMessage } from './types.js';
 
 /** One queued delivery of one message to one notifier. */
@@ -54,9 +55,11 @@ export interface OutboxRepository {
   /**
    * Claims up to `limit` rows of `notifier` that are due (pending with nextAttemptAt <= now, or
    * sending with an expired lease), oldest (lowest id) first: they are `sending` until
-   * `now + leaseMs`. Damaged rows are marked dead instead of returned.
+   * `now + leaseMs`. Damaged rows are marked dead instead of returned. With a `fence` (replicas),
+   * only rows of the fence's account, and only while the fence still holds that account's lease,
+   * checked in the claim's own transaction (LeaseLostError otherwise, nothing claimed).
    */
-  claim(notifier: string, now: number, limit: number, leaseMs: number): Awaitable<OutboxRow[]>;
+  claim(notifier: string, now: number, limit: number, leaseMs: number, fence?: Fence): Awaitable<OutboxRow[]>;
   /** Gives claimed rows that were not attempted back (pending, due as before). */
   unclaim(ids: readonly number[]): Awaitable<void>;
   markDelivered(id: number, now: number): Awaitable<void>;
@@ -72,10 +75,10 @@ export interface OutboxRepository {
   /** Dead rows not yet reported, per notifier. */
   unreportedFailures(): Awaitable<UnreportedFailures[]>;
   /**
-   * Atomically: queues `notices` and marks the dead rows of each `reported` notifier up to its
-   * `upToId` as reported at `now`.
+   * Atomically: queues `notices` (of `account`, default "default") and marks the dead rows of each
+   * `reported` notifier up to its `upToId` as reported at `now`.
    */
-  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: NotificationMessage }[], now: number): Awaitable<void>;
+  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: NotificationMessage }[], now: number, account?: string): Awaitable<void>;
   /**
    * The notifiers were removed from the configuration: every row of a notifier not in `keep` that
    * is still waiting becomes dead with `reason`, to be reported once on the remaining notifiers.

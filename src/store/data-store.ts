@@ -8,6 +8,7 @@
 import type { AckRepository } from '../alerts/acks.js';
 import type { AlertQueries, AlertWrite, CycleView, GroupQueue, SilenceWrites } from '../alerts/repositories.js';
 import type { Awaitable } from '../awaitable.js';
+import type { Fence, LeaseRepository } from '../cluster/leases.js';
 import type { OutboxRepository } from '../notify/outbox.js';
 import type { AlertItem, NotificationMessage } from '../notify/types.js';
 import type { CallsRepo } from './calls-repo.js';
@@ -30,8 +31,10 @@ export interface DataStore extends Store {
   readonly recordings: RecordingsRepo;
   /** The daemon's hold on the database (one `boxwatch run` per database). */
   readonly hold: DaemonHold;
-  /** The daemon's cycle as one unit of work (CycleCommitter of src/alerts/repositories.ts). */
-  commitCycle<T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<AlertItem>; result: T }): Awaitable<{ recorded: RecordedCycle; result: T }>;
+  /** Replicas and per-account leases (`cluster:`; src/cluster/leases.ts). */
+  readonly leases: LeaseRepository;
+  /** The daemon's cycle as one unit of work (CycleCommitter of src/alerts/repositories.ts); with a fence, refused once its lease changed hands. */
+  commitCycle<T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<AlertItem>; result: T }, fence?: Fence): Awaitable<{ recorded: RecordedCycle; result: T }>;
   /** The outbox of notification messages (`looksRight` checks a message read back). */
   outbox(looksRight: (value: unknown) => boolean): OutboxRepository;
   /** The group_wait queue: alert items released as notification messages. */

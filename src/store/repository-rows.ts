@@ -9,6 +9,7 @@
  * - transitions: value, threshold and held_by as JSON; a damaged row is set aside;
  * - the group queue and the outbox: an item or message as JSON of the caller's type.
  */
+import type { Lease, Replica } from '../cluster/leases.js';
 import { randomUUID } from 'node:crypto';
 import type { OutboxEntry, TransitionRow } from '../alerts/repositories.js';
 import type { Silence } from '../alerts/silences.js';
@@ -280,3 +281,23 @@ export function mergeOutboxCounts(outbox: readonly OutboxCounts[], queued: reado
   }
   return [...stats.values()].sort((a, b) => a.notifier.localeCompare(b.notifier));
 }
+
+/** A row of `leases` (migrations 0012 / postgres 0006), shared by both lease repositories. */
+export interface LeaseDbRow {
+  account: string;
+  holder: string | null;
+  token: number;
+  expires_at: number;
+}
+
+/** A row of `replicas`. */
+export interface ReplicaDbRow {
+  id: string;
+  host: string;
+  pid: number;
+  started_at: number;
+  beat_at: number;
+}
+
+export const toLease = (r: LeaseDbRow): Lease => ({ account: r.account, holder: r.holder, token: r.token, expiresAt: r.expires_at });
+export const toReplica = (r: ReplicaDbRow): Replica => ({ id: r.id, host: r.host, pid: r.pid, startedAt: r.started_at, beatAt: r.beat_at });

@@ -9,7 +9,7 @@
  * In JSON every time is ISO 8601 UTC and an alert is named by a printable id, `rule/serial`
  * (`firmware/BX-00033`), or the rule alone for the gateway alerts.
  */
-import { isFleetKey } from '../box-id.js';
+import { accountOf, DEFAULT_ACCOUNT, isFleetKey } from '../box-id.js';
 import type { Awaitable } from '../awaitable.js';
 import { ackInEffect, type Ack, type AckRepository } from '../alerts/acks.js';
 import { holdBack, type HeldBack } from '../alerts/hold-back.js';
@@ -67,6 +67,8 @@ export interface AlertViewInput {
   silences: readonly Silence[];
   /** The last cycle failed. */
   gatewayDown: boolean;
+  /** With several accounts: those whose last cycle failed (instead of `gatewayDown`, per alert's account). */
+  downAccounts?: ReadonlySet<string>;
   /** `alerting.inhibit`. */
   inhibit: boolean;
   /** Rule kinds by rule name, for alerts that came to rest (their state row is gone). */
@@ -97,7 +99,7 @@ export function alertViews(input: AlertViewInput, now: number): AlertView[] {
     if (list) list.push(t);
     else byKey.set(t.key, [t]);
   }
-  const heldBack = holdBack(states.values(), { now, gatewayDown: input.gatewayDown, silences: input.silences, inhibit: input.inhibit });
+  const heldBack = heldBackOf(input, now);
   const views: AlertView[] = [];
   for (const s of states.values()) {
     const open = s.status === 'pending' || s.status === 'firing';
@@ -263,10 +265,29 @@ export function alertJson(v: AlertView): AlertJson {
   };
 }
 
+/** What holds each alert back now; with several accounts a gateway outage holds back only its account's alerts. */
+function heldBackOf(input: AlertViewInput, now: number): ReturnType<typeof holdBack> {
+  const ctx = { now, silences: input.silences, inhibit: input.inhibit };
+  const down = input.downAccounts;
+  if (down === undefined) return holdBack(input.states.values(), { ...ctx, gatewayDown: input.gatewayDown });
+  const byAccount = new Map<string, AlertState[]>();
+  for (const s of input.states.values()) {
+    const account = accountOf(s.serial);
+    const list = byAccount.get(account);
+    if (list) list.push(s);
+    else byAccount.set(account, [s]);
+  }
+  const out: ReturnType<typeof holdBack> = new Map();
+  for (const [account, list] of byAccount) for (const [key, held] of holdBack(list, { ...ctx, gatewayDown: down.has(account) })) out.set(key, held);
+  return out;
+}
+
 /** Where the alert view's inputs come from: the store's boxes and cycles, the alert tables, the outbox. */
 export interface AlertViewSource extends NotificationSource {
   boxes(): Awaitable<readonly { serial: string; name: string }[]>;
   lastCycle(): Awaitable<{ outcome: 'ok' | 'failed' } | undefined>;
+  /** The latest cycle of each account (absent: judged by lastCycle alone). */
+  lastCycles?(): Awaitable<readonly { outcome: 'ok' | 'failed'; account?: string }[]>;
   states(): Awaitable<ReadonlyMap<string, AlertState>>;
   transitionsSince(since: number): Awaitable<readonly TransitionRecord[]>;
   silences(now: number): Awaitable<readonly Silence[]>;
@@ -301,6 +322,7 @@ export async function readAlertViews(source: AlertViewSource, config: AlertViewC
       boxes: await source.boxes(),
       silences: await source.silences(now),
       gatewayDown: (await source.lastCycle())?.outcome === 'failed',
+      ...(await downAccountsOf(source)),
       inhibit: config?.alerting.inhibit ?? true,
       kinds,
       deliveries: deliveriesOf(await readNotificationViews(source, { since: query.from })),
@@ -312,17 +334,26 @@ export async function readAlertViews(source: AlertViewSource, config: AlertViewC
   return views.filter((v) => (!activeOnly || v.open) && (changedSince === undefined || v.since >= changedSince));
 }
 
+/** With cycles of several accounts, the accounts whose last cycle failed; else nothing (gatewayDown says it). */
+async function downAccountsOf(source: AlertViewSource): Promise<{ downAccounts?: ReadonlySet<string> }> {
+  const last = (await source.lastCycles?.()) ?? [];
+  if (last.length < 2) return {};
+  return { downAccounts: new Set(last.filter((c) => c.outcome === 'failed').map((c) => c.account ?? DEFAULT_ACCOUNT)) };
+}
+
 /** The alert view's source over a store and its alert tables. */
 export function alertViewSource(
-  store: Pick<AlertViewSource, 'boxes' | 'lastCycle'>,
+  store: Pick<AlertViewSource, 'boxes' | 'lastCycle'> & Partial<Pick<AlertViewSource, 'lastCycles'>>,
   alerts: Pick<AlertViewSource, 'states' | 'transitionsSince' | 'silences' | 'outboxSince'>,
   acks?: Pick<AckRepository, 'latestByKey'>,
 ): AlertViewSource {
+  const lastCycles = store.lastCycles?.bind(store);
   return {
     ...(acks ? { acks: () => acks.latestByKey() } : {}),
     outboxSince: (since) => alerts.outboxSince(since),
     boxes: () => store.boxes(),
     lastCycle: () => store.lastCycle(),
+    ...(lastCycles ? { lastCycles } : {}),
     states: () => alerts.states(),
     transitionsSince: (since) => alerts.transitionsSince(since),
     silences: (now) => alerts.silences(now),

@@ -69,6 +69,13 @@ describe('the API', () => {
     expect(box.body).toMatchObject({ serial: 'globex/BX-00002', account: 'globex', name: rig.globex.sim.fleet.boxes[1]!.name });
   });
 
+  it("/api/alerts: globex's outage holds back only globex's alerts, not acme's firing one", async () => {
+    const { alerts } = (await get('/api/alerts')).body as { alerts: { id: string; state: string; heldBack: { reason: string } | null }[] };
+    const acme = alerts.find((a) => a.id === 'box-offline/acme/BX-00003');
+    expect(acme).toMatchObject({ state: 'firing', heldBack: null });
+    expect(alerts.find((a) => a.id === 'gateway_unauthorized/globex/')).toMatchObject({ state: 'firing', heldBack: null });
+  });
+
   it("/healthz lists each account's last cycle: globex failing, acme ok, the daemon healthy", async () => {
     const health = await get('/healthz');
     expect(health.status).toBe(200);

@@ -19,6 +19,9 @@ import { describe } from 'vitest';
 export interface PostgresBinaries {
   initdb: string;
   pgCtl: string;
+  /** The client tools of the same version (backups). */
+  pgDump: string;
+  pgRestore: string;
 }
 
 /** The newest installed server's binaries, or undefined when PostgreSQL is not installed. */
@@ -30,7 +33,8 @@ export function findPostgres(): PostgresBinaries | undefined {
     .sort((a, b) => Number(b) - Number(a));
   const v = versions[0];
   if (v === undefined) return undefined;
-  return { initdb: join(root, v, 'bin', 'initdb'), pgCtl: join(root, v, 'bin', 'pg_ctl') };
+  const bin = (name: string): string => join(root, v, 'bin', name);
+  return { initdb: bin('initdb'), pgCtl: bin('pg_ctl'), pgDump: bin('pg_dump'), pgRestore: bin('pg_restore') };
 }
 
 /**
@@ -42,7 +46,8 @@ export function describeWithPostgres(title: string, fn: () => void): void {
   describe.skipIf(missing)(missing ? `${title} (skipped: PostgreSQL is not installed; apt-get install postgresql)` : title, fn);
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 now (for servers a test starts). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -124,6 +124,13 @@ export class PostgresDatabase {
       throw this.mapError(err);
     }
     let broken = false;
+    // A connection that breaks while checked out (network cut, server gone) emits 'error' on the
+    // client, which the pool only listens for on idle ones: without this, the process would crash.
+    // The query in flight fails as well, and the client is dropped when released.
+    const onBroken = (): void => {
+      broken = true;
+    };
+    client.on('error', onBroken);
     try {
       await client.query('BEGIN');
       const result = await fn({ query: async <R extends object>(sql: string, params: readonly unknown[] = []) => (await client.query<R>(sql, storable(params))).rows });
@@ -137,6 +144,7 @@ export class PostgresDatabase {
       }
       throw this.mapError(err);
     } finally {
+      client.removeListener('error', onBroken);
       client.release(broken);
     }
   }

@@ -6,11 +6,19 @@
  * Several processes may share the database, so a release first locks its batch's rows: a batch
  * some of whose items are already gone (another process released them) is left alone, its
  * remaining items released at the next round. An item is never lost and never sent twice.
+ *
+ * Every item belongs to the account whose cycle queued it, and a released message to the account
+ * of its items. With a `fence` (replicas, src/cluster/leases.ts) only the fence's account's items
+ * are read and released, and a release is refused (LeaseLostError, nothing moved) once the fence
+ * no longer holds the account's lease.
  */
 import type { QueuedItem, QueuedRow, ReleasedBatch } from '../../alerts/repositories.js';
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
+import type { Fence } from '../../cluster/leases.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import { looksLikeItem } from '../repository-rows.js';
 import type { PostgresDatabase, Transaction } from './database.js';
+import { checkFence } from './leases.js';
 import { insertMessage } from './outbox.js';
 
 export class PostgresGroupQueue<I, M> {
@@ -19,16 +27,18 @@ export class PostgresGroupQueue<I, M> {
     private readonly damaged: DamagedRows,
   ) {}
 
-  /** Queues routed items (inside the cycle's transaction `tx` when given). */
-  async enqueueItems(items: readonly QueuedItem<I>[], tx: Transaction = this.db): Promise<void> {
-    for (const q of items) await tx.query('INSERT INTO notification_queue (notifier, created_at, item) VALUES ($1, $2, $3)', [q.notifier, q.createdAt, JSON.stringify(q.item)]);
+  /** Queues routed items of `account` (inside the cycle's transaction `tx` when given). */
+  async enqueueItems(items: readonly QueuedItem<I>[], tx: Transaction = this.db, account: string = DEFAULT_ACCOUNT): Promise<void> {
+    for (const q of items) {
+      await tx.query('INSERT INTO notification_queue (notifier, created_at, item, account) VALUES ($1, $2, $3, $4)', [q.notifier, q.createdAt, JSON.stringify(q.item), account]);
+    }
   }
 
-  async pending(perNotifier: number): Promise<QueuedRow<I>[]> {
+  async pending(perNotifier: number, fence?: Fence): Promise<QueuedRow<I>[]> {
     const rows = await this.db.query<{ id: number; notifier: string; created_at: number; item: string }>(
-      'SELECT id, notifier, created_at, item FROM (SELECT *, row_number() OVER (PARTITION BY notifier ORDER BY id) AS n FROM notification_queue) q ' +
+      `SELECT id, notifier, created_at, item FROM (SELECT *, row_number() OVER (PARTITION BY notifier ORDER BY id) AS n FROM notification_queue${fence === undefined ? '' : ' WHERE account = $2'}) q ` +
         'WHERE n <= $1 ORDER BY notifier COLLATE "C", id',
-      [perNotifier],
+      fence === undefined ? [perNotifier] : [perNotifier, fence.account],
     );
     const out: QueuedRow<I>[] = [];
     const damaged: number[] = [];
@@ -41,14 +51,15 @@ export class PostgresGroupQueue<I, M> {
     return out;
   }
 
-  async release(batches: readonly ReleasedBatch<M>[], now: number): Promise<void> {
+  async release(batches: readonly ReleasedBatch<M>[], now: number, fence?: Fence): Promise<void> {
     await this.db.transaction(async (tx) => {
+      if (fence !== undefined) await checkFence(tx, fence);
       for (const b of batches) {
         const ids = [...b.ids];
-        const held = await tx.query<{ id: number }>('SELECT id FROM notification_queue WHERE id = ANY($1) ORDER BY id FOR UPDATE', [ids]);
+        const held = await tx.query<{ id: number; account: string }>('SELECT id, account FROM notification_queue WHERE id = ANY($1) ORDER BY id FOR UPDATE', [ids]);
         if (held.length !== new Set(ids).size) continue; // released elsewhere meanwhile
         await tx.query('DELETE FROM notification_queue WHERE id = ANY($1)', [ids]);
-        if (b.message !== null) await insertMessage(tx, b.notifier, b.message, now);
+        if (b.message !== null) await insertMessage(tx, b.notifier, b.message, now, fence?.account ?? held[0]?.account);
       }
     });
   }

@@ -9,6 +9,8 @@
  * claim a row once while its lease runs. Messages are JSON of the caller's type `M`, checked by
  * `looksRight` when read back; a damaged row is marked dead instead of returned.
  */
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
+import type { Fence } from '../../cluster/leases.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import {
   looksLikeMessage,
@@ -22,6 +24,7 @@ import {
   type StoredOutboxRow,
 } from '../repository-rows.js';
 import type { PostgresDatabase, Transaction } from './database.js';
+import { checkFence } from './leases.js';
 
 interface UnreportedDbRow {
   notifier: string;
@@ -32,12 +35,12 @@ interface UnreportedDbRow {
   last_reported_at: number | null;
 }
 
-const INSERT = 'INSERT INTO outbox (notifier, created_at, message, next_attempt_at) VALUES ($1, $2, $3, $2)';
+const INSERT = 'INSERT INTO outbox (notifier, created_at, message, next_attempt_at, account) VALUES ($1, $2, $3, $2, $4)';
 const DEAD = "UPDATE outbox SET status = 'dead', lease_until = NULL, attempts = attempts + 1, last_error = $2, done_at = $3, reported_at = $4 WHERE id = $1";
 
-/** Inserts a message due now (shared with the group queue, which releases batches into the outbox). */
-export async function insertMessage(tx: Transaction, notifier: string, message: unknown, now: number): Promise<void> {
-  await tx.query(INSERT, [notifier, now, JSON.stringify(message)]);
+/** Inserts a message of `account` due now (shared with the group queue, which releases batches into the outbox). */
+export async function insertMessage(tx: Transaction, notifier: string, message: unknown, now: number, account: string = DEFAULT_ACCOUNT): Promise<void> {
+  await tx.query(INSERT, [notifier, now, JSON.stringify(message), account]);
 }
 
 export class PostgresOutbox<M> {
@@ -51,12 +54,18 @@ export class PostgresOutbox<M> {
     await insertMessage(this.db, notifier, message, now);
   }
 
-  async claim(notifier: string, now: number, limit: number, leaseMs: number): Promise<StoredOutboxRow<M>[]> {
+  /**
+   * With a `fence`, only rows of the fence's account are claimed, and only while the fence still
+   * holds the account's lease (checked FOR SHARE in the claim's transaction; LeaseLostError otherwise).
+   */
+  async claim(notifier: string, now: number, limit: number, leaseMs: number, fence?: Fence): Promise<StoredOutboxRow<M>[]> {
     return this.db.transaction(async (tx) => {
+      if (fence !== undefined) await checkFence(tx, fence);
       const due = await tx.query<OutboxDbRow>(
         'SELECT id, notifier, created_at, message, attempts, next_attempt_at FROM outbox WHERE notifier = $1 AND ' +
-          "((status = 'pending' AND next_attempt_at <= $2) OR (status = 'sending' AND lease_until <= $2)) ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED",
-        [notifier, now, limit],
+          "((status = 'pending' AND next_attempt_at <= $2) OR (status = 'sending' AND lease_until <= $2)) " +
+          `${fence === undefined ? '' : 'AND account = $4 '}ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED`,
+        fence === undefined ? [notifier, now, limit] : [notifier, now, limit, fence.account],
       );
       const rows: StoredOutboxRow<M>[] = [];
       for (const r of due) {
@@ -105,9 +114,9 @@ export class PostgresOutbox<M> {
     return rows.map((r) => ({ notifier: r.notifier, dead: r.dead, failingSince: r.failing_since, lastError: r.last_error ?? '', upToId: r.up_to_id, lastReportedAt: r.last_reported_at ?? null }));
   }
 
-  async report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number): Promise<void> {
+  async report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number, account?: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      for (const n of notices) await insertMessage(tx, n.notifier, n.message, now);
+      for (const n of notices) await insertMessage(tx, n.notifier, n.message, now, account);
       for (const r of reported) {
         await tx.query("UPDATE outbox SET reported_at = $1 WHERE notifier = $2 AND status = 'dead' AND reported_at IS NULL AND id <= $3", [now, r.notifier, r.upToId]);
       }

@@ -12,9 +12,13 @@
  *   test-calls.ts) and the recording archive's records (RecordingsRepo, recordings.ts), answering
  *   with Promises;
  * - silences, alert states, transitions and acks, and the alert queries and silence writes
- *   (AlertQueries & SilenceWrites), answering with Promises.
+ *   (AlertQueries & SilenceWrites), answering with Promises;
+ * - replicas and per-account leases (LeaseRepository of src/cluster/leases.ts, leases.ts); the
+ *   cycle write, the outbox claim and the group queue's release take a fence and check it in
+ *   their own transaction.
  */
 import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
+import type { Fence } from '../../cluster/leases.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { DamagedRows } from '../damaged-rows.js';
 import type { PruneOptions, RetentionMs } from '../history/retention.js';
@@ -27,12 +31,16 @@ import { PostgresAlertStates } from './alert-states.js';
 import { PostgresDaemonHold } from './daemon-hold.js';
 import { PostgresDatabase, type PostgresOptions, type Transaction } from './database.js';
 import { PostgresGroupQueue } from './group-queue.js';
+import { checkFence, PostgresLeases } from './leases.js';
 import { PostgresHistory } from './history.js';
 import { PostgresOutbox } from './outbox.js';
 import { PostgresRecordingsRepo } from './recordings.js';
 import { PostgresSilences } from './silences.js';
 import { PostgresTestCallsRepo } from './test-calls.js';
 import { PostgresTransitions } from './transitions.js';
+
+/** Key of the transaction-scoped advisory lock that serializes replicas' cycle writes ('bxwc'). */
+const CYCLE_WRITE_LOCK = 0x62787763;
 
 export interface PostgresStoreOptions extends PostgresOptions {
   clock?: Clock;
@@ -55,6 +63,7 @@ export class PostgresStore implements DataStore {
   /** The tail of the queue of history transactions (unitOfWork). */
   private historyQueue: Promise<unknown> = Promise.resolve();
   private callsRepo: PostgresCallsRepo | undefined;
+  private leasesRepo: PostgresLeases | undefined;
   private testCallsRepo: PostgresTestCallsRepo | undefined;
   private recordingsRepo: PostgresRecordingsRepo | undefined;
 
@@ -121,6 +130,12 @@ export class PostgresStore implements DataStore {
     return new PostgresGroupQueue<I, M>(this.db, this.damagedRows);
   }
 
+  /** Replicas and per-account leases (src/cluster/leases.ts). */
+  get leases(): PostgresLeases {
+    this.leasesRepo ??= new PostgresLeases(this.db);
+    return this.leasesRepo;
+  }
+
   // ---------------------------------------------------------------- writing
 
   /** Records one cycle (one transaction); see Store.recordCycle. */
@@ -133,9 +148,18 @@ export class PostgresStore implements DataStore {
    * alert stage needs, runs the pure `decide` on it and writes what it returns, in one
    * transaction. All or nothing: when `decide` throws, nothing of the cycle is stored.
    */
-  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }): Promise<{ recorded: RecordedCycle; result: T }> {
+  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }, fence?: Fence): Promise<{ recorded: RecordedCycle; result: T }> {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(async (tx) => {
+      if (fence !== undefined) {
+        // A replica that lost the account's lease writes nothing (LeaseLostError); a takeover waits for this transaction.
+        await checkFence(tx, fence);
+        // Replicas write other accounts' cycles meanwhile: the history writer's memory (box and
+        // string ids, open hours) is read again, with cycle writes serialized by a lock that ends
+        // with the transaction (nothing can be left behind by a lost connection).
+        await tx.query('SELECT pg_advisory_xact_lock($1)', [CYCLE_WRITE_LOCK]);
+        this.history_.reset();
+      }
       const recorded = await this.history_.record(tx, write);
       const view: CycleView = {
         boxes: await this.history_.boxes(tx),
@@ -147,7 +171,7 @@ export class PostgresStore implements DataStore {
       if (alerts.forget !== undefined) await this.history_.forget(tx, alerts.forget, now);
       await this.alertStates.save(tx, view.states, alerts.states, alerts.dropped);
       await this.transitions.append(tx, alerts.transitions);
-      await queue.enqueueItems(alerts.queued, tx);
+      await queue.enqueueItems(alerts.queued, tx, fence?.account ?? write.cycle.account);
       return { recorded, result };
     });
   }

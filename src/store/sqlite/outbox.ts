@@ -6,9 +6,13 @@
  * Row life: pending -> sending (claimed, until lease_until) -> delivered | pending again (failed,
  * with next_attempt_at) | dead. Dead rows carry reported_at once a delivery-failure notice named
  * them (or at once when they are not to be reported). Every read-then-write runs in an IMMEDIATE
- * transaction, so it never meets SQLITE_BUSY_SNAPSHOT next to another writer.
+ * transaction, so it never meets SQLITE_BUSY_SNAPSHOT next to another writer. Rows belong to an
+ * account (the group queue releases them with their items' account); a fenced claim (replicas,
+ * src/cluster/leases.ts) takes only its account's rows, and only while its lease holds.
  */
 import type Database from 'better-sqlite3';
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
+import type { Fence } from '../../cluster/leases.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import {
   looksLikeMessage,
@@ -21,13 +25,19 @@ import {
   type OutboxLogEntry,
   type StoredOutboxRow,
 } from '../repository-rows.js';
+import { checkFence } from './leases.js';
 
 /** Prepares the outbox statements (shared with the group queue, which inserts messages). */
 export function outboxStatements(db: Database.Database) {
   return {
     insert: db.prepare('INSERT INTO outbox (notifier, created_at, message, next_attempt_at) VALUES (?, ?, ?, ?)'),
+    insertOf: db.prepare('INSERT INTO outbox (notifier, created_at, message, next_attempt_at, account) VALUES (?, ?, ?, ?, ?)'),
     claimable: db.prepare(
       'SELECT id, notifier, created_at, message, attempts, next_attempt_at FROM outbox WHERE notifier = ? AND ' +
+        "((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?)) ORDER BY id LIMIT ?",
+    ),
+    claimableOf: db.prepare(
+      'SELECT id, notifier, created_at, message, attempts, next_attempt_at FROM outbox WHERE account = ? AND notifier = ? AND ' +
         "((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?)) ORDER BY id LIMIT ?",
     ),
     take: db.prepare("UPDATE outbox SET status = 'sending', lease_until = ? WHERE id = ?"),
@@ -70,13 +80,20 @@ export class SqliteOutbox<M> {
     this.s.insert.run(notifier, now, JSON.stringify(message), now);
   }
 
-  claim(notifier: string, now: number, limit: number, leaseMs: number): StoredOutboxRow<M>[] {
+  /**
+   * With a `fence`, only rows of the fence's account are claimed, and only while the fence still
+   * holds the account's lease (checked in the claim's transaction; LeaseLostError otherwise).
+   */
+  claim(notifier: string, now: number, limit: number, leaseMs: number, fence?: Fence): StoredOutboxRow<M>[] {
+    const due = (n: number): OutboxDbRow[] =>
+      (fence === undefined ? this.s.claimable.all(notifier, now, now, n) : this.s.claimableOf.all(fence.account, notifier, now, now, n)) as OutboxDbRow[];
     // Nothing due (the common case): answered by a read, without taking the write lock.
-    if (this.s.claimable.get(notifier, now, now, 1) === undefined) return [];
+    if (due(1).length === 0) return [];
     return this.db
       .transaction(() => {
+        if (fence !== undefined) checkFence(this.db, fence);
         const rows: StoredOutboxRow<M>[] = [];
-        for (const r of this.s.claimable.all(notifier, now, now, limit) as OutboxDbRow[]) {
+        for (const r of due(limit)) {
           const message = this.damaged.read<M>('outbox', r.id, r.message, this.looksRight);
           if (message === undefined) {
             // A damaged row must not block its notifier for ever: set aside, visibly.
@@ -130,10 +147,10 @@ export class SqliteOutbox<M> {
     }));
   }
 
-  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number): void {
+  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number, account: string = DEFAULT_ACCOUNT): void {
     this.db
       .transaction(() => {
-        for (const n of notices) this.s.insert.run(n.notifier, now, JSON.stringify(n.message), now);
+        for (const n of notices) this.s.insertOf.run(n.notifier, now, JSON.stringify(n.message), now, account);
         for (const r of reported) this.s.markReported.run(now, r.notifier, r.upToId);
       })
       .immediate();

@@ -12,6 +12,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
+import type { Fence } from '../../cluster/leases.js';
 import { systemClock, type Clock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import { HOUR_MS } from '../codec.js';
@@ -30,6 +31,7 @@ import { SqliteCallsRepo } from './calls.js';
 import { SqliteRecordingsRepo } from './recordings.js';
 import { SqliteTestCallsRepo } from './test-calls.js';
 import { SqliteGroupQueue } from './group-queue.js';
+import { checkFence, SqliteLeases } from './leases.js';
 import { SqliteOutbox } from './outbox.js';
 import { Retention } from './retention.js';
 import { prepareStatements, SqliteHistoryRows, type Statements } from './rows.js';
@@ -98,6 +100,7 @@ export class SqliteStore implements DataStore {
   private callsRepo: SqliteCallsRepo | undefined;
   private recordingsRepo: SqliteRecordingsRepo | undefined;
   private testCallsRepo: SqliteTestCallsRepo | undefined;
+  private leasesRepo: SqliteLeases | undefined;
   /** SQLite's data_version when this connection last looked (followOtherConnections). */
   private dataVersion: number | null = null;
 
@@ -173,6 +176,12 @@ export class SqliteStore implements DataStore {
     return new SqliteGroupQueue<I, M>(this.db, this.damagedRows);
   }
 
+  /** Replicas and per-account leases (src/cluster/leases.ts): replicas on one machine sharing this file. */
+  get leases(): SqliteLeases {
+    this.leasesRepo ??= new SqliteLeases(this.db);
+    return this.leasesRepo;
+  }
+
   // ---------------------------------------------------------------- writing
 
   /**
@@ -188,9 +197,11 @@ export class SqliteStore implements DataStore {
    * The daemon's cycle as one unit of work: records the cycle, reads what the alert stage needs,
    * runs the pure `decide` on it and writes what it returns, in one IMMEDIATE transaction.
    */
-  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }): { recorded: RecordedCycle; result: T } {
+  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }, fence?: Fence): { recorded: RecordedCycle; result: T } {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(() => {
+      // A replica that lost the account's lease writes nothing (LeaseLostError).
+      if (fence !== undefined) checkFence(this.db, fence);
       const recorded = this.writer.record(write);
       // The fleet as the writer just wrote it (inside this transaction), not read back.
       const view: CycleView = { boxes: this.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now), acks: this.acks.latestByKey() };
@@ -198,7 +209,7 @@ export class SqliteStore implements DataStore {
       if (alerts.forget !== undefined && alerts.forget.length > 0) this.forgetIn(alerts.forget, now);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);
       this.transitions.append(alerts.transitions);
-      queue.enqueueItems(alerts.queued);
+      queue.enqueueItems(alerts.queued, fence?.account ?? write.cycle.account);
       return { recorded, result };
     });
   }

@@ -1,0 +1,298 @@
+/**
+ * The cluster coordinator of one replica: which accounts this `boxwatch run` process leads, kept
+ * in per-account leases (leases.ts) shared by every replica of the database. It decides; the app
+ * does the work (`AccountWork`: start an account's polling, evaluation and delivery with a fence,
+ * stop it).
+ *
+ * Every round (`tick`, every lease/3):
+ * - it refreshes this replica's heartbeat and renews every lease it holds; a renewal refused (the
+ *   lease changed hands) stops that account's work at once;
+ * - it counts the live replicas (heartbeat newer than the lease time) and gives each its quota of
+ *   the accounts: floor(accounts / replicas), one more for the first (accounts mod replicas) ids
+ *   in order. Every replica computes the same quotas from the same rows;
+ * - a free or expired lease goes to the live replica furthest below its quota (then the one with
+ *   the fewest leases, then the lowest id): when that is this replica, it takes it;
+ * - leases above this replica's quota are released, after their work has stopped (`stop` resolves
+ *   at the end of the cycle or send in flight), so a new replica gets its share without a send
+ *   being made twice.
+ *
+ * Stepping down: a lease is renewed every lease/3. When renewals fail (the database unreachable,
+ * calls timing out), the account's work stops at `deadline` = start of the last good renewal +
+ * lease - lease/3 (checked by its own timer, whatever the database calls do), a third of the
+ * lease before any other replica can take it over; `holds(account)` is false from then on, so
+ * work checks it before each cycle, claim and send. That is about timing; correctness does not
+ * depend on it: every write carries the fence, which the store checks (leases.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { errorMessage } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
+import { fenceOf, type Fence, type Lease, type LeaseRepository, type Replica, type ReplicaInfo } from './leases.js';
+
+/** What the app does for an account this replica leads. */
+export interface AccountWork {
+  /** Starts the account's work; its writes carry `fence`. */
+  start(account: string, fence: Fence): void;
+  /**
+   * Stops the account's work at once: no new cycle, claim or send begins. Resolves when what was
+   * in flight has ended (awaited before a lease is released; not awaited when it was lost).
+   */
+  stop(account: string, why: 'lost' | 'deadline' | 'released' | 'shutdown'): Promise<void>;
+}
+
+export interface CoordinatorOptions {
+  repo: LeaseRepository;
+  replica: ReplicaInfo;
+  /** The configured accounts. */
+  accounts: () => readonly string[];
+  work: AccountWork;
+  clock: Clock;
+  /** How long a lease lasts without renewal (default 30 s); renewed every third of it. */
+  leaseMs?: number;
+  logger?: Logger;
+}
+
+export const DEFAULT_LEASE_MS = 30_000;
+
+interface Held {
+  fence: Fence;
+  /** Past this (this replica's clock) the account's work stops, renewed or not. */
+  deadline: number;
+  /** Being given up: its work is stopping; still renewed until released. */
+  releasing: boolean;
+}
+
+export class Coordinator {
+  readonly leaseMs: number;
+  private readonly held = new Map<string, Held>();
+  private readonly log: Logger;
+  private ticking: Promise<void> | null = null;
+  private readonly stopper = new AbortController();
+  private loops: Promise<void>[] = [];
+  private stopped = false;
+
+  constructor(private readonly o: CoordinatorOptions) {
+    this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
+    this.log = o.logger ?? silentLogger;
+  }
+
+  /** How often leases are renewed and the balance looked at. */
+  get intervalMs(): number {
+    return Math.max(1, Math.floor(this.leaseMs / 3));
+  }
+
+  /** Whether this replica leads `account` now (held and not past its step-down deadline). */
+  holds(account: string): boolean {
+    const h = this.held.get(account);
+    return h !== undefined && !h.releasing && this.o.clock.now() < h.deadline;
+  }
+
+  /** The fence of a lease this replica leads now, else undefined. */
+  fence(account: string): Fence | undefined {
+    return this.holds(account) ? this.held.get(account)?.fence : undefined;
+  }
+
+  /** The accounts this replica leads now, sorted. */
+  leading(): string[] {
+    return [...this.held.keys()].filter((a) => this.holds(a)).sort();
+  }
+
+  /** The fences of the accounts this replica leads now (what its dispatcher claims with). */
+  fences(): Fence[] {
+    return this.leading().flatMap((a) => this.fence(a) ?? []);
+  }
+
+  /**
+   * A fenced write of `fence` was refused (LeaseLostError): the lease changed hands. That
+   * account's work stops at once, without waiting for the next renewal to find out.
+   */
+  lost(fence: Fence): void {
+    const h = this.held.get(fence.account);
+    if (h === undefined || h.fence.token !== fence.token) return;
+    this.held.delete(fence.account);
+    if (h.releasing) return;
+    this.log.error({ account: fence.account, token: fence.token }, 'a write was refused: another replica holds this account now; stopping its work');
+    void this.o.work.stop(fence.account, 'lost');
+  }
+
+  /** One round: heartbeat, renewals, balance. A round still running makes this one wait for it. */
+  tick(): Promise<void> {
+    this.ticking ??= this.round().finally(() => {
+      this.ticking = null;
+    });
+    return this.ticking;
+  }
+
+  /** Stops the work of every lease past its deadline (the database has not answered in time). */
+  checkDeadlines(): void {
+    const now = this.o.clock.now();
+    for (const [account, h] of this.held) {
+      if (now < h.deadline) continue;
+      this.held.delete(account);
+      if (h.releasing) continue; // its work is stopping already
+      this.log.error({ account, token: h.fence.token }, 'lease not renewed in time (database unreachable?): stopping this account before another replica can take it over');
+      void this.o.work.stop(account, 'deadline');
+    }
+  }
+
+  /** Runs the rounds and the deadline checks on the clock until `stop()`. */
+  start(): void {
+    const signal = this.stopper.signal;
+    const every = async (ms: number, fn: () => void): Promise<void> => {
+      while (!signal.aborted) {
+        try {
+          fn();
+        } catch (err) {
+          this.log.error({ err: errorMessage(err) }, 'cluster coordinator round failed');
+        }
+        await this.o.clock.sleep(ms, signal).catch(() => undefined);
+      }
+    };
+    this.loops = [every(this.intervalMs, () => void this.tick()), every(Math.min(1_000, this.intervalMs), () => this.checkDeadlines())];
+  }
+
+  /** Stops the rounds, stops the work of every account led, releases their leases and leaves. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.stopper.abort(new Error('stopping'));
+    await Promise.all(this.loops);
+    await this.ticking?.catch(() => undefined);
+    const held = [...this.held.entries()];
+    this.held.clear();
+    await Promise.all(held.filter(([, h]) => !h.releasing).map(([account]) => this.o.work.stop(account, 'shutdown')));
+    try {
+      for (const [, h] of held) await this.o.repo.release(h.fence);
+      await this.o.repo.leave(this.o.replica.id);
+    } catch (err) {
+      this.log.warn({ err: errorMessage(err) }, 'could not release the leases at shutdown; they expire by themselves');
+    }
+  }
+
+  private async round(): Promise<void> {
+    if (this.stopped) return;
+    const { repo, replica, clock } = this.o;
+    const started = clock.now();
+    try {
+      await this.bounded(repo.heartbeat(replica, started));
+      await this.renewAll(started);
+      const [replicas, leases] = [await this.bounded(repo.replicas()), await this.bounded(repo.leases())];
+      if (this.stopped) return;
+      await this.balance(clock.now(), replicas, leases);
+    } catch (err) {
+      // The database did not answer: leases stay until their deadline (checkDeadlines), then stop.
+      this.log.warn({ err: errorMessage(err), leading: this.leading() }, 'cluster round failed; leases not renewed stop at their deadline');
+    }
+  }
+
+  private async renewAll(now: number): Promise<void> {
+    for (const [account, h] of [...this.held]) {
+      const lease = await this.bounded(this.o.repo.renew(h.fence, now, this.leaseMs));
+      if (this.held.get(account) !== h) continue; // stopped meanwhile (deadline)
+      if (lease === null) {
+        this.held.delete(account);
+        if (h.releasing) continue;
+        this.log.error({ account, token: h.fence.token }, 'lease lost: another replica holds this account now; stopping its work');
+        void this.o.work.stop(account, 'lost');
+        continue;
+      }
+      h.deadline = this.deadlineAfter(now);
+    }
+  }
+
+  private async balance(now: number, replicas: readonly Replica[], leases: readonly Lease[]): Promise<void> {
+    const me = this.o.replica.id;
+    const accounts = [...new Set(this.o.accounts())].sort();
+    for (const account of [...this.held.keys()]) if (!accounts.includes(account)) this.giveUp(account); // no longer configured
+    const live = replicas.filter((r) => r.id === me || r.beatAt > now - this.leaseMs).map((r) => r.id);
+    if (!live.includes(me)) live.push(me);
+    live.sort();
+    const quota = quotas(accounts.length, live);
+    const byAccount = new Map(leases.map((l) => [l.account, l]));
+    const count = new Map(live.map((id) => [id, 0]));
+    const free: string[] = [];
+    for (const account of accounts) {
+      const l = byAccount.get(account);
+      const running = l !== undefined && l.holder !== null && l.expiresAt > now;
+      if (running && count.has(l.holder as string)) count.set(l.holder as string, (count.get(l.holder as string) ?? 0) + 1);
+      else if (!running) free.push(account);
+      // else: held by a replica not counted live whose lease still runs: it expires first.
+    }
+
+    // Above quota: give the extras up (released once their work stopped), the last accounts first.
+    const mine = accounts.filter((a) => this.held.has(a) && !(this.held.get(a) as Held).releasing);
+    for (const account of mine.slice(quota.get(me) ?? 0)) this.giveUp(account);
+
+    for (const account of free) {
+      const taker = pickTaker(live, count, quota);
+      count.set(taker, (count.get(taker) ?? 0) + 1);
+      if (taker !== me || this.stopped) continue;
+      const lease = await this.bounded(this.o.repo.acquire(account, me, now, this.leaseMs));
+      if (lease === null || lease.holder === null) continue; // another replica was quicker
+      const fence = fenceOf({ ...lease, holder: lease.holder });
+      this.held.set(account, { fence, deadline: this.deadlineAfter(now), releasing: false });
+      this.log.info({ account, token: fence.token }, 'lease taken: this replica leads the account');
+      this.o.work.start(account, fence);
+    }
+  }
+
+  /**
+   * Stops the account's work and releases its lease once the work has stopped (a cycle or send in
+   * flight ends first: nothing is done twice); the lease is renewed meanwhile. Not awaited by the round.
+   */
+  private giveUp(account: string): void {
+    const h = this.held.get(account);
+    if (h === undefined || h.releasing) return;
+    h.releasing = true;
+    this.log.info({ account, token: h.fence.token }, 'releasing a lease above this replica’s share');
+    void this.o.work
+      .stop(account, 'released')
+      .then(async () => {
+        if (this.held.get(account) !== h) return; // lost or expired meanwhile
+        this.held.delete(account);
+        await this.bounded(this.o.repo.release(h.fence));
+      })
+      .catch((err: unknown) => this.log.warn({ account, err: errorMessage(err) }, 'could not release a lease; it expires by itself'));
+  }
+
+  /** When work stops if the renewal started at `at` is the last good one. */
+  private deadlineAfter(at: number): number {
+    return at + this.leaseMs - this.intervalMs;
+  }
+
+  /** A database call that gives up after one interval (a cut connection may never answer). */
+  private async bounded<T>(call: T | Promise<T>): Promise<T> {
+    const timeout = new AbortController();
+    try {
+      return await Promise.race([
+        Promise.resolve(call),
+        this.o.clock.sleep(this.intervalMs, timeout.signal).then(() => {
+          throw new Error(`the database did not answer within ${this.intervalMs} ms`);
+        }),
+      ]);
+    } finally {
+      timeout.abort();
+    }
+  }
+}
+
+/** A replica id unique per process life: host, pid and a random part. */
+export function newReplicaId(host: string, pid: number): string {
+  return `${host}-${pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Each live replica's quota of `n` accounts: floor(n / replicas), one more for the first n mod replicas ids. */
+export function quotas(n: number, live: readonly string[]): Map<string, number> {
+  const base = Math.floor(n / live.length);
+  const extra = n % live.length;
+  return new Map(live.map((id, i) => [id, base + (i < extra ? 1 : 0)]));
+}
+
+/** Who takes a free lease: the live replica furthest below its quota, then with the fewest leases, then the lowest id. */
+function pickTaker(live: readonly string[], count: ReadonlyMap<string, number>, quota: ReadonlyMap<string, number>): string {
+  const key = (id: string): [number, number] => [(count.get(id) ?? 0) - (quota.get(id) ?? 0), count.get(id) ?? 0];
+  return [...live].sort((a, b) => {
+    const [ka, kb] = [key(a), key(b)];
+    return ka[0] - kb[0] || ka[1] - kb[1] || (a < b ? -1 : a > b ? 1 : 0);
+  })[0] as string;
+}

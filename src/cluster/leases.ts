@@ -1,0 +1,91 @@
+/**
+ * Replicas and per-account leases: the repository the cluster coordinator (coordinator.ts) owns,
+ * implemented by the SQLite store (src/store/sqlite/leases.ts), the PostgreSQL store
+ * (src/store/postgres/leases.ts) and in memory for unit tests (test/cluster/memory-leases.ts);
+ * test/contract/leases.contract.ts holds all three to the same rules.
+ *
+ * - A replica announces itself (id, host, pid) and refreshes its heartbeat (`heartbeat`).
+ * - A lease gives one account's work (poll, evaluate, deliver) to one replica until `expiresAt`.
+ *   `acquire` takes a lease that is free or expired; `renew` extends a lease its holder still
+ *   has; `release` gives it up. Every change of holder raises the account's fencing `token`.
+ * - A `Fence` (account, holder, token) is what the holder's writes carry: the store checks it in
+ *   the same transaction as the write (the cycle write, the outbox claim, the group queue's
+ *   release) and refuses with `LeaseLostError` when the lease changed hands meanwhile. Expiry
+ *   times only decide when a lease may be taken (hosts' clocks are assumed to agree within
+ *   seconds); that two holders never both write is the token's doing, not the clocks'.
+ * - Taking a lease voids the outbox claims of the account's previous holder (their rows are due
+ *   again at once), so a message that holder had claimed but not sent goes out without waiting
+ *   for its claim to expire: at most one send in flight at a death is sent twice.
+ */
+import type { Awaitable } from '../awaitable.js';
+
+/** A `boxwatch run` process as it announces itself. */
+export interface ReplicaInfo {
+  /** Unique per process life (host, pid and a random part). */
+  id: string;
+  host: string;
+  pid: number;
+}
+
+export interface Replica extends ReplicaInfo {
+  /** Its first heartbeat (ms). */
+  startedAt: number;
+  /** Its last heartbeat (ms, its own clock). */
+  beatAt: number;
+}
+
+/** One account's lease. A free lease has holder null (released; its token stays). */
+export interface Lease {
+  account: string;
+  holder: string | null;
+  /** Raised at every change of holder; never goes down. */
+  token: number;
+  /** Until when the holder may work without renewing (ms, the holder's clock). */
+  expiresAt: number;
+}
+
+/** What a holder's writes carry: the store refuses them unless the lease still has this holder and token. */
+export interface Fence {
+  account: string;
+  holder: string;
+  token: number;
+}
+
+export interface LeaseRepository {
+  /** Announces `replica` or refreshes its heartbeat at `now`. */
+  heartbeat(replica: ReplicaInfo, now: number): Awaitable<void>;
+  /** The replica stops: its row goes and its leases are released. */
+  leave(replicaId: string): Awaitable<void>;
+  /** Every announced replica (live or not: the caller judges by `beatAt`), ordered by id. */
+  replicas(): Awaitable<Replica[]>;
+  /**
+   * Takes the lease of `account` for `holder` until `now + ttlMs` when it is free, expired at
+   * `now`, or has no row yet. The token goes up by one (a new tenure, even for the same holder).
+   * Voids the outbox claims of the account. Null when another holder's lease runs.
+   */
+  acquire(account: string, holder: string, now: number, ttlMs: number): Awaitable<Lease | null>;
+  /** Extends the lease to `now + ttlMs` if `fence` still holds it (token unchanged); null when lost. */
+  renew(fence: Fence, now: number, ttlMs: number): Awaitable<Lease | null>;
+  /** Gives the lease up if `fence` still holds it (the token stays, so the next holder's is higher). */
+  release(fence: Fence): Awaitable<boolean>;
+  /** Every account's lease, ordered by account. */
+  leases(): Awaitable<Lease[]>;
+}
+
+/** A write was refused: the account's lease is no longer the writer's (another replica took it over). */
+export class LeaseLostError extends Error {
+  readonly code = 'lease_lost';
+  constructor(readonly fence: Fence) {
+    super(`the lease of account "${fence.account}" is no longer held by ${fence.holder} with token ${fence.token}: another replica took it over`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+export function isLeaseLost(err: unknown): err is LeaseLostError {
+  return err instanceof LeaseLostError;
+}
+
+/** The fence of a lease its holder got back from acquire or renew. */
+export function fenceOf(lease: Lease & { holder: string }): Fence {
+  return { account: lease.account, holder: lease.holder, token: lease.token };
+}

@@ -1,0 +1,80 @@
+/**
+ * Replicas and per-account leases in PostgreSQL (`replicas`, `leases`,
+ * migrations/postgres/0006_leases.sql), implementing the cluster's LeaseRepository
+ * (src/cluster/leases.ts) for any number of replicas on any number of hosts.
+ *
+ * `acquire` is one INSERT ... ON CONFLICT DO UPDATE ... WHERE free or expired: two replicas racing
+ * for a lease are serialized on its row, the second finds it taken. `checkFence` is what the
+ * store's fenced writes run first, in their own transaction: it reads the lease row FOR SHARE, so
+ * a takeover (an UPDATE of that row) waits until the write in flight has committed, and every
+ * write of the old holder after the takeover is refused (LeaseLostError). No advisory lock is
+ * involved: nothing can be left behind by a lost connection.
+ */
+import { LeaseLostError, type Fence, type Lease, type Replica, type ReplicaInfo } from '../../cluster/leases.js';
+import { toLease, toReplica, type LeaseDbRow, type ReplicaDbRow } from '../repository-rows.js';
+import type { PostgresDatabase, Transaction } from './database.js';
+
+
+const LEASE_COLUMNS = 'account, holder, token, expires_at';
+
+/** Throws LeaseLostError unless `fence` still holds its account's lease; holds the lease row (FOR SHARE) until `tx` ends. */
+export async function checkFence(tx: Transaction, fence: Fence): Promise<void> {
+  const held = await tx.query('SELECT 1 FROM leases WHERE account = $1 AND holder = $2 AND token = $3 FOR SHARE', [fence.account, fence.holder, fence.token]);
+  if (held.length === 0) throw new LeaseLostError(fence);
+}
+
+export class PostgresLeases {
+  constructor(private readonly db: PostgresDatabase) {}
+
+  async heartbeat(replica: ReplicaInfo, now: number): Promise<void> {
+    await this.db.query(
+      'INSERT INTO replicas (id, host, pid, started_at, beat_at) VALUES ($1, $2, $3, $4, $4) ON CONFLICT (id) DO UPDATE SET beat_at = EXCLUDED.beat_at, host = EXCLUDED.host, pid = EXCLUDED.pid',
+      [replica.id, replica.host, replica.pid, now],
+    );
+  }
+
+  async leave(replicaId: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('UPDATE leases SET holder = NULL, expires_at = 0 WHERE holder = $1', [replicaId]);
+      await tx.query('DELETE FROM replicas WHERE id = $1', [replicaId]);
+    });
+  }
+
+  async replicas(): Promise<Replica[]> {
+    const rows = await this.db.query<ReplicaDbRow>('SELECT id, host, pid, started_at, beat_at FROM replicas ORDER BY id COLLATE "C"');
+    return rows.map(toReplica);
+  }
+
+  async acquire(account: string, holder: string, now: number, ttlMs: number): Promise<Lease | null> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.query<LeaseDbRow>(
+        'INSERT INTO leases (account, holder, token, expires_at, acquired_at) VALUES ($1, $2, 1, $3, $4) ' +
+          'ON CONFLICT (account) DO UPDATE SET holder = EXCLUDED.holder, token = leases.token + 1, expires_at = EXCLUDED.expires_at, acquired_at = EXCLUDED.acquired_at ' +
+          `WHERE leases.holder IS NULL OR leases.expires_at <= EXCLUDED.acquired_at RETURNING ${LEASE_COLUMNS}`,
+        [account, holder, now + ttlMs, now],
+      );
+      if (row === undefined) return null;
+      await tx.query("UPDATE outbox SET status = 'pending', lease_until = NULL WHERE account = $1 AND status = 'sending'", [account]);
+      return toLease(row);
+    });
+  }
+
+  async renew(fence: Fence, now: number, ttlMs: number): Promise<Lease | null> {
+    const [row] = await this.db.query<LeaseDbRow>(`UPDATE leases SET expires_at = $1 WHERE account = $2 AND holder = $3 AND token = $4 RETURNING ${LEASE_COLUMNS}`, [
+      now + ttlMs,
+      fence.account,
+      fence.holder,
+      fence.token,
+    ]);
+    return row === undefined ? null : toLease(row);
+  }
+
+  async release(fence: Fence): Promise<boolean> {
+    const rows = await this.db.query('UPDATE leases SET holder = NULL, expires_at = 0 WHERE account = $1 AND holder = $2 AND token = $3 RETURNING account', [fence.account, fence.holder, fence.token]);
+    return rows.length > 0;
+  }
+
+  async leases(): Promise<Lease[]> {
+    return (await this.db.query<LeaseDbRow>(`SELECT ${LEASE_COLUMNS} FROM leases ORDER BY account COLLATE "C"`)).map(toLease);
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The lease and fencing contracts (leases.contract.ts) against PostgreSQL, on a real throwaway
+ * server (one cluster for this file, a database per suite, emptied for each test): two stores
+ * (two replicas' pools) on one database. Plus what only a server shows: a takeover waits for a
+ * fenced write in flight, and that write's old holder is refused afterwards.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { LeaseLostError, fenceOf, type Lease } from '../../src/cluster/leases.js';
+import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
+import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
+import { PostgresStore } from '../../src/store/postgres/index.js';
+import { checkFence } from '../../src/store/postgres/leases.js';
+import { describeWithPostgres, PostgresServer } from '../helpers/postgres.js';
+import { okCycle, snap } from '../store/model.js';
+import { fencingContract, leasesContract } from './leases.contract.js';
+
+describeWithPostgres('PostgreSQL leases', () => {
+  let server: PostgresServer;
+  beforeAll(async () => {
+    server = await PostgresServer.start();
+  });
+  afterAll(() => server.stop());
+
+  leasesContract('PostgreSQL, two stores on one database', async () => {
+    const url = await server.cleanDatabase('leases');
+    const stores = [await PostgresStore.open(url), await PostgresStore.open(url)] as const;
+    return {
+      handles: [stores[0].leases, stores[1].leases],
+      close: async () => {
+        for (const s of stores) await s.close();
+      },
+    };
+  });
+
+  fencingContract('PostgreSQL', async () => {
+    const store = await PostgresStore.open(await server.cleanDatabase('fencing'));
+    return {
+      leases: store.leases,
+      committer: store,
+      queue: store.groupQueue<AlertItem, NotificationMessage>(),
+      outbox: store.outbox<NotificationMessage>(looksLikeNotificationMessage),
+      close: () => store.close(),
+    };
+  });
+
+  it("a takeover waits for the old holder's fenced write in flight; after it, the old holder writes nothing", async () => {
+    const url = await server.cleanDatabase('inflight');
+    const [a, b] = [await PostgresStore.open(url), await PostgresStore.open(url)];
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const T = Date.parse('2026-05-01T09:00:00Z');
+      const old = fenceOf((await a.leases.acquire('acme', 'replica-a', T, 30_000)) as Lease & { holder: string });
+      // A's write has checked its fence and is still writing (its transaction open) when its lease expires.
+      await client.query('BEGIN');
+      await checkFence({ query: async <R extends object>(sql: string, params?: readonly unknown[]) => (await client.query<R>(sql, params as unknown[])).rows }, old);
+      let tookOver = false;
+      const takeover = b.leases.acquire('acme', 'replica-b', T + 30_000, 30_000).then((l) => {
+        tookOver = true;
+        return l;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(tookOver).toBe(false); // the takeover waits for A's transaction
+      await client.query('COMMIT');
+      expect((await takeover)?.holder).toBe('replica-b');
+      await expect(a.commitCycle(okCycle(T + 30_000, [snap('BX-1', { lastSeen: T + 30_000 })]), T + 30_000, () => ({ alerts: { states: new Map(), dropped: [], transitions: [], queued: [] }, result: null }), old)).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      expect(await b.lastCycle()).toBeUndefined();
+    } finally {
+      await client.end();
+      await a.close();
+      await b.close();
+    }
+  });
+});
