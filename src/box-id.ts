@@ -44,6 +44,18 @@ export function accountOf(key: string): string {
   return splitBoxKey(key).account;
 }
 
+/** `items` split by the account of their box id or fleet key (`idOf`), in the order first seen. */
+export function groupByAccount<T>(items: Iterable<T>, idOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const account = accountOf(idOf(item));
+    const group = groups.get(account);
+    if (group === undefined) groups.set(account, [item]);
+    else group.push(item);
+  }
+  return groups;
+}
+
 /** What a serial given on the command line or in a URL names among the known box ids. */
 export type BoxResolution = { kind: 'found'; key: string } | { kind: 'unknown' } | { kind: 'ambiguous'; candidates: string[] };
 

@@ -31,6 +31,8 @@ export interface CycleStatus {
   failingSince: number | null;
   /** Error code of the last failed cycle, null if none. */
   lastErrorCode: string | null;
+  /** The accounts whose last cycle failed, sorted (empty while none fails). */
+  failingAccounts: string[];
 }
 
 export interface Metrics {
@@ -97,7 +99,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   let boxes: () => Awaitable<BoxState[]> = () => [];
   let alerts: () => Awaitable<FiringAlertCount[]> = () => [];
   let outbox: () => Awaitable<OutboxDepth[]> = () => [];
-  const status: CycleStatus = { lastOkAt: null, failingSince: null, lastErrorCode: null };
+  // Per account: an ok cycle of one account never clears another's failure (issue 15).
+  const statusOf = new Map<string, { lastOkAt: number | null; failingSince: number | null; lastErrorCode: string | null }>();
   // While the store cannot be read (a PostgreSQL server out of reach) a scrape still answers, with
   // what was read last (and boxwatch_poll_cycles_total{outcome="failed"} growing).
   const boxesNow = lastAnswer<BoxState[]>([]);
@@ -294,6 +297,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       if (record.outcome === 'ok') accountLastOk.set({ account }, (record.startedAt + record.durationMs) / 1000);
       rejectedRecords.inc(record.rejected?.length ?? 0);
       detailsSkipped.inc(record.detailsSkipped ?? 0);
+      const status = statusOf.get(account) ?? { lastOkAt: null, failingSince: null, lastErrorCode: null };
+      statusOf.set(account, status);
       if (record.outcome === 'ok') {
         status.lastOkAt = record.startedAt + record.durationMs;
         status.failingSince = null;
@@ -331,7 +336,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     setOutboxProvider(provider) {
       outbox = provider;
     },
-    cycleStatus: () => ({ ...status }),
+    cycleStatus: () => cycleStatusOf(statusOf),
     async prepare() {
       await render();
     },
@@ -340,6 +345,23 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       return `${await registry.metrics()}\n${families}`;
     },
   };
+}
+
+/**
+ * The daemon's cycle status from each account's: the last ok cycle of any account; failing since
+ * the earliest failure of the accounts failing now, with that account's error code.
+ */
+function cycleStatusOf(statusOf: ReadonlyMap<string, Omit<CycleStatus, 'failingAccounts'>>): CycleStatus {
+  let lastOkAt: number | null = null;
+  let failing: Omit<CycleStatus, 'failingAccounts'> | null = null;
+  const failingAccounts: string[] = [];
+  for (const [account, s] of statusOf) {
+    if (s.lastOkAt !== null) lastOkAt = Math.max(lastOkAt ?? 0, s.lastOkAt);
+    if (s.failingSince === null) continue;
+    failingAccounts.push(account);
+    if (failing === null || s.failingSince < (failing.failingSince ?? Infinity)) failing = s;
+  }
+  return { lastOkAt, failingSince: failing?.failingSince ?? null, lastErrorCode: failing?.lastErrorCode ?? null, failingAccounts: failingAccounts.sort() };
 }
 
 /** Reads through a provider; when it fails, its last answer (`initial` before any) stands. */

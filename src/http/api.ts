@@ -250,6 +250,8 @@ export interface GatewayJson {
   lastSuccessAt: string | null;
   failingSince: string | null;
   lastErrorCode: string | null;
+  /** The accounts whose last cycle failed (src/box-id.ts), sorted; `failingSince` is the earliest of theirs. */
+  failingAccounts: string[];
   lastCycle: { startedAt: string; outcome: string; durationMs: number; errorCode: string | null; boxes: number } | null;
   /** How far the gateway's clock is ahead of ours (ms); null before the first answer. */
   skewMs: number | null;
@@ -261,6 +263,7 @@ export function gatewayJson(input: { lastSuccessAt: number | null; status: Cycle
     lastSuccessAt: isoOrNull(input.lastSuccessAt),
     failingSince: isoOrNull(input.status.failingSince),
     lastErrorCode: input.status.failingSince === null ? null : input.status.lastErrorCode,
+    failingAccounts: input.status.failingAccounts,
     lastCycle: c ? { startedAt: iso(c.startedAt), outcome: c.outcome, durationMs: c.durationMs, errorCode: c.errorCode, boxes: c.boxes } : null,
     skewMs: input.skewMs,
   };

@@ -7,6 +7,7 @@
  * TOKEN`, and, when the request carries an `Origin` (every browser does on POST), only from this
  * server's own origin. Everything else is read-only.
  */
+import { DEFAULT_ACCOUNT } from '../box-id.js';
 import type { Awaitable } from '../awaitable.js';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -97,9 +98,15 @@ export function gatewayText(g: GatewayJson, now: number): { text: string; state:
   };
   const skew = g.skewMs !== null && g.skewMs !== 0 ? `; gateway clock ${g.skewMs > 0 ? 'ahead' : 'behind'} by ${Math.round(Math.abs(g.skewMs) / 1000)}s` : '';
   if (g.failingSince !== null) {
-    return { text: `Gateway failing since ${ago(g.failingSince)} (${g.lastErrorCode ?? 'error'}); last good cycle ${g.lastSuccessAt ? ago(g.lastSuccessAt) : 'never'}${skew}`, state: 'failing' };
+    const which = failingLabel(g.failingAccounts);
+    return { text: `Gateway failing${which} since ${ago(g.failingSince)} (${g.lastErrorCode ?? 'error'}); last good cycle ${g.lastSuccessAt ? ago(g.lastSuccessAt) : 'never'}${skew}`, state: 'failing' };
   }
   return { text: `Gateway OK: last cycle ${g.lastSuccessAt ? ago(g.lastSuccessAt) : ago(g.lastCycle.startedAt)}${skew}`, state: 'ok' };
+}
+
+/** ` (acme, globex)`: the failing accounts, none named when only the single `gateway:` fails. */
+function failingLabel(accounts: readonly string[]): string {
+  return accounts.length === 0 || (accounts.length === 1 && accounts[0] === DEFAULT_ACCOUNT) ? '' : ` (${accounts.join(', ')})`;
 }
 
 function sameToken(given: string, expected: string): boolean {

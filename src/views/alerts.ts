@@ -9,7 +9,7 @@
  * In JSON every time is ISO 8601 UTC and an alert is named by a printable id, `rule/serial`
  * (`firmware/BX-00033`), or the rule alone for the gateway alerts.
  */
-import { accountOf, DEFAULT_ACCOUNT, isFleetKey } from '../box-id.js';
+import { DEFAULT_ACCOUNT, groupByAccount, isFleetKey } from '../box-id.js';
 import type { Awaitable } from '../awaitable.js';
 import { ackInEffect, type Ack, type AckRepository } from '../alerts/acks.js';
 import { holdBack, type HeldBack } from '../alerts/hold-back.js';
@@ -270,15 +270,8 @@ function heldBackOf(input: AlertViewInput, now: number): ReturnType<typeof holdB
   const ctx = { now, silences: input.silences, inhibit: input.inhibit };
   const down = input.downAccounts;
   if (down === undefined) return holdBack(input.states.values(), { ...ctx, gatewayDown: input.gatewayDown });
-  const byAccount = new Map<string, AlertState[]>();
-  for (const s of input.states.values()) {
-    const account = accountOf(s.serial);
-    const list = byAccount.get(account);
-    if (list) list.push(s);
-    else byAccount.set(account, [s]);
-  }
   const out: ReturnType<typeof holdBack> = new Map();
-  for (const [account, list] of byAccount) for (const [key, held] of holdBack(list, { ...ctx, gatewayDown: down.has(account) })) out.set(key, held);
+  for (const [account, list] of groupByAccount(input.states.values(), (s) => s.serial)) for (const [key, held] of holdBack(list, { ...ctx, gatewayDown: down.has(account) })) out.set(key, held);
   return out;
 }
 

@@ -7,6 +7,7 @@
  * filter in a real headless Chromium. globex's key is refused from the start of the file's tests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerAlerts } from '../../src/cli/alerts.js';
 import { registerBox } from '../../src/cli/box.js';
 import { registerHistory } from '../../src/cli/history.js';
 import { registerStatus } from '../../src/cli/status.js';
@@ -23,6 +24,7 @@ interface ApiBox {
 
 let rig: AccountsRig;
 let url: string;
+let globexFailedAt: number;
 const get = async (path: string): Promise<{ status: number; body: unknown; text: string }> => {
   const res = await fetch(`${url}${path}`);
   const text = await res.text();
@@ -40,6 +42,7 @@ beforeAll(async () => {
   url = rig.app.httpUrl as string;
   await rig.cycle();
   rig.globex.sim.rotateKey('globex-new-key'); // globex's cycles fail with unauthorized from now on
+  globexFailedAt = rig.clock.now() + 30_000; // the next cycle's start
   rig.acme.sim.fleet.apply([rig.acme.sim.fleet.boxes[2]!], { kind: 'disconnect' });
   await rig.cycle();
 });
@@ -159,5 +162,35 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
   it("the overview lists the accounts with their boxes' counts (the filter's choices)", async () => {
     const body = (await get('/api/overview')).body as { facets: { accounts: { name: string; count: number }[] } };
     expect(body.facets.accounts).toEqual([{ name: 'acme', count: 3 }, { name: 'globex', count: 3 }]);
+  });
+});
+
+describe("one account's outage is that account's only (acme polls, globex's key refused)", () => {
+  interface GatewayBody {
+    failingSince: string | null;
+    lastErrorCode: string | null;
+    failingAccounts: string[];
+  }
+  it("acme's firing alert is not held back as gateway_down in /api/alerts, and the CLI's alerts agree", async () => {
+    const alerts = (await get('/api/alerts?active=true')).body as { alerts: { id: string; heldBack: unknown }[] };
+    const offline = alerts.alerts.find((a) => a.id === 'box-offline/acme/BX-00003');
+    expect(offline).toBeDefined();
+    expect(offline?.heldBack).toBeNull();
+    const cliAlerts = await runWith(['alerts', '--active', '--db', rig.dbPath, '--format', 'json'], {}, [registerAlerts]);
+    expect(cliAlerts.code).toBe(0);
+    const rows = (JSON.parse(cliAlerts.out) as { alerts: { id: string; heldBack: unknown }[] }).alerts;
+    expect(rows.find((a) => a.id === 'box-offline/acme/BX-00003')?.heldBack).toBeNull();
+  });
+
+  it("/api/gateway and the header stay failing for globex through acme's ok cycles, since globex's first failure", async () => {
+    const firstFailure = new Date(globexFailedAt).toISOString();
+    const before = (await get('/api/gateway')).body as GatewayBody;
+    expect(before).toMatchObject({ failingSince: firstFailure, lastErrorCode: 'unauthorized', failingAccounts: ['globex'] });
+    await rig.cycle(); // acme ok, then globex failed again
+    await rig.cycle();
+    const after = (await get('/api/gateway')).body as GatewayBody;
+    expect(after).toMatchObject({ failingSince: firstFailure, lastErrorCode: 'unauthorized', failingAccounts: ['globex'] });
+    const page = (await get('/')).text;
+    expect(page).toMatch(/Gateway failing \(globex\) since/);
   });
 });

@@ -107,7 +107,9 @@ export async function refreshGateway() {
     text = 'Gateway: no poll cycle yet';
   } else if (g.failingSince) {
     state = 'failing';
-    text = `Gateway failing since ${ago(g.failingSince)} (${g.lastErrorCode || 'error'}); last good cycle ${g.lastSuccessAt ? ago(g.lastSuccessAt) : 'never'}${skew}`;
+    const accounts = g.failingAccounts || [];
+    const which = accounts.length === 0 || (accounts.length === 1 && accounts[0] === 'default') ? '' : ` (${accounts.join(', ')})`;
+    text = `Gateway failing${which} since ${ago(g.failingSince)} (${g.lastErrorCode || 'error'}); last good cycle ${g.lastSuccessAt ? ago(g.lastSuccessAt) : 'never'}${skew}`;
   } else {
     text = `Gateway OK: last cycle ${ago(g.lastSuccessAt || g.lastCycle.startedAt)}${skew}`;
   }
