@@ -618,8 +618,11 @@ export const configSchema = z.preprocess(
           if (!accounts.includes(name)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'accounts', j], message: `no account named "${name}" (accounts: ${accounts.join(', ')})` });
         });
       });
-      // Calls, test calls and the archive read through one account's gateway in this version.
-      if (c.calls !== undefined && accounts.length > 1) ctx.addIssue({ code: 'custom', path: ['calls'], message: 'calls are read from one account only: not available with several gateways: in this version' });
+      // Calls, test calls and the archive read through the account "default" (a single gateway:)
+      // in this version: their records carry the gateway's bare serials, the ids of that account's boxes only.
+      if (c.calls !== undefined && (accounts.length > 1 || accounts[0] !== DEFAULT_ACCOUNT)) {
+        ctx.addIssue({ code: 'custom', path: ['calls'], message: 'calls are read through a single gateway: section only: not available with gateways: (named accounts) in this version' });
+      }
       // The archive learns of recordings from the calls boxwatch reads; archive rules need the archive.
       if (c.archive !== undefined && c.calls === undefined) ctx.addIssue({ code: 'custom', path: ['archive'], message: 'needs a calls: section (recordings are found through the calls boxwatch reads)' });
       if (c.archive === undefined) {

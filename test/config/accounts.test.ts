@@ -9,10 +9,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../e2e/build.js';
 import { runBuilt } from '../helpers/cli-process.js';
-import { ConfigError } from '../../src/errors.js';
+import { configProblems } from '../helpers/config-problems.js';
 import { formatConfig, parseConfig } from '../../src/config/index.js';
 
 const ENV = { BOXWATCH_SECRET_KEY: 'k-default-123', ACME_KEY: 'k-acme-456', GLOBEX_KEY: 'k-globex-789' };
+
+const CALLS_REFUSED = 'calls: calls are read through a single gateway: section only: not available with gateways: (named accounts) in this version';
 
 const TWO = `gateways:
   - name: acme
@@ -26,15 +28,7 @@ const TWO = `gateways:
     concurrency: 2
 `;
 
-function problems(text: string, env: Record<string, string> = ENV): string[] {
-  try {
-    parseConfig(text, env, 'test.yaml');
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  throw new Error('expected the configuration to be invalid');
-}
+const problems = (text: string, env: Record<string, string> = ENV): string[] => configProblems(text, env);
 
 describe('gateways:', () => {
   it('lists each account with its own options; the schedule defaults to poll.schedule', () => {
@@ -82,7 +76,14 @@ describe('gateways:', () => {
   });
 
   it('calls need a single account in this version', () => {
-    expect(problems(`${TWO}calls: {}\n`)).toEqual(['calls: calls are read from one account only: not available with several gateways: in this version']);
+    expect(problems(`${TWO}calls: {}\n`)).toEqual([CALLS_REFUSED]);
+  });
+
+  it('calls and test calls are refused with a single named account too (box ids acme/SERIAL, call records bare serials)', () => {
+    const one = 'gateways:\n  - { name: acme, base_url: http://127.0.0.1:8081, secret_key: "${ACME_KEY}" }\n';
+    expect(problems(`${one}calls: {}\n`)).toEqual([CALLS_REFUSED]);
+    const testCalls = 'test_calls:\n  - { name: path-check, boxes: "*", to: "+14155550123", agent: 101, schedule: "0 0 9 * * *", daily_cap: { per_box: 2, total: 3 }, timeout: 10m, severity: warning }\n';
+    expect(problems(`${one}calls: {}\n${testCalls}`)).toEqual([CALLS_REFUSED]);
   });
 
   it('printing redacts every account key and parses back to the same configuration', () => {

@@ -1,21 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { configProblems } from '../helpers/config-problems.js';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { routes } from '../../src/alerts/group.js';
 
 const ENV = { BOXWATCH_SECRET_KEY: 'k-123' };
 const MINIMAL = 'gateway:\n  secret_key: ${BOXWATCH_SECRET_KEY}\n';
 
-/** Parses and returns the problems as "path: message" lines (fails if the text is valid). */
-function problems(text: string, env: Record<string, string> = ENV): string[] {
-  try {
-    parseConfig(text, env, 'test.yaml');
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  throw new Error('expected the configuration to be invalid');
-}
+const problems = (text: string, env: Record<string, string> = ENV): string[] => configProblems(text, env);
 
 describe('defaults', () => {
   it('fills in every default from a file with only the key', () => {
