@@ -2,11 +2,11 @@
  * The history store contract (history.contract.ts) against the PostgreSQL store, on a real
  * throwaway PostgreSQL server (one cluster for this file, one database emptied for each test).
  */
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { describeWithPostgres, PostgresServer } from '../helpers/postgres.js';
-import { MAX_GAP } from '../store/model.js';
+import { HOUR, MAX_GAP, okCycle, snap } from '../store/model.js';
 import { historyStoreContract } from './history.contract.js';
 
 describeWithPostgres('PostgreSQL history', () => {
@@ -29,5 +29,67 @@ describeWithPostgres('PostgreSQL history', () => {
       },
       close: () => store.close(),
     };
+  });
+
+  const T0 = Date.parse('2026-03-01T10:00:00Z');
+  const of = (account: string, t: number, n: number, battery: number, firmware: string): ReturnType<typeof okCycle> => {
+    const write = okCycle(t, Array.from({ length: n }, (_, i) => snap(`${account}/BX-${String(i + 1).padStart(3, '0')}`, { battery, firmware })));
+    return { ...write, cycle: { ...write.cycle, account } };
+  };
+
+  it('two accounts committing at the same time on one store: both cycles are stored, each box with its own id and history', async () => {
+    const url = await server.cleanDatabase('concurrent');
+    const store = await PostgresStore.open(url, { clock: new FakeClock('2026-03-01T10:00:00Z'), maxGapMs: MAX_GAP });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const t = T0 + i * 30_000;
+        await Promise.all([store.recordCycle(of('acme', t, 20, 50 + i, `fw-a${i}`)), store.recordCycle(of('globex', t, 20, 70 + i, `fw-g${i}`))]);
+      }
+      const boxes = await store.boxes();
+      expect(boxes.filter((b) => b.account === 'acme')).toHaveLength(20);
+      expect(boxes.filter((b) => b.account === 'globex')).toHaveLength(20);
+      expect((await store.lastCycles()).map((c) => c.account)).toEqual(['acme', 'globex']);
+      for (const [serial, first] of [['acme/BX-007', 50], ['globex/BX-020', 70]] as const) {
+        const h = await store.history(serial, 'battery', T0, T0 + 90_000);
+        expect(h.points.map((p) => (p as { value: unknown }).value)).toEqual([first, first + 1, first + 2]);
+      }
+      expect((await store.valueAt('globex/BX-001', 'firmware', T0 + 75_000))?.value).toBe('fw-g2');
+      expect((await store.valueAt('acme/BX-001', 'firmware', T0 + 45_000))?.value).toBe('fw-a1');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('two stores (two replicas) on one database, each writing its own account at the same times: each reads the other\'s boxes and history', async () => {
+    const url = await server.cleanDatabase('replicas');
+    const open = (): Promise<PostgresStore> => PostgresStore.open(url, { clock: new FakeClock('2026-03-01T10:00:00Z'), maxGapMs: MAX_GAP });
+    const [a, b] = [await open(), await open()];
+    try {
+      // 10:50 to 11:10, the same firmware strings on both sides; the hour closes for both.
+      for (let i = 0; i < 40; i++) {
+        const t = T0 + 50 * 60_000 + i * 30_000;
+        await Promise.all([a.recordCycle(of('acme', t, 10, 50 + (i % 3), `fw-${i % 2}`)), b.recordCycle(of('globex', t, 10, 60 + (i % 3), `fw-${i % 2}`))]);
+      }
+      for (const store of [a, b]) {
+        const boxes = await store.boxes();
+        expect(boxes).toHaveLength(20);
+        expect(new Set(boxes.map((x) => x.serial)).size).toBe(20);
+        for (const [serial, base] of [['acme/BX-003', 50], ['globex/BX-010', 60]] as const) {
+          const raw = await store.history(serial, 'battery', T0 + 50 * 60_000, T0 + 70 * 60_000, { kind: 'raw', maxPoints: 1000 });
+          expect(raw.points.map((p) => (p as { value: unknown }).value)).toEqual(Array.from({ length: 40 }, (_, i) => base + (i % 3)));
+          const rollup = await store.history(serial, 'battery', T0, T0 + HOUR, { kind: 'rollup' });
+          expect(rollup.kind === 'rollup' && rollup.points.map((p) => p.count)).toEqual([20]);
+          expect((await store.valueAt(serial, 'firmware', T0 + 50 * 60_000 + 30_000))?.value).toBe('fw-1');
+        }
+        expect((await store.uptime(T0 + 50 * 60_000, T0 + HOUR)).map((r) => r.observedMs)).toEqual(Array.from({ length: 20 }, () => 10 * 60_000));
+      }
+      // A replica restarting takes its account over where the other left it (leadership moved).
+      await a.close();
+      await b.recordCycle(of('acme', T0 + 70 * 60_000, 10, 99, 'fw-0'));
+      const acme = await b.history('acme/BX-001', 'battery', T0 + 69 * 60_000, T0 + 71 * 60_000, { kind: 'raw' });
+      expect(acme.points.map((p) => (p as { value: unknown }).value)).toEqual([50 + (38 % 3), 50 + (39 % 3), 99]);
+    } finally {
+      await b.close();
+    }
   });
 });

@@ -22,8 +22,10 @@
  *   a cycle is recorded 1 ms after the previous one instead of being refused, and the caller is
  *   told by how much the clock was behind (it logs and counts it). This holds across restarts:
  *   the previous cycle is loaded from the database.
- * - Box ids and firmware string ids are given here (one writer per database: the daemon's hold),
- *   so a plan needs no answer from the database.
+ * - Box ids and firmware string ids: on SQLite (one writer per file) they are counted here, so a
+ *   plan needs no answer from the database. On PostgreSQL several processes may write one
+ *   database (replicas, each leading its accounts): the store asks the database for them first
+ *   (`newSerials`, `newStrings`, `addStrings`) and passes the box ids to `record`.
  * - The writer also holds every box's row of `boxes` as it wrote it, and whether the box is
  *   forgotten (`markForgotten`), so that `fleet()` answers the fleet without reading it back
  *   after each write. It is this process's view: when another connection commits (a CLI
@@ -136,6 +138,8 @@ export class CycleWriter {
   private dirty = new Set<RowRef>();
   /** Rows of earlier hours replaced by a newer row during the cycle being recorded. */
   private superseded: RowRef[] = [];
+  /** The box ids the database gave for the cycle being recorded (null: count them here). */
+  private givenBoxIds: number[] | null = null;
 
   constructor(readonly maxGapMs: number) {
     if (!(maxGapMs > 0)) throw new RangeError('maxGapMs must be positive');
@@ -190,8 +194,33 @@ export class CycleWriter {
     this.pendingStrings = pending;
   }
 
-  /** Plans one cycle: what to write, in one transaction, for the store to apply. */
-  record(write: CycleWrite): HistoryPlan {
+  /** Start of the latest cycle of the account this writer recorded or loaded, or null. */
+  lastCycleOf(account: string): number | null {
+    return this.lastOfAccount.get(account) ?? null;
+  }
+
+  /** Serials of a cycle's listed boxes this writer does not know yet (they get new ids), in list order. */
+  newSerials(write: CycleWrite): string[] {
+    const heads = this.heads;
+    if (heads === null) throw new Error('CycleWriter.newSerials before load');
+    return write.cycle.outcome === 'ok' ? write.seen.filter((b) => !heads.has(b.serial)).map((b) => b.serial) : [];
+  }
+
+  /** Firmware strings of a cycle not interned yet. */
+  newStrings(write: CycleWrite): string[] {
+    return write.cycle.outcome === 'ok' ? [...new Set(write.seen.map((b) => b.firmware))].filter((v) => !this.strings.has(v)) : [];
+  }
+
+  /** Strings interned by the database (written already): the writer uses their ids. */
+  addStrings(strings: readonly { id: number; value: string }[]): void {
+    for (const s of strings) this.strings.set(s.value, s.id);
+  }
+
+  /**
+   * Plans one cycle: what to write, in one transaction, for the store to apply. `boxIds`: the ids
+   * the database gave for the cycle's `newSerials`, in order (without it the writer counts them).
+   */
+  record(write: CycleWrite, boxIds?: readonly number[]): HistoryPlan {
     const heads = this.heads;
     if (heads === null) throw new Error('CycleWriter.record before load');
     const own = write.cycle.startedAt;
@@ -215,6 +244,7 @@ export class CycleWriter {
       closedHours: [],
     };
     this.pendingStrings = [];
+    this.givenBoxIds = boxIds === undefined ? null : [...boxIds];
     try {
       this.write(write, account, startedAt, heads, plan, this.lastOfAccount.get(account));
       this.lastCycleT = startedAt;
@@ -222,6 +252,7 @@ export class CycleWriter {
     } finally {
       this.dirty.clear();
       this.superseded = [];
+      this.givenBoxIds = null;
     }
     return plan;
   }
@@ -262,7 +293,7 @@ export class CycleWriter {
       for (const snap of write.seen) {
         let head = heads.get(snap.serial);
         if (head === undefined) {
-          head = { id: this.nextBoxId++, serial: snap.serial, account, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, account, t, t), forgotten: false };
+          head = { id: this.newBoxId(), serial: snap.serial, account, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, account, t, t), forgotten: false };
           heads.set(snap.serial, head);
           this.order = null;
           plan.newBoxes.push({ id: head.id, snap, segStart: t, account });
@@ -360,6 +391,14 @@ export class CycleWriter {
     head.ref = { id: head.id, hour, row: emptyRow() };
     this.dirty.add(head.ref);
     return head.ref;
+  }
+
+  /** The id of a box seen for the first time. */
+  private newBoxId(): number {
+    if (this.givenBoxIds === null) return this.nextBoxId++;
+    const id = this.givenBoxIds.shift();
+    if (id === undefined) throw new Error('CycleWriter.record: fewer box ids than new boxes');
+    return id;
   }
 
   /** The id of an interned string; a new one is added to `out` (written with the plan). */

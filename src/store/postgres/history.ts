@@ -95,6 +95,11 @@ class PostgresHistoryRows implements HistoryRows {
     );
   }
 
+  /** Start of the latest cycle of the account, or null. */
+  async lastCycleOf(account: string): Promise<number | null> {
+    return (await this.db.query<{ t: number | null }>('SELECT max(started_at) AS t FROM cycles WHERE account = $1', [account]))[0]?.t ?? null;
+  }
+
   /** Start of the latest cycle of each account. */
   lastCyclesOfAccounts(): Promise<{ account: string; t: number }[]> {
     return this.db.query<{ account: string; t: number }>('SELECT account, max(started_at) AS t FROM cycles GROUP BY account');
@@ -116,6 +121,16 @@ class PostgresHistoryRows implements HistoryRows {
   }
 }
 
+/**
+ * The ids of these strings, interning those not yet in `strings` (the sequence numbers them; a
+ * string another process interns at the same time is waited for, then read).
+ */
+async function internStrings(tx: Transaction, values: readonly string[]): Promise<{ id: number; value: string }[]> {
+  if (values.length === 0) return [];
+  await tx.query('INSERT INTO strings (value) SELECT unnest($1::text[]) ON CONFLICT (value) DO NOTHING', [values]);
+  return tx.query<{ id: number; value: string }>('SELECT id, value FROM strings WHERE value = ANY($1::text[])', [values]);
+}
+
 export class PostgresHistory {
   private readonly writer: CycleWriter;
   private readonly rows: PostgresHistoryRows;
@@ -132,10 +147,21 @@ export class PostgresHistory {
 
   // ---------------------------------------------------------------- writing (in the caller's transaction)
 
-  /** Records one cycle in `tx`. If `tx` rolls back, the caller calls `reset()`. */
+  /**
+   * Records one cycle in `tx` (one at a time: the caller serializes them). If `tx` rolls back, the
+   * caller calls `reset()`. Box and string ids come from the database's sequences, so that other
+   * processes writing other accounts (replicas) never give the same; if another process recorded a
+   * cycle of this account since (its leadership moved), the writer's state is loaded again first.
+   */
   async record(tx: Transaction, write: CycleWrite): Promise<RecordedCycle> {
+    const account = write.cycle.account ?? DEFAULT_ACCOUNT;
+    if (this.writer.loaded && this.writer.lastCycleOf(account) !== (await this.rowsIn(tx).lastCycleOf(account))) this.writer.reset();
     if (!this.writer.loaded) await this.load(tx);
-    const plan = this.writer.record(write);
+    const strings = this.writer.newStrings(write);
+    if (strings.length > 0) this.writer.addStrings(await internStrings(tx, strings));
+    const serials = this.writer.newSerials(write);
+    const ids = serials.length === 0 ? [] : (await tx.query<{ id: number }>("SELECT nextval('boxes_id_seq') AS id FROM generate_series(1, $1)", [serials.length])).map((r) => Number(r.id));
+    const plan = this.writer.record(write, ids);
     await this.apply(tx, plan);
     return plan.recorded;
   }
@@ -152,6 +178,7 @@ export class PostgresHistory {
   }
 
   private async load(tx: Transaction): Promise<void> {
+    await internStrings(tx, (await tx.query<{ firmware: string }>('SELECT DISTINCT firmware FROM boxes')).map((r) => r.firmware)); // none left for the writer to number
     const lastCycles = await this.rowsIn(tx).lastCyclesOfAccounts();
     const open = openHourOf(lastCycles);
     this.writer.load({

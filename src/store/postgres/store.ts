@@ -60,6 +60,8 @@ export class PostgresStore implements DataStore {
   /** The daemon's hold on the database (the `daemon_hold` row). */
   readonly hold: PostgresDaemonHold;
   private readonly history_: PostgresHistory;
+  /** The tail of the queue of history transactions (unitOfWork). */
+  private historyQueue: Promise<unknown> = Promise.resolve();
   private callsRepo: PostgresCallsRepo | undefined;
   private leasesRepo: PostgresLeases | undefined;
   private testCallsRepo: PostgresTestCallsRepo | undefined;
@@ -179,14 +181,21 @@ export class PostgresStore implements DataStore {
     return this.db.transaction((tx) => this.history_.forget(tx, serials, now));
   }
 
-  /** A transaction that writes history: a rollback drops the history writer's in-memory state too. */
-  private async unitOfWork<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    try {
-      return await this.db.transaction(fn);
-    } catch (err) {
-      this.history_.reset();
-      throw err;
-    }
+  /**
+   * A transaction that writes history, one at a time (they share the history writer's memory:
+   * two accounts' cycles committing at once queue here); a rollback drops that memory too.
+   */
+  private unitOfWork<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    const run = this.historyQueue.then(async () => {
+      try {
+        return await this.db.transaction(fn);
+      } catch (err) {
+        this.history_.reset();
+        throw err;
+      }
+    });
+    this.historyQueue = run.catch(() => undefined);
+    return run;
   }
 
   // ---------------------------------------------------------------- reading
