@@ -123,18 +123,23 @@ function migrate(db: Database.Database, path: string, migrations: readonly Migra
   }
   if (applied.length > 0 && path !== ':memory:') backupBeforeMigrating(db, path, pending[0] as Migration, options);
   for (const m of pending) {
-    const apply = db.transaction(() => {
+    // IMMEDIATE: the write lock is taken before the check, so processes opening one new database
+    // at once (replicas starting together) apply each migration once; the others skip it.
+    const apply = db.transaction((): boolean => {
       db.pragma(`application_id = ${APPLICATION_ID}`);
       db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL) WITHOUT ROWID');
+      if (db.prepare('SELECT 1 FROM schema_migrations WHERE name = ?').get(m.name) !== undefined) return false;
       db.exec(m.sql);
       db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(m.name, options.clock.now());
+      return true;
     });
+    let appliedHere: boolean;
     try {
-      apply();
+      appliedHere = apply.immediate();
     } catch (err) {
       throw new StoreError('store_migration_failed', `migration ${m.name} failed: ${(err as Error).message}`, { cause: err });
     }
-    options.logger?.info({ migration: m.name }, 'database migration applied');
+    if (appliedHere) options.logger?.info({ migration: m.name }, 'database migration applied');
   }
 }
 

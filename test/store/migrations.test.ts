@@ -5,7 +5,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { openStore } from '../../src/store/index.js';
 import { APPLICATION_ID, defaultMigrationsDir } from '../../src/store/migrate.js';
 import { FakeClock } from '../helpers/fake-clock.js';
@@ -13,6 +16,7 @@ import { okCycle, snap, tempDir } from './model.js';
 import { connectionOf } from '../helpers/sqlite.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
+const execFileAsync = promisify(execFile);
 let tmp: ReturnType<typeof tempDir>;
 let path: string;
 beforeEach(() => {
@@ -62,6 +66,14 @@ describe('migrations', () => {
     expect(realMigrations()[0]).toBe('0001_init');
     expect(migrations).toEqual(realMigrations().map((name) => ({ name, applied_at: T0 })));
     expect(tables).toEqual(expect.arrayContaining(['boxes', 'cycles', 'samples', 'rollups', 'schema_migrations']));
+  });
+
+  it('several processes creating one new database at once (replicas starting together) all open it, each migration applied once', async () => {
+    const storeModule = pathToFileURL(join(process.cwd(), 'dist/src/store/index.js')).href;
+    const code = `const { openStore } = await import(${JSON.stringify(storeModule)}); openStore(process.argv[1]).close();`;
+    const runs = Array.from({ length: 4 }, () => execFileAsync(process.execPath, ['--input-type=module', '-e', code, path]).then(() => 'ok', (err: { stderr?: string }) => err.stderr ?? String(err)));
+    expect(await Promise.all(runs)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    expect(inspect(path).migrations.map((m) => m.name)).toEqual(realMigrations());
   });
 
   it('applies only the missing migrations to an existing database, keeping its data', () => {
