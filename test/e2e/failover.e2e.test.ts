@@ -12,7 +12,7 @@
  * who serves each account.
  */
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,16 +22,16 @@ import { DaemonProcesses } from '../helpers/daemon-process.js';
 import { freePort } from '../helpers/postgres.js';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
+import { replicaKeyVar, writeReplicaConfig } from '../helpers/replica-config.js';
 import { ensureBuilt } from './build.js';
 
 const ACCOUNTS = ['acme', 'globex', 'initech', 'umbrella'];
-const keyVar = (account: string): string => `KEY_${account.toUpperCase()}`;
 
 const sims = new Map<string, RunningSimulator>();
 let slack: SlackReceiver;
 let hook: HttpReceiver;
 let dir: string;
-const daemons = new DaemonProcesses(Object.fromEntries(ACCOUNTS.map((a) => [keyVar(a), `${a}-secret-key`])));
+const daemons = new DaemonProcesses(Object.fromEntries(ACCOUNTS.map((a) => [replicaKeyVar(a), `${a}-secret-key`])));
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -54,25 +54,7 @@ afterAll(async () => {
 });
 
 function writeConfig(name: string, dbPath: string, port: number): string {
-  const path = join(dir, `${name}.yaml`);
-  const gateways = ACCOUNTS.map((a) => `  - { name: ${a}, base_url: "${sims.get(a)!.url}", secret_key: "\${${keyVar(a)}}", timeout: 2s, schedule: "* * * * * *" }`).join('\n');
-  writeFileSync(
-    path,
-    `gateways:
-${gateways}
-storage: { path: "${dbPath}" }
-cluster: { lease: 3s, replica_id: ${name} }
-rules:
-  - { name: box-offline, kind: disconnected, severity: critical }
-alerting: { group_wait: 0s, delivery: { initial_backoff: 500ms, max_backoff: 1s } }
-notifiers:
-  - { name: ops-slack, type: slack, webhook_url: "${slack.url}" }
-  - { name: ops-hook, type: webhook, url: "${hook.url}" }
-http: { listen: "127.0.0.1:${port}" }
-log: { level: info, format: json }
-`,
-  );
-  return path;
+  return writeReplicaConfig({ dir, name, port, accounts: sims, storage: `{ path: "${dbPath}" }`, slackUrl: slack.url, hookUrl: hook.url });
 }
 
 function query<T>(dbPath: string, sql: string): T[] {

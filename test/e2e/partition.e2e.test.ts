@@ -8,7 +8,7 @@
  * receiver counts items, a Slack receiver messages): no double delivery. The step-down and
  * takeover times are printed.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -18,10 +18,11 @@ import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.j
 import { describeWithPostgres, freePort, PostgresServer } from '../helpers/postgres.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { replicaKeyVar, writeReplicaConfig } from '../helpers/replica-config.js';
 import { ensureBuilt } from './build.js';
 
 const ACCOUNTS = ['acme', 'globex'];
-const KEYS = Object.fromEntries(ACCOUNTS.map((a) => [`KEY_${a.toUpperCase()}`, `${a}-secret-key`]));
+const KEYS = Object.fromEntries(ACCOUNTS.map((a) => [replicaKeyVar(a), `${a}-secret-key`]));
 
 describeWithPostgres('a partition between the leading replica and PostgreSQL', () => {
   let server: PostgresServer;
@@ -59,25 +60,7 @@ describeWithPostgres('a partition between the leading replica and PostgreSQL', (
   });
 
   function writeConfig(name: string, port: number): string {
-    const path = join(dir, `${name}.yaml`);
-    const gateways = ACCOUNTS.map((a) => `  - { name: ${a}, base_url: "${sims.get(a)!.url}", secret_key: "\${KEY_${a.toUpperCase()}}", timeout: 2s, schedule: "* * * * * *" }`).join('\n');
-    writeFileSync(
-      path,
-      `gateways:
-${gateways}
-storage: { url: "\${BOXWATCH_DATABASE_URL}" }
-cluster: { lease: 3s, replica_id: ${name} }
-rules:
-  - { name: box-offline, kind: disconnected, severity: critical }
-alerting: { group_wait: 0s, delivery: { initial_backoff: 500ms, max_backoff: 1s } }
-notifiers:
-  - { name: ops-slack, type: slack, webhook_url: "${slack.url}" }
-  - { name: ops-hook, type: webhook, url: "${hook.url}" }
-http: { listen: "127.0.0.1:${port}" }
-log: { level: info, format: json }
-`,
-    );
-    return path;
+    return writeReplicaConfig({ dir, name, port, accounts: sims, storage: '{ url: "${BOXWATCH_DATABASE_URL}" }', slackUrl: slack.url, hookUrl: hook.url });
   }
 
   async function rows<R>(sql: string): Promise<R[]> {

@@ -1,0 +1,48 @@
+/**
+ * The configuration of one `boxwatch run` replica in the failover and partition tests: every
+ * account of `accounts` polled every second from its simulator, a 3 s lease, one disconnected
+ * rule, and a Slack and a webhook receiver. Account keys are read from `KEY_<ACCOUNT>` (see
+ * `replicaKeyVar`); `storage` is the YAML of the storage section (a SQLite path or a database URL).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface ReplicaConfig {
+  dir: string;
+  name: string;
+  port: number;
+  /** Account name -> its simulator's base URL. */
+  accounts: ReadonlyMap<string, { url: string }>;
+  /** The `storage:` section's value, e.g. `{ path: "/tmp/x.db" }`. */
+  storage: string;
+  slackUrl: string;
+  hookUrl: string;
+}
+
+/** The environment variable holding `account`'s key. */
+export const replicaKeyVar = (account: string): string => `KEY_${account.toUpperCase()}`;
+
+/** Writes the replica's YAML into `dir` and returns its path. */
+export function writeReplicaConfig(c: ReplicaConfig): string {
+  const path = join(c.dir, `${c.name}.yaml`);
+  const gateways = [...c.accounts]
+    .map(([a, sim]) => `  - { name: ${a}, base_url: "${sim.url}", secret_key: "\${${replicaKeyVar(a)}}", timeout: 2s, schedule: "* * * * * *" }`)
+    .join('\n');
+  writeFileSync(
+    path,
+    `gateways:
+${gateways}
+storage: ${c.storage}
+cluster: { lease: 3s, replica_id: ${c.name} }
+rules:
+  - { name: box-offline, kind: disconnected, severity: critical }
+alerting: { group_wait: 0s, delivery: { initial_backoff: 500ms, max_backoff: 1s } }
+notifiers:
+  - { name: ops-slack, type: slack, webhook_url: "${c.slackUrl}" }
+  - { name: ops-hook, type: webhook, url: "${c.hookUrl}" }
+http: { listen: "127.0.0.1:${c.port}" }
+log: { level: info, format: json }
+`,
+  );
+  return path;
+}
