@@ -22,7 +22,7 @@ import { DaemonProcesses } from '../helpers/daemon-process.js';
 import { freePort } from '../helpers/postgres.js';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
-import { replicaKeyVar, writeReplicaConfig } from '../helpers/replica-config.js';
+import { countByBoxAndStatus, replicaKeyVar, webhookAlertCounts, writeReplicaConfig } from '../helpers/replica-config.js';
 import { ensureBuilt } from './build.js';
 
 const ACCOUNTS = ['acme', 'globex', 'initech', 'umbrella'];
@@ -164,23 +164,10 @@ describe('failover between three replicas of four accounts', () => {
     await flapper;
     for (const { sim, box } of flappers) sim.sim.fleet.apply([box], { kind: 'connect' });
 
-    const notified = (): Map<string, number> => {
-      const m = new Map<string, number>();
-      const rows = query<{ serial: string; to_status: string }>(dbPath, "SELECT serial, to_status FROM alert_transitions WHERE held_back IS NULL AND to_status IN ('firing', 'resolved')");
-      for (const t of rows) m.set(`${t.serial} ${t.to_status}`, (m.get(`${t.serial} ${t.to_status}`) ?? 0) + 1);
-      return m;
-    };
+    const notified = (): Map<string, number> =>
+      countByBoxAndStatus(query<{ serial: string; status: string }>(dbPath, "SELECT serial, to_status AS status FROM alert_transitions WHERE held_back IS NULL AND to_status IN ('firing', 'resolved')"));
     /** Per box and status, the alerts the webhook receiver got (every request, answered or not). */
-    const hooked = (): Map<string, number> => {
-      const m = new Map<string, number>();
-      for (const r of hook.requests) {
-        for (const alert of (r.body as { alerts: { status: string; labels: { serial?: string } }[] }).alerts) {
-          const key = `${alert.labels.serial} ${alert.status}`;
-          m.set(key, (m.get(key) ?? 0) + 1);
-        }
-      }
-      return m;
-    };
+    const hooked = (): Map<string, number> => webhookAlertCounts(hook.requests);
     const slackRows = () => query<{ n: number }>(dbPath, "SELECT COUNT(*) AS n FROM outbox WHERE notifier = 'ops-slack' AND status = 'delivered'")[0]?.n ?? 0;
     let last = {};
     await daemons.until('every box resolved, nothing waiting, every transition delivered', () => {

@@ -18,7 +18,7 @@ import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.j
 import { describeWithPostgres, freePort, PostgresServer } from '../helpers/postgres.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
-import { replicaKeyVar, writeReplicaConfig } from '../helpers/replica-config.js';
+import { countByBoxAndStatus, replicaKeyVar, webhookAlertCounts, writeReplicaConfig } from '../helpers/replica-config.js';
 import { ensureBuilt } from './build.js';
 
 const ACCOUNTS = ['acme', 'globex'];
@@ -144,23 +144,9 @@ describeWithPostgres('a partition between the leading replica and PostgreSQL', (
     await flapper;
     for (const { sim, box } of flappers) sim.sim.fleet.apply([box], { kind: 'connect' });
 
-    const notified = async (): Promise<Map<string, number>> => {
-      const m = new Map<string, number>();
-      for (const t of await rows<{ serial: string; to_status: string }>("SELECT serial, to_status FROM alert_transitions WHERE held_back IS NULL AND to_status IN ('firing', 'resolved')")) {
-        m.set(`${t.serial} ${t.to_status}`, (m.get(`${t.serial} ${t.to_status}`) ?? 0) + 1);
-      }
-      return m;
-    };
-    const hooked = (): Map<string, number> => {
-      const m = new Map<string, number>();
-      for (const r of hook.requests) {
-        for (const alert of (r.body as { alerts: { status: string; labels: { serial?: string } }[] }).alerts) {
-          const key = `${alert.labels.serial} ${alert.status}`;
-          m.set(key, (m.get(key) ?? 0) + 1);
-        }
-      }
-      return m;
-    };
+    const notified = async (): Promise<Map<string, number>> =>
+      countByBoxAndStatus(await rows<{ serial: string; status: string }>("SELECT serial, to_status AS status FROM alert_transitions WHERE held_back IS NULL AND to_status IN ('firing', 'resolved')"));
+    const hooked = (): Map<string, number> => webhookAlertCounts(hook.requests);
     await until('every box resolved, nothing waiting, every transition delivered', async () => {
       const firing = Number((await rows<{ n: string }>("SELECT count(*) AS n FROM alert_states WHERE status = 'firing'"))[0]?.n ?? 1);
       const got = hooked();

@@ -3,6 +3,7 @@
  * account of `accounts` polled every second from its simulator, a 3 s lease, one disconnected
  * rule, and a Slack and a webhook receiver. Account keys are read from `KEY_<ACCOUNT>` (see
  * `replicaKeyVar`); `storage` is the YAML of the storage section (a SQLite path or a database URL).
+ * Also what both tests count deliveries with.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,4 +46,18 @@ log: { level: info, format: json }
 `,
   );
   return path;
+}
+
+/** How many of `rows` there are per box and status (`"SERIAL status"` -> count). */
+export function countByBoxAndStatus(rows: readonly { serial: string; status: string }[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const r of rows) m.set(`${r.serial} ${r.status}`, (m.get(`${r.serial} ${r.status}`) ?? 0) + 1);
+  return m;
+}
+
+/** Per box and status, the alerts a webhook receiver got (every request, answered or not). */
+export function webhookAlertCounts(requests: readonly { body: unknown }[]): Map<string, number> {
+  return countByBoxAndStatus(
+    requests.flatMap((r) => (r.body as { alerts: { status: string; labels: { serial?: string } }[] }).alerts.map((a) => ({ serial: String(a.labels.serial), status: a.status }))),
+  );
 }
