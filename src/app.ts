@@ -547,7 +547,7 @@ export function createApp(deps: AppDeps): App {
           clock,
           logger,
           alerts: apiReader(alertViewSource(store, alerts, store.acks), config, clock),
-          dashboard: { alerts, acks: store.acks, config, events, skewMs: skew },
+          dashboard: { alerts, acks: store.acks, config, events, skewMs: skew, leases: store.leases, ...(replica && { replica: () => replica.health() }) },
           ...(calls && { calls: { repo: calls.repo, now: () => clock.now() + (skew() ?? 0) } }),
           limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout

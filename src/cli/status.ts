@@ -4,7 +4,8 @@
  * pending, `box-offline! (acked by alice)` acknowledged); gateway alerts follow the table.
  */
 import type { Command } from 'commander';
-import type { Lease, LeaseRepository, Replica } from '../cluster/leases.js';
+import type { LeaseRepository } from '../cluster/leases.js';
+import { accountServerJson, readAccountServers, type AccountServer } from '../cluster/servers.js';
 import { accountOf, isFleetKey, splitBoxKey } from '../box-id.js';
 import { withAcks, type Ack, type AckRepository } from '../alerts/acks.js';
 import type { AlertState } from '../alerts/types.js';
@@ -69,6 +70,9 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
   // With boxes of several accounts, an ACCOUNT column, and SERIAL the gateway's serial.
   const accounts = new Set(views.map((v) => v.box.account));
   const several = accounts.size > 1;
+  // Replicas: who serves each account (src/cluster/servers.ts); none without lease rows.
+  const servers = store.leases === undefined ? [] : await readAccountServers(store.leases, now);
+  const serverOf = new Map(servers.map((s) => [s.account, s]));
   printRows(ctx, format, {
     headers: [...(several ? ['ACCOUNT'] : []), 'SERIAL', 'NAME', 'CONNECTED', 'BATTERY', 'SIGNAL', 'LAST SEEN', 'FIRMWARE', 'CALLS FAILED', 'ALERTS', 'STATE'],
     rows: views.map(({ box: b, state, alerts: open }) => [
@@ -84,7 +88,10 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
       alertsCell(open),
       b.missingSince !== null ? `missing since ${relativeTime(b.missingSince, now)}` : state,
     ]),
-    json: views.map((v) => ({ ...boxViewJson(v), calls24h: calls.get(v.box.serial) ?? null })),
+    json: views.map((v) => {
+      const server = serverOf.get(v.box.account);
+      return { ...boxViewJson(v), calls24h: calls.get(v.box.serial) ?? null, ...(servers.length > 0 && { servedBy: server === undefined ? null : accountServerJson(server, now) }) };
+    }),
     empty: 'no boxes yet: run `boxwatch run` (or `boxwatch demo`) to poll the gateway',
   });
   // The gateway alerts of each account (its fleet key: '' for a single gateway).
@@ -95,19 +102,14 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
       ctx.out(`\n${label}: ${open.map((a) => `${alertsCell([a])} (${terminalSafe(a.summary ?? a.status)}, since ${relativeTime(a.since, now)})`).join(', ')}\n`);
     }
   }
-  if (format === 'table' && store.leases !== undefined) {
-    const lines = leaderLines(await store.leases.leases(), await store.leases.replicas(), now);
-    if (lines.length > 0) ctx.out(`\nreplicas:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
-  }
+  if (format === 'table' && servers.length > 0) ctx.out(`\nreplicas:\n${leaderLines(servers, now).map((l) => `  ${l}`).join('\n')}\n`);
 }
 
 /** `acme: replica-b (host vm, pid 12, heartbeat 2s ago)`, or `acme: nobody (lease expired 5s ago)`: who serves each account. */
-export function leaderLines(leases: readonly Lease[], replicas: readonly Replica[], now: number): string[] {
-  const byId = new Map(replicas.map((r) => [r.id, r]));
-  return leases.map((l) => {
-    const r = l.holder === null ? undefined : byId.get(l.holder);
-    if (l.holder === null || l.expiresAt <= now) return `${terminalSafe(l.account)}: nobody (${l.holder === null ? 'released' : `lease expired ${relativeTime(l.expiresAt, now)}`})`;
-    const where = r === undefined ? '' : ` (host ${terminalSafe(r.host)}, pid ${r.pid}, heartbeat ${relativeTime(r.beatAt, now)})`;
-    return `${terminalSafe(l.account)}: ${terminalSafe(l.holder)}${where}`;
+export function leaderLines(servers: readonly AccountServer[], now: number): string[] {
+  return servers.map((s) => {
+    if (s.state !== 'serving') return `${terminalSafe(s.account)}: nobody (${s.state === 'released' ? 'released' : `lease expired ${relativeTime(s.leaseExpiresAt ?? now, now)}`})`;
+    const where = s.host === null ? '' : ` (host ${terminalSafe(s.host)}, pid ${s.pid ?? '?'}, heartbeat ${relativeTime(s.heartbeatAt ?? now, now)})`;
+    return `${terminalSafe(s.account)}: ${terminalSafe(s.replica ?? '')}${where}`;
   });
 }

@@ -25,6 +25,8 @@ import { isoOrNull } from '../time-format.js';
 import { METRICS, type BoxState, type CycleRecord, type HistoryResult, type Metric, type Store } from '../store/types.js';
 import { badRequest, notFound } from './errors.js';
 import { ACCOUNT_NAME, isFleetKey, accountOf } from '../box-id.js';
+import type { LeaseRepository } from '../cluster/leases.js';
+import { accountServerJson, readAccountServers, type AccountServerJson } from '../cluster/servers.js';
 
 export type { BoxJson, BoxViewJson } from '../views/boxes.js';
 export { BOX_CONDITIONS, boxCondition, staleAfterMs, type BoxCondition } from '../views/boxes.js';
@@ -267,6 +269,21 @@ export function gatewayJson(input: { lastSuccessAt: number | null; status: Cycle
     lastCycle: c ? { startedAt: iso(c.startedAt), outcome: c.outcome, durationMs: c.durationMs, errorCode: c.errorCode, boxes: c.boxes } : null,
     skewMs: input.skewMs,
   };
+}
+
+/**
+ * `/api/cluster`: this daemon's replica (`{ id, leads }`, null without `cluster:`) and who serves
+ * each account (src/cluster/servers.ts; empty when nothing was ever leased).
+ */
+export async function clusterJson(
+  leases: Pick<LeaseRepository, 'leases' | 'replicas'> | undefined,
+  replica: { id: string; leads: string[] } | null,
+  query: URLSearchParams,
+  now: number,
+): Promise<{ now: string; replica: { id: string; leads: string[] } | null; accounts: AccountServerJson[] }> {
+  queryParams(query, []);
+  const servers = leases === undefined ? [] : await readAccountServers(leases, now);
+  return { now: iso(now), replica, accounts: servers.map((s) => accountServerJson(s, now)) };
 }
 
 /** The first instant (UTC midnight) of `days` whole days ending with today's. */

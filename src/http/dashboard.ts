@@ -17,6 +17,7 @@ import type { Metrics } from '../metrics.js';
 import type { AckRepository } from '../alerts/acks.js';
 import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import type { Store } from '../store/types.js';
+import type { LeaseRepository } from '../cluster/leases.js';
 import { loadAssets } from '../web/assets.js';
 import type { LiveEvents } from '../web/live.js';
 import { alertsPage, boxPage, firmwarePage, overviewPage, silencesPage, uptimePage, type PageContext } from '../web/pages.js';
@@ -24,6 +25,7 @@ import {
   boxAlertsJson,
   boxUptimeJson,
   acksJson,
+  clusterJson,
   createAckJson,
   createSilenceJson,
   expireSilenceJson,
@@ -50,6 +52,10 @@ export interface DashboardOptions {
   events: LiveEvents;
   /** The gateway's clock offset seen in the last cycle (ms), null before the first. */
   skewMs?: () => number | null;
+  /** Replicas: the lease and replica rows (`/api/cluster`, the Fleet page's "Replicas" table). */
+  leases?: Pick<LeaseRepository, 'leases' | 'replicas'>;
+  /** This daemon as a replica (`cluster:`): its id and the accounts it leads; absent without `cluster:`. */
+  replica?: () => { id: string; leads: string[] };
 }
 
 export interface Answer {
@@ -210,6 +216,7 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
     if (a !== 'api' || rest.length > 0) return undefined;
     if (n === 2 && b === 'overview') return json(async (q, now) => overviewJson(await fleet(), config, q, now));
     if (n === 2 && b === 'gateway') return json(() => gateway());
+    if (n === 2 && b === 'cluster') return json((q, now) => clusterJson(options.leases, options.replica?.() ?? null, q, now));
     if (n === 2 && b === 'uptime') return json((q, now) => uptimeJson(store, q, now));
     if (n === 2 && b === 'firmware') return json(() => firmwareJson(store));
     if (n === 2 && b === 'notifications') return json((q, now) => notificationsJson(reader, q, now));

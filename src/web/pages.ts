@@ -95,9 +95,21 @@ ${FILTERS}
 <thead><tr><th scope="col">State</th><th scope="col">Box</th><th scope="col">Battery</th><th scope="col">Signal</th><th scope="col">Firmware</th><th scope="col">Last seen</th><th scope="col">Location</th><th scope="col">Open alerts</th></tr></thead>
 <tbody></tbody>
 </table></div>
-<nav id="pager" class="pager" aria-label="Pages of boxes"></nav>`,
+<nav id="pager" class="pager" aria-label="Pages of boxes"></nav>
+${REPLICAS}`,
   );
 }
+
+/** Replicas (`cluster:`): who serves each account; filled and shown by overview.js from /api/cluster. */
+const REPLICAS = `<section id="replicas" class="replicas" aria-labelledby="replicas-h" hidden>
+<h2 id="replicas-h">Replicas</h2>
+<p id="replicas-self" class="note"></p>
+<div class="table-wrap"><table id="servers">
+<caption class="visually-hidden">Which replica serves each account</caption>
+<thead><tr><th scope="col">Account</th><th scope="col">Served by</th><th scope="col">Host</th><th scope="col">Heartbeat</th><th scope="col">Lease until</th></tr></thead>
+<tbody></tbody>
+</table></div>
+</section>`;
 
 /** `calls`: calls are read (`calls:`), so the page charts the box's call failures. */
 export function boxPage(ctx: PageContext, serial: string, options: { calls?: boolean } = {}): string {

@@ -1,8 +1,9 @@
 /**
- * Failover with real processes: three `boxwatch run` replicas (`cluster:`, 3 s leases) of four
- * accounts (a simulator each, real clock, a cycle every second) on one database, a real Slack
- * receiver and a webhook receiver. Boxes of every account flap while the replica that leads
- * `acme` is killed with SIGKILL; the two others take its accounts over (2 and 2).
+ * Failover with real processes, on each store replicas share: one SQLite file (processes of one
+ * machine) and a throwaway PostgreSQL server (the issue's target). Three `boxwatch run` replicas
+ * (`cluster:`, 3 s leases) of four accounts (a simulator each, real clock, a cycle every second),
+ * a real Slack receiver and a webhook receiver. Boxes of every account flap while the replica that
+ * leads `acme` is killed with SIGKILL; the two others take its accounts over (2 and 2).
  * Every notified transition (FIRING, RESOLVED) stored in the database is delivered exactly once,
  * except a send in flight at the kill, which may arrive twice (at most one extra per channel):
  * counted per item on a webhook receiver (structured alerts), per message on the Slack receiver
@@ -11,203 +12,227 @@
  * each replica says which accounts it leads, `/metrics` has boxwatch_lease_held, `boxwatch status`
  * who serves each account.
  */
-import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { runBuilt } from '../helpers/cli-process.js';
 import { DaemonProcesses } from '../helpers/daemon-process.js';
-import { freePort } from '../helpers/postgres.js';
+import { findPostgres, freePort, pgRows, PostgresServer } from '../helpers/postgres.js';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
-import { countByBoxAndStatus, replicaKeyVar, webhookAlertCounts, writeReplicaConfig } from '../helpers/replica-config.js';
+import { countByBoxAndStatus, replicaKeyVar, sqliteRows, webhookAlertCounts, writeReplicaConfig } from '../helpers/replica-config.js';
 import { ensureBuilt } from './build.js';
 
 const ACCOUNTS = ['acme', 'globex', 'initech', 'umbrella'];
+const KEYS = Object.fromEntries(ACCOUNTS.map((a) => [replicaKeyVar(a), `${a}-secret-key`]));
 
-const sims = new Map<string, RunningSimulator>();
-let slack: SlackReceiver;
-let hook: HttpReceiver;
-let dir: string;
-const daemons = new DaemonProcesses(Object.fromEntries(ACCOUNTS.map((a) => [replicaKeyVar(a), `${a}-secret-key`])));
-
-beforeAll(async () => {
-  await ensureBuilt();
-  for (const [i, account] of ACCOUNTS.entries()) {
-    const sim = await startSimulator({ port: 0, key: `${account}-secret-key`, devices: 3, seed: 5 + i }); // real clock, speed 1
-    sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'connect' });
-    sims.set(account, sim);
-  }
-  slack = await startSlackReceiver();
-  hook = await startHttpReceiver({ path: '/hook' });
-  dir = mkdtempSync(join(tmpdir(), 'boxwatch-failover-'));
-}, 120_000);
-
-afterAll(async () => {
-  daemons.killAll();
-  for (const sim of sims.values()) await sim.close();
-  await slack?.close();
-  await hook?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-function writeConfig(name: string, dbPath: string, port: number): string {
-  return writeReplicaConfig({ dir, name, port, accounts: sims, storage: `{ path: "${dbPath}" }`, slackUrl: slack.url, hookUrl: hook.url });
+/** The database the replicas share: its `storage:` section, the environment it needs, and a way to read it. */
+interface SharedStore {
+  storage: string;
+  env: Record<string, string>;
+  rows<T>(sql: string): Promise<T[]>;
+  close(): void;
 }
 
-function query<T>(dbPath: string, sql: string): T[] {
-  if (!existsSync(dbPath)) return [];
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(sql).all() as T[];
-  } catch {
-    return []; // not created yet
-  } finally {
-    db.close();
-  }
-}
+const STORES: { name: string; missing?: string; open(dir: string): Promise<SharedStore> }[] = [
+  {
+    name: 'one SQLite file',
+    open: (dir) => {
+      const path = join(dir, 'boxwatch.db');
+      return Promise.resolve({ storage: `{ path: "${path}" }`, env: {}, rows: <T>(sql: string) => Promise.resolve(sqliteRows<T>(path, sql)), close: () => undefined });
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    ...(findPostgres() === undefined && { missing: 'PostgreSQL is not installed; apt-get install postgresql' }),
+    open: async () => {
+      const server = await PostgresServer.start();
+      const url = await server.createDatabase('failover');
+      return { storage: '{ url: "${BOXWATCH_DATABASE_URL}" }', env: { BOXWATCH_DATABASE_URL: url }, rows: <T>(sql: string) => pgRows<T>(url, sql), close: () => server.stop() };
+    },
+  },
+];
 
-/** Each account's lease holder and token. */
-const leases = (dbPath: string): Map<string, { holder: string | null; token: number }> =>
-  new Map(query<{ account: string; holder: string | null; token: number }>(dbPath, 'SELECT account, holder, token FROM leases').map((l) => [l.account, l]));
+for (const kind of STORES) {
+  describe.skipIf(kind.missing !== undefined)(`failover between three replicas of four accounts, on ${kind.name}${kind.missing === undefined ? '' : ` (skipped: ${kind.missing})`}`, () => {
+    const sims = new Map<string, RunningSimulator>();
+    let slack: SlackReceiver;
+    let hook: HttpReceiver;
+    let dir: string;
+    let store: SharedStore;
+    let daemons: DaemonProcesses;
 
-/** The JSON of `url`, retried while the server is not listening yet. */
-async function getJson(url: string): Promise<Record<string, unknown>> {
-  for (let i = 0; ; i++) {
-    try {
-      return (await (await fetch(url)).json()) as Record<string, unknown>;
-    } catch (err) {
-      if (i > 100) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-describe('failover between three replicas of four accounts', () => {
-  it('the leader of an account is killed while boxes flap: its accounts are taken over, every transition is delivered once (a send in flight at most twice)', async () => {
-    const dbPath = join(dir, 'boxwatch.db');
-    const names = ['replica-a', 'replica-b', 'replica-c'];
-    const ports = new Map<string, number>();
-    for (const n of names) ports.set(n, await freePort());
-    const children = new Map(names.map((n) => [n, daemons.spawn(writeConfig(n, dbPath, ports.get(n)!))]));
-    const leading = (replica: string): string[] => [...leases(dbPath)].filter(([, l]) => l.holder === replica).map(([a]) => a).sort();
-    // The quotas: floor(4 / 3) each, one more for the first id (src/cluster/coordinator.ts).
-    await daemons.until('the accounts are shared 2, 1, 1', () => names.map((n) => leading(n).length).join() === '2,1,1', 90_000).catch((err: unknown) => {
-      throw new Error(`${JSON.stringify([...leases(dbPath)])} ${JSON.stringify(query(dbPath, 'SELECT * FROM replicas'))} ${String(err)}\n${daemons.output.join('').split('\n').filter((l) => /replica|error|warn/i.test(l)).slice(-40).join('\n')}`);
-    });
-
-    // Each replica says what it leads; its metrics too.
-    for (const n of names) {
-      const health = await getJson(`http://127.0.0.1:${ports.get(n)}/healthz`);
-      expect(health.replica).toEqual({ id: n, leads: leading(n) });
-    }
-    let victim = leases(dbPath).get('acme')!.holder as string;
-    let victimAccounts = leading(victim);
-    const metrics = await (await fetch(`http://127.0.0.1:${ports.get(victim)}/metrics`)).text();
-    for (const account of ACCOUNTS) expect(metrics).toContain(`boxwatch_lease_held{account="${account}"} ${victimAccounts.includes(account) ? 1 : 0}`);
-
-    // Boxes flap: one change every 500 ms, round robin over two boxes of each account.
-    const flappers = ACCOUNTS.flatMap((a) => sims.get(a)!.sim.fleet.boxes.slice(0, 2).map((box) => ({ sim: sims.get(a)!, box })));
-    // One of acme's flapping boxes is silenced: no silence is lost across the failover.
-    const silenced = `acme/${flappers[0]!.box.serial}`;
-    const silence = await runBuilt(['silence', 'add', '--box', silenced, '--for', '1h', '--comment', 'failover test', '--config', join(dir, 'replica-a.yaml')]);
-    expect(silence.code, silence.err).toBe(0);
-    let flaps = 0;
-    let flapping = true;
-    const down = new Set<string>();
-    const flapper = (async () => {
-      while (flapping) {
-        const { sim, box } = flappers[flaps % flappers.length]!;
-        const key = `${sim.url} ${box.serial}`;
-        sim.sim.fleet.apply([box], { kind: down.has(key) ? 'connect' : 'disconnect' });
-        if (down.has(key)) down.delete(key);
-        else down.add(key);
-        flaps += 1;
-        await new Promise((r) => setTimeout(r, 500));
+    beforeAll(async () => {
+      await ensureBuilt();
+      for (const [i, account] of ACCOUNTS.entries()) {
+        const sim = await startSimulator({ port: 0, key: `${account}-secret-key`, devices: 3, seed: 5 + i }); // real clock, speed 1
+        sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'connect' });
+        sims.set(account, sim);
       }
-    })();
+      slack = await startSlackReceiver();
+      hook = await startHttpReceiver({ path: '/hook' });
+      dir = mkdtempSync(join(tmpdir(), 'boxwatch-failover-'));
+      store = await kind.open(dir);
+      daemons = new DaemonProcesses({ ...KEYS, ...store.env });
+    }, 120_000);
 
-    await daemons.until('transitions of every account delivered', () => flaps >= flappers.length + 2 && hook.received.length >= 6, 60_000);
-    const before = leases(dbPath);
-    expect(before.get('acme')?.holder).toBe(victim); // the shares are stable
-    victim = before.get('acme')!.holder as string;
-    victimAccounts = leading(victim);
-    const requestsAtKill = hook.requests.length;
-    const killedAt = Date.now();
-    children.get(victim)!.kill('SIGKILL');
-    expect(await daemons.exited(children.get(victim)!)).toEqual({ code: null, signal: 'SIGKILL' });
-
-    await daemons.until(`the accounts of ${victim} are led by the others`, () => {
-      const now = leases(dbPath);
-      return victimAccounts.every((a) => now.get(a)?.holder !== victim && now.get(a)?.holder != null && (now.get(a)?.token ?? 0) > before.get(a)!.token);
-    }, 60_000);
-    const leaseTakenAt = Date.now();
-    const survivors = names.filter((n) => n !== victim);
-    await daemons.until('a message after the takeover', () => hook.requests.length > requestsAtKill + 1, 60_000);
-    const firstMessageAt = Date.now();
-    await daemons.until('the two survivors share the four accounts 2, 2', () => survivors.map((n) => leading(n).length).join() === '2,2', 60_000);
-    for (const n of survivors) {
-      const health = await getJson(`http://127.0.0.1:${ports.get(n)}/healthz`);
-      expect(health.replica).toEqual({ id: n, leads: leading(n) });
-    }
-    // `boxwatch status` says which replica serves each account.
-    const status = await runBuilt(['status', '--db', dbPath]);
-    expect(status.code).toBe(0);
-    for (const account of ACCOUNTS) expect(status.out).toMatch(new RegExp(`^ {2}${account}: (${survivors.join('|')}) \\(host \\S+, pid \\d+, heartbeat [^)]+\\)$`, 'm'));
-
-    // More flaps under the new leaders, then every box back up and quiet.
-    const flapsAtTakeover = flaps;
-    await daemons.until('more flaps after the takeover', () => flaps >= flapsAtTakeover + flappers.length, 60_000);
-    flapping = false;
-    await flapper;
-    for (const { sim, box } of flappers) sim.sim.fleet.apply([box], { kind: 'connect' });
-
-    const notified = (): Map<string, number> =>
-      countByBoxAndStatus(query<{ serial: string; status: string }>(dbPath, "SELECT serial, to_status AS status FROM alert_transitions WHERE held_back IS NULL AND to_status IN ('firing', 'resolved')"));
-    /** Per box and status, the alerts the webhook receiver got (every request, answered or not). */
-    const hooked = (): Map<string, number> => webhookAlertCounts(hook.requests);
-    const slackRows = () => query<{ n: number }>(dbPath, "SELECT COUNT(*) AS n FROM outbox WHERE notifier = 'ops-slack' AND status = 'delivered'")[0]?.n ?? 0;
-    let last = {};
-    await daemons.until('every box resolved, nothing waiting, every transition delivered', () => {
-      const firing = query<{ n: number }>(dbPath, "SELECT COUNT(*) AS n FROM alert_states WHERE status = 'firing'")[0]?.n ?? 1;
-      const waiting = query<{ n: number }>(dbPath, "SELECT (SELECT COUNT(*) FROM outbox WHERE status IN ('pending', 'sending')) + (SELECT COUNT(*) FROM notification_queue) AS n")[0]?.n ?? 1;
-      const got = hooked();
-      const missing = [...notified()].filter(([key, n]) => (got.get(key) ?? 0) < n);
-      last = { firing, waiting, missing };
-      return firing === 0 && waiting === 0 && missing.length === 0;
-    }, 90_000).catch((err: unknown) => {
-      throw new Error(`${JSON.stringify(last)} ${String(err)}`);
+    afterAll(async () => {
+      daemons?.killAll();
+      for (const sim of sims.values()) await sim.close();
+      await slack?.close();
+      await hook?.close();
+      store?.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
     });
-    await new Promise((r) => setTimeout(r, 1_000)); // a late copy would arrive now
-    for (const n of survivors) children.get(n)!.kill('SIGTERM');
-    for (const n of survivors) expect(await daemons.exited(children.get(n)!)).toEqual({ code: 0, signal: null });
 
-    // Every notified transition was delivered once; a send in flight at the kill at most twice.
-    const expected = notified();
-    const got = hooked();
-    let extra = 0;
-    for (const [key, n] of expected) {
-      expect(got.get(key) ?? 0, key).toBeGreaterThanOrEqual(n); // none lost
-      extra += (got.get(key) ?? 0) - n;
+    function writeConfig(name: string, port: number): string {
+      return writeReplicaConfig({ dir, name, port, accounts: sims, storage: store.storage, slackUrl: slack.url, hookUrl: hook.url });
     }
-    for (const key of got.keys()) expect(expected.has(key), `${key} was never a transition`).toBe(true);
-    expect(extra).toBeLessThanOrEqual(1); // at most the send in flight at the kill
-    // The silenced box flapped before and after the kill, held back each time, never sent.
-    const held = query<{ at: number }>(dbPath, `SELECT at FROM alert_transitions WHERE serial = '${silenced}' AND held_back IS NOT NULL AND to_status = 'firing'`);
-    expect(held.some((t) => t.at < killedAt) && held.some((t) => t.at > killedAt)).toBe(true);
-    expect([...got.keys()].filter((k) => k.startsWith(`${silenced} `))).toEqual([]);
-    // Slack: every message recorded as delivered reached it, at most one of them twice.
-    expect(slack.requests.length).toBeGreaterThanOrEqual(slackRows());
-    expect(slack.requests.length).toBeLessThanOrEqual(slackRows() + 1);
-    const perAccount = ACCOUNTS.map((a) => [...expected].filter(([k]) => k.startsWith(`${a}/`)).reduce((x, [, n]) => x + n, 0));
-    expect(perAccount.every((n) => n >= 4)).toBe(true); // every account flapped, before and after the kill
-    console.log(
-      `failover (3 replicas, 4 accounts, 3 s lease, 1 s schedule): ${victim} (leading ${victimAccounts.join(', ')}) killed; ` +
-        `its accounts were leased again ${leaseTakenAt - killedAt} ms after the kill, the next message arrived ${firstMessageAt - killedAt} ms after it; ` +
-        `${[...expected.values()].reduce((x, y) => x + y, 0)} transitions notified (${perAccount.join('/')} per account), ${extra} re-sent; ` +
-        `${slack.requests.length} Slack requests for ${slackRows()} messages`,
-    );
-  }, 300_000);
-});
+    /** A count of `sql` (`SELECT COUNT(*) AS n ...`); `none` while the tables are not there yet. */
+    const count = async (sql: string, none = 1): Promise<number> => Number((await store.rows<{ n: number | string }>(sql))[0]?.n ?? none);
+
+    /** Each account's lease holder and token. */
+    const leases = async (): Promise<Map<string, { holder: string | null; token: number }>> =>
+      new Map((await store.rows<{ account: string; holder: string | null; token: number | string }>('SELECT account, holder, token FROM leases')).map((l) => [l.account, { holder: l.holder, token: Number(l.token) }]));
+
+    /** The JSON of `url`, retried while the server is not listening yet. */
+    async function getJson(url: string): Promise<Record<string, unknown>> {
+      for (let i = 0; ; i++) {
+        try {
+          return (await (await fetch(url)).json()) as Record<string, unknown>;
+        } catch (err) {
+          if (i > 100) throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    }
+
+    it('the leader of an account is killed while boxes flap: its accounts are taken over, every transition is delivered once (a send in flight at most twice)', async () => {
+      const names = ['replica-a', 'replica-b', 'replica-c'];
+      const ports = new Map<string, number>();
+      for (const n of names) ports.set(n, await freePort());
+      const children = new Map(names.map((n) => [n, daemons.spawn(writeConfig(n, ports.get(n)!))]));
+      const leading = async (replica: string): Promise<string[]> => [...(await leases())].filter(([, l]) => l.holder === replica).map(([a]) => a).sort();
+      const shares = async (replicas: string[]): Promise<string> => (await Promise.all(replicas.map(async (n) => (await leading(n)).length))).join();
+      // The quotas: floor(4 / 3) each, one more for the first id (src/cluster/coordinator.ts).
+      await daemons.until('the accounts are shared 2, 1, 1', async () => (await shares(names)) === '2,1,1', 90_000).catch(async (err: unknown) => {
+        throw new Error(`${JSON.stringify([...(await leases())])} ${JSON.stringify(await store.rows('SELECT * FROM replicas'))} ${String(err)}\n${daemons.output.join('').split('\n').filter((l) => /replica|error|warn/i.test(l)).slice(-40).join('\n')}`);
+      });
+
+      // Each replica says what it leads; its metrics too.
+      for (const n of names) {
+        const health = await getJson(`http://127.0.0.1:${ports.get(n)}/healthz`);
+        expect(health.replica).toEqual({ id: n, leads: await leading(n) });
+      }
+      let victim = (await leases()).get('acme')!.holder as string;
+      let victimAccounts = await leading(victim);
+      const metrics = await (await fetch(`http://127.0.0.1:${ports.get(victim)}/metrics`)).text();
+      for (const account of ACCOUNTS) expect(metrics).toContain(`boxwatch_lease_held{account="${account}"} ${victimAccounts.includes(account) ? 1 : 0}`);
+
+      // Boxes flap: one change every 500 ms, round robin over two boxes of each account.
+      const flappers = ACCOUNTS.flatMap((a) => sims.get(a)!.sim.fleet.boxes.slice(0, 2).map((box) => ({ sim: sims.get(a)!, box })));
+      // One of acme's flapping boxes is silenced: no silence is lost across the failover.
+      const silenced = `acme/${flappers[0]!.box.serial}`;
+      const silence = await runBuilt(['silence', 'add', '--box', silenced, '--for', '1h', '--comment', 'failover test', '--config', join(dir, 'replica-a.yaml')], { env: store.env });
+      expect(silence.code, silence.err).toBe(0);
+      let flaps = 0;
+      let flapping = true;
+      const down = new Set<string>();
+      const flapper = (async () => {
+        while (flapping) {
+          const { sim, box } = flappers[flaps % flappers.length]!;
+          const key = `${sim.url} ${box.serial}`;
+          sim.sim.fleet.apply([box], { kind: down.has(key) ? 'connect' : 'disconnect' });
+          if (down.has(key)) down.delete(key);
+          else down.add(key);
+          flaps += 1;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      })();
+
+      await daemons.until('transitions of every account delivered', () => flaps >= flappers.length + 2 && hook.received.length >= 6, 60_000);
+      const before = await leases();
+      expect(before.get('acme')?.holder).toBe(victim); // the shares are stable
+      victim = before.get('acme')!.holder as string;
+      victimAccounts = await leading(victim);
+      const requestsAtKill = hook.requests.length;
+      const killedAt = Date.now();
+      children.get(victim)!.kill('SIGKILL');
+      expect(await daemons.exited(children.get(victim)!)).toEqual({ code: null, signal: 'SIGKILL' });
+
+      await daemons.until(`the accounts of ${victim} are led by the others`, async () => {
+        const now = await leases();
+        return victimAccounts.every((a) => now.get(a)?.holder !== victim && now.get(a)?.holder != null && (now.get(a)?.token ?? 0) > before.get(a)!.token);
+      }, 60_000);
+      const leaseTakenAt = Date.now();
+      const survivors = names.filter((n) => n !== victim);
+      await daemons.until('a message after the takeover', () => hook.requests.length > requestsAtKill + 1, 60_000);
+      const firstMessageAt = Date.now();
+      await daemons.until('the two survivors share the four accounts 2, 2', async () => (await shares(survivors)) === '2,2', 60_000);
+      for (const n of survivors) {
+        const health = await getJson(`http://127.0.0.1:${ports.get(n)}/healthz`);
+        expect(health.replica).toEqual({ id: n, leads: await leading(n) });
+      }
+      // `boxwatch status` says which replica serves each account.
+      const status = await runBuilt(['status', '--config', join(dir, 'replica-a.yaml')], { env: store.env });
+      expect(status.code).toBe(0);
+      for (const account of ACCOUNTS) expect(status.out).toMatch(new RegExp(`^ {2}${account}: (${survivors.join('|')}) \\(host \\S+, pid \\d+, heartbeat [^)]+\\)$`, 'm'));
+
+      // More flaps under the new leaders, then every box back up and quiet.
+      const flapsAtTakeover = flaps;
+      await daemons.until('more flaps after the takeover', () => flaps >= flapsAtTakeover + flappers.length, 60_000);
+      flapping = false;
+      await flapper;
+      for (const { sim, box } of flappers) sim.sim.fleet.apply([box], { kind: 'connect' });
+
+      const notified = async (): Promise<Map<string, number>> =>
+        countByBoxAndStatus(await store.rows<{ serial: string; status: string }>("SELECT serial, to_status AS status FROM alert_transitions WHERE held_back IS NULL AND to_status IN ('firing', 'resolved')"));
+      /** Per box and status, the alerts the webhook receiver got (every request, answered or not). */
+      const hooked = (): Map<string, number> => webhookAlertCounts(hook.requests);
+      const slackRows = () => count("SELECT COUNT(*) AS n FROM outbox WHERE notifier = 'ops-slack' AND status = 'delivered'", 0);
+      let last = {};
+      await daemons.until('every box resolved, nothing waiting, every transition delivered', async () => {
+        const firing = await count("SELECT COUNT(*) AS n FROM alert_states WHERE status = 'firing'");
+        const waiting = await count("SELECT (SELECT COUNT(*) FROM outbox WHERE status IN ('pending', 'sending')) + (SELECT COUNT(*) FROM notification_queue) AS n");
+        const got = hooked();
+        const missing = [...(await notified())].filter(([key, n]) => (got.get(key) ?? 0) < n);
+        last = { firing, waiting, missing };
+        return firing === 0 && waiting === 0 && missing.length === 0;
+      }, 90_000).catch((err: unknown) => {
+        throw new Error(`${JSON.stringify(last)} ${String(err)}`);
+      });
+      await new Promise((r) => setTimeout(r, 1_000)); // a late copy would arrive now
+      for (const n of survivors) children.get(n)!.kill('SIGTERM');
+      for (const n of survivors) expect(await daemons.exited(children.get(n)!)).toEqual({ code: 0, signal: null });
+
+      // Every notified transition was delivered once; a send in flight at the kill at most twice.
+      const expected = await notified();
+      const got = hooked();
+      let extra = 0;
+      for (const [key, n] of expected) {
+        expect(got.get(key) ?? 0, key).toBeGreaterThanOrEqual(n); // none lost
+        extra += (got.get(key) ?? 0) - n;
+      }
+      for (const key of got.keys()) expect(expected.has(key), `${key} was never a transition`).toBe(true);
+      expect(extra).toBeLessThanOrEqual(1); // at most the send in flight at the kill
+      // The silenced box flapped before and after the kill, held back each time, never sent.
+      const held = (await store.rows<{ at: number | string }>(`SELECT at FROM alert_transitions WHERE serial = '${silenced}' AND held_back IS NOT NULL AND to_status = 'firing'`)).map((t) => Number(t.at));
+      expect(held.some((at) => at < killedAt) && held.some((at) => at > killedAt)).toBe(true);
+      expect([...got.keys()].filter((k) => k.startsWith(`${silenced} `))).toEqual([]);
+      // Slack: every message recorded as delivered reached it, at most one of them twice.
+      const slackMessages = await slackRows();
+      expect(slack.requests.length).toBeGreaterThanOrEqual(slackMessages);
+      expect(slack.requests.length).toBeLessThanOrEqual(slackMessages + 1);
+      const perAccount = ACCOUNTS.map((a) => [...expected].filter(([k]) => k.startsWith(`${a}/`)).reduce((x, [, n]) => x + n, 0));
+      expect(perAccount.every((n) => n >= 4)).toBe(true); // every account flapped, before and after the kill
+      console.log(
+        `failover on ${kind.name} (3 replicas, 4 accounts, 3 s lease, 1 s schedule): ${victim} (leading ${victimAccounts.join(', ')}) killed; ` +
+          `its accounts were leased again ${leaseTakenAt - killedAt} ms after the kill, the next message arrived ${firstMessageAt - killedAt} ms after it; ` +
+          `${[...expected.values()].reduce((x, y) => x + y, 0)} transitions notified (${perAccount.join('/')} per account), ${extra} re-sent; ` +
+          `${slack.requests.length} Slack requests for ${slackMessages} messages`,
+      );
+    }, 300_000);
+  });
+}

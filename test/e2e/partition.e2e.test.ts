@@ -15,7 +15,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { DaemonProcesses } from '../helpers/daemon-process.js';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
-import { describeWithPostgres, freePort, PostgresServer } from '../helpers/postgres.js';
+import { describeWithPostgres, freePort, pgRows, PostgresServer } from '../helpers/postgres.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { countByBoxAndStatus, replicaKeyVar, webhookAlertCounts, writeReplicaConfig } from '../helpers/replica-config.js';
@@ -63,18 +63,7 @@ describeWithPostgres('a partition between the leading replica and PostgreSQL', (
     return writeReplicaConfig({ dir, name, port, accounts: sims, storage: '{ url: "${BOXWATCH_DATABASE_URL}" }', slackUrl: slack.url, hookUrl: hook.url });
   }
 
-  async function rows<R>(sql: string): Promise<R[]> {
-    const { default: pg } = await import('pg');
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return (await client.query(sql)).rows as R[];
-    } catch {
-      return []; // the tables are not there yet
-    } finally {
-      await client.end();
-    }
-  }
+  const rows = <R>(sql: string): Promise<R[]> => pgRows<R>(url, sql);
 
   async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;

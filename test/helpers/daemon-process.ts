@@ -47,9 +47,9 @@ export class DaemonProcesses {
   }
 
   /** Polls `check` every 50 ms until it holds (rejects after `timeoutMs`, with the daemons' output; the default is generous for a loaded machine: a condition that holds sooner ends the wait sooner). */
-  async until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
+  async until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!check()) {
+    while (!(await check())) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${this.tail()}`);
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -162,3 +162,17 @@ export async function rawQuery(url: string, sql: string, params: unknown[] = [])
     await client.end();
   }
 }
+
+/** The rows of `sql` on a connection of its own ([] while the tables are not there yet: a database being migrated). */
+export async function pgRows<R>(url: string, sql: string): Promise<R[]> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as R[];
+  } catch {
+    return []; // the tables are not there yet
+  } finally {
+    await client.end();
+  }
+}

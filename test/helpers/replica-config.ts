@@ -3,9 +3,10 @@
  * account of `accounts` polled every second from its simulator, a 3 s lease, one disconnected
  * rule, and a Slack and a webhook receiver. Account keys are read from `KEY_<ACCOUNT>` (see
  * `replicaKeyVar`); `storage` is the YAML of the storage section (a SQLite path or a database URL).
- * Also what both tests count deliveries with.
+ * Also what these tests count deliveries with, and read a replicas' SQLite file with.
  */
-import { writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface ReplicaConfig {
@@ -60,4 +61,17 @@ export function webhookAlertCounts(requests: readonly { body: unknown }[]): Map<
   return countByBoxAndStatus(
     requests.flatMap((r) => (r.body as { alerts: { status: string; labels: { serial?: string } }[] }).alerts.map((a) => ({ serial: String(a.labels.serial), status: a.status }))),
   );
+}
+
+/** The rows of `sql` on the SQLite file the replicas share, read-only ([] before the file or its tables exist). */
+export function sqliteRows<T>(dbPath: string, sql: string): T[] {
+  if (!existsSync(dbPath)) return [];
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(sql).all() as T[];
+  } catch {
+    return []; // not created yet
+  } finally {
+    db.close();
+  }
 }

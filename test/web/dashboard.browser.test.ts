@@ -72,6 +72,7 @@ timeline:
     expect((await rows(page).evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.serial))).sort()).toEqual(boxes.map((b) => b.serial).sort());
     expect(await page.textContent('#count-total')).toBe(String(boxes.length));
     expect(await page.isVisible('#account-filter')).toBe(false); // one account: no account filter
+    expect(await page.isVisible('#replicas')).toBe(false); // one daemon, nothing leased: no Replicas table
     for (const s of ['online', 'offline', 'stale', 'missing']) {
       expect(await page.textContent(`.count-${s} .n`), s).toBe(String(boxes.filter((b) => state(b) === s).length));
     }

@@ -87,9 +87,38 @@ function row(b, now) {
   );
 }
 
+// Replicas (`cluster:`): who serves each account, as /api/cluster says (src/cluster/servers.ts
+// decides; this only shows it). Hidden for a single daemon that never leased anything.
+function serverRow(s, now) {
+  const who =
+    s.state === 'serving'
+      ? s.replica
+      : badge(`nobody (${s.state === 'released' ? 'released' : `lease expired ${ago(s.leaseExpiresAt, now)}`})`, 'offline');
+  return el(
+    'tr',
+    { dataset: { account: s.account, state: s.state } },
+    el('td', {}, s.account),
+    el('td', {}, who),
+    el('td', {}, s.host === null ? '–' : `${s.host} (pid ${s.pid})`),
+    el('td', {}, s.heartbeatAt === null ? '–' : timeEl(s.heartbeatAt, ago(s.heartbeatAt, now))),
+    el('td', {}, s.state === 'serving' ? timeEl(s.leaseExpiresAt) : '–'),
+  );
+}
+
+function showServers(cluster) {
+  const section = document.getElementById('replicas');
+  section.hidden = cluster.replica === null && cluster.accounts.length === 0;
+  if (section.hidden) return;
+  const now = Date.parse(cluster.now);
+  document.getElementById('replicas-self').textContent =
+    cluster.replica === null ? 'This daemon is not a replica (no cluster: section); the leases below were written by replicas of this database.' : `This page is served by replica ${cluster.replica.id}, which leads ${cluster.replica.leads.length === 0 ? 'no account' : cluster.replica.leads.join(', ')}.`;
+  replace(document.querySelector('#servers tbody'), ...cluster.accounts.map((s) => serverRow(s, now)));
+}
+
 async function load() {
   const params = paramsFromUrl();
-  const data = await api(`api/overview?${params.toString()}`);
+  const [data, cluster] = await Promise.all([api(`api/overview?${params.toString()}`), api('api/cluster')]);
+  showServers(cluster);
   const now = Date.parse(data.now);
   const c = data.counts;
   replace(

@@ -1,0 +1,134 @@
+/// <reference lib="dom" />
+/**
+ * Who serves each account, as an operator sees it, with real processes: two `boxwatch run`
+ * replicas (`cluster:`, 3 s leases) of two simulated accounts on one SQLite file, the Fleet page
+ * of replica-a in a real headless Chromium, and the built `boxwatch status` (table and JSON).
+ * The database also holds the expired lease of a third account, left by a replica that died long
+ * ago and announced a hostile host name: the page says nobody serves that account and shows the
+ * name as text. Then replica-b is killed (SIGKILL): the open page, updated live, shows its account
+ * served by replica-a.
+ */
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AccountServerJson } from '../../src/cluster/servers.js';
+import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { ensureBuilt } from '../e2e/build.js';
+import { hasChromium, launchBrowser, type Browser } from '../helpers/browser.js';
+import { runBuilt } from '../helpers/cli-process.js';
+import { DaemonProcesses } from '../helpers/daemon-process.js';
+import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
+import { freePort } from '../helpers/postgres.js';
+import { replicaKeyVar, sqliteRows, writeReplicaConfig } from '../helpers/replica-config.js';
+import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
+
+const ACCOUNTS = ['acme', 'globex'];
+const HOSTILE = '<img src=x onerror=alert(1)>';
+const NAMES = ['replica-a', 'replica-b'];
+
+
+describe.skipIf(!hasChromium)('the replica serving each account, on the dashboard and in boxwatch status', () => {
+  const sims = new Map<string, RunningSimulator>();
+  const daemons = new DaemonProcesses(Object.fromEntries(ACCOUNTS.map((a) => [replicaKeyVar(a), `${a}-secret-key`])));
+  const ports = new Map<string, number>();
+  let slack: SlackReceiver;
+  let hook: HttpReceiver;
+  let browser: Browser;
+  let dir: string;
+  let dbPath: string;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    for (const [i, account] of ACCOUNTS.entries()) {
+      const sim = await startSimulator({ port: 0, key: `${account}-secret-key`, devices: 2, seed: 41 + i });
+      sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'connect' });
+      sims.set(account, sim);
+    }
+    slack = await startSlackReceiver();
+    hook = await startHttpReceiver({ path: '/hook' });
+    dir = mkdtempSync(join(tmpdir(), 'boxwatch-replicas-page-'));
+    dbPath = join(dir, 'boxwatch.db');
+    browser = await launchBrowser();
+  }, 120_000);
+
+  afterAll(async () => {
+    daemons.killAll();
+    await browser?.close();
+    for (const sim of sims.values()) await sim.close();
+    await slack?.close();
+    await hook?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Each account's lease holder in the database. */
+  const holders = (): Map<string, string | null> =>
+    new Map(sqliteRows<{ account: string; holder: string | null }>(dbPath, 'SELECT account, holder FROM leases').map((r) => [r.account, r.holder]));
+  const servedBy = (page: Page, account: string) => page.locator(`#servers tbody tr[data-account="${account}"] td:nth-child(2)`);
+
+  it('replica-a’s Fleet page names the replica serving each account, nobody for an expired lease, and follows a takeover live', async () => {
+    for (const n of NAMES) ports.set(n, await freePort());
+    const children = new Map(
+      NAMES.map((n) => [n, daemons.spawn(writeReplicaConfig({ dir, name: n, port: ports.get(n)!, accounts: sims, storage: `{ path: "${dbPath}" }`, slackUrl: slack.url, hookUrl: hook.url }))]),
+    );
+    await daemons.until('one account each', () => {
+      const h = holders();
+      return ACCOUNTS.every((a) => h.get(a) != null) && new Set(ACCOUNTS.map((a) => h.get(a))).size === 2;
+    }, 90_000);
+    // A replica that died a minute ago: its heartbeat and its lease of `initech` are old.
+    const db = new Database(dbPath);
+    db.pragma('busy_timeout = 10000');
+    const longAgo = Date.now() - 60_000;
+    db.prepare('INSERT INTO replicas (id, host, pid, started_at, beat_at) VALUES (?, ?, ?, ?, ?)').run('ghost-1', HOSTILE, 4242, longAgo - 60_000, longAgo);
+    db.prepare('INSERT INTO leases (account, holder, token, expires_at, acquired_at) VALUES (?, ?, 7, ?, ?)').run('initech', 'ghost-1', longAgo, longAgo - 3_000);
+    db.close();
+
+    const base = `http://127.0.0.1:${ports.get('replica-a')}`;
+    const cluster = (await (await fetch(`${base}/api/cluster`)).json()) as { replica: { id: string; leads: string[] }; accounts: AccountServerJson[] };
+    const h = holders();
+    expect(cluster.replica).toEqual({ id: 'replica-a', leads: ACCOUNTS.filter((a) => h.get(a) === 'replica-a') });
+    expect(cluster.accounts.map((s) => [s.account, s.state, s.replica])).toEqual([
+      ['acme', 'serving', h.get('acme')],
+      ['globex', 'serving', h.get('globex')],
+      ['initech', 'expired', 'ghost-1'],
+    ]);
+    for (const s of cluster.accounts.slice(0, 2)) {
+      expect(s.pid).toBe(children.get(s.replica!)!.pid);
+      expect(Date.parse(s.leaseExpiresAt!)).toBeGreaterThan(Date.parse(s.heartbeatAt!));
+    }
+    expect((await fetch(`${base}/api/cluster?x=1`)).status).toBe(400);
+
+    const page = await browser.page();
+    await page.goto(`${base}/`);
+    await page.waitForSelector('#replicas:not([hidden]) #servers tbody tr');
+    expect(await page.textContent('#replicas-self')).toBe(`This page is served by replica replica-a, which leads ${cluster.replica.leads.join(', ')}.`);
+    for (const a of ACCOUNTS) expect(await servedBy(page, a).textContent()).toBe(h.get(a));
+    expect(await servedBy(page, 'initech').textContent()).toMatch(/^✕ nobody \(lease expired 1m ago\)$/);
+    // The hostile host name is text: no element made of it, no script run.
+    expect(await page.textContent('#servers tbody tr[data-account="initech"] td:nth-child(3)')).toBe(`${HOSTILE} (pid 4242)`);
+    expect(await page.locator('#replicas img').count()).toBe(0);
+
+    // replica-b dies: its account is taken over, and the open page says so (live, after replica-a's next cycles).
+    const victimAccount = ACCOUNTS.find((a) => h.get(a) === 'replica-b')!;
+    children.get('replica-b')!.kill('SIGKILL');
+    await page.waitForFunction((a) => document.querySelector(`#servers tbody tr[data-account="${a}"] td:nth-child(2)`)?.textContent === 'replica-a', victimAccount, { timeout: 60_000 });
+    expect(await page.textContent('#replicas-self')).toBe('This page is served by replica replica-a, which leads acme, globex.');
+    expect(browser.problems).toEqual([]);
+
+    // `boxwatch status`: the table names the replica of each account; the JSON gives each box its account's server.
+    const table = await runBuilt(['status', '--db', dbPath]);
+    expect(table.code, table.err).toBe(0);
+    for (const a of ACCOUNTS) expect(table.out).toMatch(new RegExp(`^ {2}${a}: replica-a \\(host \\S+, pid ${children.get('replica-a')!.pid}, heartbeat [^)]+\\)$`, 'm'));
+    expect(table.out).toMatch(/^ {2}initech: nobody \(lease expired 1m ago\)$/m);
+    const json = await runBuilt(['status', '--db', dbPath, '--format', 'json']);
+    expect(json.code, json.err).toBe(0);
+    const boxes = JSON.parse(json.out) as { serial: string; account: string; servedBy: AccountServerJson | null }[];
+    expect(boxes.map((b) => b.account).sort()).toEqual(['acme', 'acme', 'globex', 'globex']);
+    for (const b of boxes) {
+      expect(b.servedBy).toMatchObject({ account: b.account, state: 'serving', replica: 'replica-a', pid: children.get('replica-a')!.pid });
+      expect(b.servedBy!.heartbeatAgeMs).toBeGreaterThanOrEqual(0);
+    }
+  }, 240_000);
+});
