@@ -76,9 +76,25 @@ interface Counts {
   durationSum: number;
 }
 
+/**
+ * GET, tried again after a connection reset: a daemon whose event loop was busy for longer than
+ * its keep-alive timeout (100,000 boxes) closes the idle connection just as the next request
+ * reuses it.
+ */
+async function get(url: string, attempts = 3): Promise<Response> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fetch(url);
+    } catch (err) {
+      if (i >= attempts) throw err;
+      await sleep(1_000);
+    }
+  }
+}
+
 /** The counters and histogram sums of /metrics this bench reads (summed over labels, so over accounts). */
 async function metrics(httpUrl: string): Promise<Counts> {
-  const text = await (await fetch(`${httpUrl}/metrics`)).text();
+  const text = await (await get(`${httpUrl}/metrics`)).text();
   const sum = (name: string, label = ''): number =>
     text
       .split('\n')
@@ -148,7 +164,7 @@ function total(counts: readonly Counts[]): Counts {
 /** The accounts each replica leads, from its /healthz. */
 async function leadership(daemons: readonly Daemon[]): Promise<string[][]> {
   return Promise.all(
-    daemons.map(async (d) => ((await (await fetch(`${d.httpUrl}/healthz`)).json()) as { replica?: { leads: string[] } }).replica?.leads ?? []),
+    daemons.map(async (d) => ((await (await get(`${d.httpUrl}/healthz`)).json()) as { replica?: { leads: string[] } }).replica?.leads ?? []),
   );
 }
 
