@@ -112,10 +112,10 @@ export interface App<S extends DataStore = DataStore> {
    * last one's result); undefined when the tick was skipped.
    */
   runOnce(account?: string): Promise<AppCycle | undefined>;
-  /** Call ingestion (null without a `calls:` section). */
+  /** Call ingestion of the first account (null without a `calls:` section); its repo holds every account's calls. */
   readonly calls: CallIngest | null;
-  /** One call-sync cycle now (no-overlap rules apply); undefined when skipped or calls are off. */
-  runCallsOnce(): Promise<CallSyncResult | undefined>;
+  /** One call-sync cycle now (no-overlap rules apply) of `account`, or of every account in turn (the last one's result); undefined when skipped or calls are off. */
+  runCallsOnce(account?: string): Promise<CallSyncResult | undefined>;
   /** The recording archive (null without an `archive:` section). */
   readonly archive: Archiver | null;
   /** Waits for the archive pass in flight and runs one more (tests); undefined without an archive. */
@@ -146,6 +146,10 @@ interface AccountRun {
   /** Its gateway clock's skew at the last cycle that told it. */
   skewMs: number | null;
   heartbeat: Heartbeat;
+  /** Its logger (with its `account` when there are several). */
+  logger: Logger;
+  /** Records a device list may not hold, logged once per account (src/poller/quarantine.ts). */
+  quarantine: RecordQuarantine;
 }
 
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -156,7 +160,9 @@ const GROUP_RETRY_MS = 5_000;
 /** Opens the store the configuration names (SQLite or PostgreSQL), then creates the app on it: what `boxwatch run` does. */
 export async function openApp(deps: Omit<AppDeps, 'store'>): Promise<App> {
   const { config, logger } = deps;
-  const store = await openDataStore(config.storage, { clock: deps.clock, logger, maxGapMs: maxGapMsOf(config) });
+  // Replicas: a frozen replica's open transaction is ended, and its locks released, before its lease expires.
+  const idleInTransactionTimeoutMs = config.cluster === undefined ? undefined : Math.floor(config.cluster.lease / 2);
+  const store = await openDataStore(config.storage, { clock: deps.clock, logger, maxGapMs: maxGapMsOf(config), idleInTransactionTimeoutMs });
   return createApp({ ...deps, store });
 }
 
@@ -186,6 +192,7 @@ export function createApp(deps: AppDeps): App {
             },
           });
     const tickMs = scheduleIntervalMs(account.schedule, config.poll.timezone);
+    const accountLogger = config.gateways.length > 1 ? logger.child({ account: account.name }) : logger;
     return {
       config: account,
       client,
@@ -195,14 +202,19 @@ export function createApp(deps: AppDeps): App {
       // cycle), but never before one request could have run to its timeout.
       cycleDeadlineMs: Math.max(Math.floor(tickMs * 0.9), account.timeout),
       skewMs: null,
-      heartbeat: createHeartbeat(config.gateways.length > 1 ? logger.child({ account: account.name }) : logger),
+      heartbeat: createHeartbeat(accountLogger),
+      logger: accountLogger,
+      quarantine: new RecordQuarantine(accountLogger),
     };
   });
   const first = accounts[0] as AccountRun;
-  // Calls, test calls and the archive use the first (with them: the only) account's client.
-  const client = first.client;
+  const byAccount = new Map(accounts.map((a) => [a.config.name, a]));
+  /**
+   * The client calls, test calls and the archive use for an account's calls: its own; undefined
+   * for an account not configured, or (replicas) not led by this process now.
+   */
+  const clientOf = (account: string): GatewayClient | undefined => (replica !== null && !replica.holds(account) ? undefined : byAccount.get(account)?.client);
   const tickIntervalMs = Math.max(...accounts.map((a) => a.tickIntervalMs));
-  const quarantine = new RecordQuarantine(logger);
   const store: DataStore = deps.store ?? defaultStore(config, clock, logger);
   const hold = deps.hold ?? store.hold;
   const alerts = store.alerts;
@@ -233,9 +245,9 @@ export function createApp(deps: AppDeps): App {
   let fleet: FleetStats | undefined;
   const pipeline = new AlertPipeline({
     config,
-    callFacts: () => withArchiveFacts(calls?.facts() ?? null, archive?.facts() ?? null),
-    // Judged with the call facts: only after a successful call sync are the test calls' ends known.
-    testCallVerdicts: () => (testCalls !== null && calls?.facts() ? testCalls.verdicts(clock.now()) : null),
+    callFacts: (account) => withArchiveFacts(callIngests.get(account)?.facts() ?? null, archive?.facts() ?? null),
+    // Judged with the call facts: only after a successful call sync of the account are its test calls' ends known.
+    testCallVerdicts: (account) => (testCalls !== null && callIngests.get(account)?.facts() ? testCalls.verdicts(clock.now()) : null),
   });
   const notifiers =
     deps.notifiers ??
@@ -370,7 +382,7 @@ export function createApp(deps: AppDeps): App {
         concurrency: account.concurrency,
         policy: { detailsEveryMs: config.poll.detailsEvery, tickIntervalMs: run.tickIntervalMs },
         deadlineMs: run.cycleDeadlineMs,
-        quarantine,
+        quarantine: run.quarantine,
         requestCount: run.requestCount,
         signal: controller.signal,
         commit: async (write) => {
@@ -447,21 +459,29 @@ export function createApp(deps: AppDeps): App {
   // One scheduler per account (same order as `accounts`); they tick only when called (tests) until start().
   let schedulers: Scheduler[] = accounts.map((run) => startScheduler({ task: () => cycle(run), logger, onSkip, onCrash }));
 
-  // Call ingestion: its own schedule, its own transaction per cycle (src/calls/).
-  const calls = config.calls
-    ? createCallIngest({
-        config: config.calls,
-        rules: config.rules,
-        repo: store.calls,
-        client,
-        secretKey: first.config.secretKey,
-        concurrency: first.config.concurrency,
-        clock,
-        logger,
-        gatewayOffsetMs: () => skew() ?? 0,
-        wantRecordings: config.archive !== undefined,
-      })
-    : null;
+  // Call ingestion: one call sync per account, each with its own gateway client, schedule tick and
+  // transaction (src/calls/); its calls are stored under the account's box ids and call keys.
+  const callIngests = new Map<string, CallIngest>(
+    config.calls === undefined
+      ? []
+      : accounts.map((run) => [
+          run.config.name,
+          createCallIngest({
+            account: run.config.name,
+            config: config.calls as NonNullable<Config['calls']>,
+            rules: config.rules,
+            repo: store.calls,
+            client: run.client,
+            secretKey: run.config.secretKey,
+            concurrency: run.config.concurrency,
+            clock,
+            logger: run.logger,
+            gatewayOffsetMs: () => run.skewMs ?? 0,
+            wantRecordings: config.archive !== undefined,
+          }),
+        ]),
+  );
+  const calls = callIngests.get(first.config.name) ?? null;
   const callMetrics = calls ? registerCallMetrics(metrics.registry) : null;
   // The recording archive: a pass after every call sync, not awaited by it (src/archive/).
   const archive =
@@ -471,25 +491,27 @@ export function createApp(deps: AppDeps): App {
           privacy: config.calls,
           rules: config.rules,
           repo: store.recordings,
-          client,
+          clientOf,
           clock,
           logger,
-          timeoutMs: first.config.timeout,
+          timeoutMs: Math.max(...accounts.map((a) => a.config.timeout)),
           metrics: registerArchiveMetrics(metrics.registry),
           signal: controller.signal,
           ...(deps.archiveFs && { fs: deps.archiveFs }),
         })
       : null;
   let lastCalls: CallSyncResult | undefined;
-  const callsCycle = async (): Promise<void> => {
-    if (!calls || (replica !== null && !replica.holds(first.config.name))) return;
+  /** One call sync of an account; replicas: only by the replica that leads it. */
+  const callsCycle = (run: AccountRun) => async (): Promise<void> => {
+    const ingest = callIngests.get(run.config.name);
+    if (!ingest || (replica !== null && !replica.holds(run.config.name))) return;
     try {
-      lastCalls = await calls.run(controller.signal);
+      lastCalls = await ingest.run(controller.signal);
     } catch (err) {
       if (controller.signal.aborted) return;
       const code = storeFailureCode(err);
       if (code === undefined) throw err; // a bug: the scheduler logs it as a crash
-      logger.error({ code, err: errorMessage(err) }, 'call sync could not be stored; the next cycle reads again');
+      run.logger.error({ code, err: errorMessage(err) }, 'call sync could not be stored; the next cycle reads again');
       return;
     }
     callMetrics?.observeSync(lastCalls);
@@ -499,16 +521,17 @@ export function createApp(deps: AppDeps): App {
       void archive.pass();
     }
   };
-  let callsScheduler: Scheduler = startScheduler({ task: callsCycle, logger });
+  let callsSchedulers: Scheduler[] = config.calls ? accounts.map((run) => startScheduler({ task: callsCycle(run), logger: run.logger })) : [];
 
-  // Test calls: one schedule per entry, each never overlapping itself (src/calls/test-calls.ts).
+  // Test calls: one schedule per entry, each never overlapping itself (src/calls/test-calls.ts);
+  // each box's call placed through its own account (replicas: of the accounts led here).
   const testCalls =
     calls && config.testCalls
-      ? createTestCalls({ entries: config.testCalls, repo: store.testCalls, boxes: () => store.boxes(), client, clock, logger, concurrency: first.config.concurrency })
+      ? createTestCalls({ entries: config.testCalls, repo: store.testCalls, boxes: () => store.boxes(), clientOf, clock, logger, concurrency: first.config.concurrency })
       : null;
   let lastAttempts: TestCallAttempt[] = [];
   const testCallTask = (name: string) => async (): Promise<void> => {
-    if (!testCalls || (replica !== null && !replica.holds(first.config.name))) return;
+    if (!testCalls) return;
     try {
       lastAttempts.push(...(await testCalls.runEntry(name, controller.signal)));
     } catch (err) {
@@ -560,8 +583,9 @@ export function createApp(deps: AppDeps): App {
       await group(); // anything left queued by a previous run (and items of removed notifiers)
       await dispatcher.retireRemoved();
       if (config.calls) {
-        void callsScheduler.stop();
-        callsScheduler = startScheduler({ schedule: config.calls.schedule, timezone: config.poll.timezone, task: callsCycle, logger });
+        const schedule = config.calls.schedule;
+        for (const s of callsSchedulers) void s.stop();
+        callsSchedulers = accounts.map((run) => startScheduler({ schedule, timezone: config.poll.timezone, task: callsCycle(run), logger: run.logger }));
       }
       if (testCalls) {
         for (const s of testCallSchedulers) void s.scheduler.stop();
@@ -586,10 +610,16 @@ export function createApp(deps: AppDeps): App {
       return result;
     },
     calls,
-    async runCallsOnce() {
-      lastCalls = undefined;
-      await callsScheduler.tick();
-      return lastCalls;
+    async runCallsOnce(account) {
+      let result: CallSyncResult | undefined;
+      for (const [i, run] of accounts.entries()) {
+        const scheduler = callsSchedulers[i];
+        if (scheduler === undefined || (account !== undefined && run.config.name !== account)) continue;
+        lastCalls = undefined;
+        await scheduler.tick();
+        result = lastCalls;
+      }
+      return result;
     },
     archive,
     async runArchiveOnce() {
@@ -640,7 +670,7 @@ export function createApp(deps: AppDeps): App {
       controller.abort(new Error('boxwatch is stopping'));
     }, deps.stopGraceMs ?? STOP_GRACE_MS);
     try {
-      await Promise.all([...schedulers.map((s) => s.stop()), callsScheduler.stop(), ...testCallSchedulers.map((s) => s.scheduler.stop()), dispatcher.stop(), resender.stop()]);
+      await Promise.all([...schedulers.map((s) => s.stop()), ...callsSchedulers.map((s) => s.stop()), ...testCallSchedulers.map((s) => s.scheduler.stop()), dispatcher.stop(), resender.stop()]);
     } finally {
       clearTimeout(abandon);
     }

@@ -8,6 +8,11 @@
  * account is `ACCOUNT/SERIAL`. The gateway's serials never hold a `/` (src/gateway/schemas.ts), so
  * the split on the first `/` is unambiguous. An account's fleet-level alerts (the gateway rules)
  * use the account's key with an empty serial: '' for `default`, `ACCOUNT/` for the others.
+ *
+ * A call is known the same way (`callKey`): the gateway's call id for `default`, `ACCOUNT/CALL_ID`
+ * for the others (two accounts' gateways number their calls independently). The calls, test calls
+ * and recordings stored carry these keys; a request to an account's gateway takes the part after
+ * the account (`splitBoxKey(key).serial`).
  */
 
 import { matchesAny } from './glob.js';
@@ -21,6 +26,11 @@ export const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** The id of `serial` of `account` (the bare serial for the default account). */
 export function boxKey(account: string, serial: string): string {
   return account === DEFAULT_ACCOUNT ? serial : `${account}/${serial}`;
+}
+
+/** The id of the gateway's call `callId` of `account`, as stored (the bare call id for the default account). */
+export function callKey(account: string, callId: string): string {
+  return boxKey(account, callId);
 }
 
 /** The key of an account's fleet-level alerts (serial of the gateway rules): '' or `ACCOUNT/`. */

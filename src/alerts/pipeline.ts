@@ -24,10 +24,10 @@ import type { AlertState, RuleEvaluation } from './types.js';
 
 export interface AlertPipelineDeps {
   config: Config;
-  /** The call rules' facts from the last successful call sync (src/calls/health.ts); null or absent: none. */
-  callFacts?: () => CallFacts | null;
-  /** The test calls' verdicts per box (src/calls/test-calls.ts); null or absent: none fresh (test_call_failed says unknown). */
-  testCallVerdicts?: () => ReadonlyMap<string, TestCallVerdict> | null;
+  /** The call rules' facts of the account's boxes from its last successful call sync (src/calls/health.ts); null or absent: none. */
+  callFacts?: (account: string) => CallFacts | null;
+  /** The test calls' verdicts per box of the account (src/calls/test-calls.ts); null or absent: none fresh (test_call_failed says unknown). */
+  testCallVerdicts?: (account: string) => ReadonlyMap<string, TestCallVerdict> | null;
 }
 
 export interface CycleAlerts extends EngineResult {
@@ -115,7 +115,7 @@ export class AlertPipeline {
     // Boxes missing past a missing rule's forget_after leave the fleet now (never on a failed cycle).
     const forget = down ? [] : boxesToForget(rules, boxes, now);
     const fleet = forget.length === 0 ? boxes : boxes.filter((b) => !forget.includes(b.serial));
-    const evaluations = cycleEvaluations(config, cycle, fleet, prev, now, gatewayNow, this.deps.callFacts?.() ?? null, this.deps.testCallVerdicts?.() ?? null);
+    const evaluations = cycleEvaluations(config, cycle, fleet, prev, now, gatewayNow, this.deps.callFacts?.(account) ?? null, this.deps.testCallVerdicts?.(account) ?? null);
     const acks = view.acks ?? new Map<string, Ack>();
     const result = evaluateCycle(prev, evaluations, {
       now,

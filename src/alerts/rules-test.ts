@@ -9,7 +9,7 @@
  * and the in-memory SQLite database that holds a test case's calls for the call rules.
  * The file format is documented in docs/cli-alerts.md; config/rules.test.yaml is an example.
  */
-import { accountOf } from '../box-id.js';
+import { accountOf, DEFAULT_ACCOUNT } from '../box-id.js';
 import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { validateConfig, type Config, type Env } from '../config/index.js';
@@ -512,8 +512,8 @@ function testCalls(rules: readonly RuleConfig[], t: RulesTestCase): { factsAt(at
           recording: null, transcript: null, variables: null, detailsRead: false, wantsDetails: false,
         });
       }
-      if (upserts.length > 0) store.calls.write({ now, upserts, checked: [], sync: { highWater: null, syncedAt: null, resume: null }, stuckAfterMs: CALLS_STUCK_AFTER_MS });
-      return readCallFacts(store.calls, rules, now, { lookBackMs: CALLS_LOOK_BACK_MS });
+      if (upserts.length > 0) store.calls.write({ account: DEFAULT_ACCOUNT, now, upserts, checked: [], sync: { highWater: null, syncedAt: null, resume: null }, stuckAfterMs: CALLS_STUCK_AFTER_MS });
+      return readCallFacts(store.calls, rules, now, { lookBackMs: CALLS_LOOK_BACK_MS, account: DEFAULT_ACCOUNT });
     },
     close: () => store.close(),
   };

@@ -12,8 +12,13 @@
  * backoff (src/backoff.ts), re-reading call details each time, until it succeeds or the URL is gone.
  * A write the file system refuses (ENOSPC, EACCES, ...) also marks the archive failing
  * (`archive_failing`) until a write succeeds again.
+ *
+ * Calls of several accounts: each recording's call details are read through its own account's
+ * client (`clientOf`, from the account of its call key); a call of an account this process does
+ * not work for (replicas: not led here) is left to the replica that leads it.
  */
 import { join } from 'node:path';
+import { accountOf, splitBoxKey } from '../box-id.js';
 import { Agent } from 'undici';
 import { jitteredBackoff } from '../backoff.js';
 import type { Clock } from '../clock.js';
@@ -48,7 +53,8 @@ export interface ArchiverDeps {
   /** The configured rules (the archive rules among them get their facts after each pass). */
   rules: readonly RuleConfig[];
   repo: RecordingsRepo;
-  client: Pick<GatewayClient, 'getCall'>;
+  /** The gateway client of an account (undefined: not this process's to work for). */
+  clientOf: (account: string) => Pick<GatewayClient, 'getCall'> | undefined;
   clock: Clock;
   logger: Logger;
   /** Per download: headers, and each pause in the body. */
@@ -117,8 +123,9 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     try {
       if (url === undefined) {
         let details;
+        const { account, serial: callId } = splitBoxKey(call.callId);
         try {
-          details = await deps.client.getCall(call.callId, { signal: deps.signal });
+          details = await (deps.clientOf(account) as Pick<GatewayClient, 'getCall'>).getCall(callId, { signal: deps.signal });
         } catch (err) {
           if (err instanceof BoxwatchError && err.code === 'call_not_found') {
             await lose(d);
@@ -195,7 +202,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
         lastRetention = now;
         result.deleted = await retention(now);
       }
-      const due = await repo.due(now, MAX_PER_PASS);
+      const due = (await repo.due(now, MAX_PER_PASS)).filter((d) => deps.clientOf(accountOf(d.call.callId)) !== undefined);
       const outcomes = await mapWithConcurrency(due, config.concurrency, attempt);
       for (const o of outcomes) if (o !== 'aborted') result[o] += 1;
       facts = { at: clock.now(), byRule: await readArchiveFacts(repo, deps.rules, clock.now(), failing) };

@@ -1,6 +1,7 @@
 /**
  * The archive's files: where a recording and its sidecar go (`DIR/YYYY/MM/DD/<call_id>.<ext>` and
- * `<call_id>.json`, the day of the call's start in UTC), how they are written (a temporary file in
+ * `<call_id>.json`, the day of the call's start in UTC; a call of an account other than
+ * `default` under `DIR/<account>/YYYY/...`, so that two accounts' calls never share a file), how they are written (a temporary file in
  * the same directory, fsync, rename, fsync of the directory: a file under its final name is always
  * whole), and how they are checked against their SHA-256 (`boxwatch recordings verify`).
  *
@@ -10,6 +11,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { DEFAULT_ACCOUNT, splitBoxKey } from '../box-id.js';
 
 /** An open file, as the archive writes it (node's FileHandle fits). */
 export interface ArchiveFile {
@@ -39,13 +41,15 @@ export const nodeFs: ArchiveFs = {
 const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 /**
- * The archive paths of a call's recording and sidecar, relative to the archive directory. A call
- * id that is not a plain name (the vendor's are integers) is replaced by a hash of it, so that no
- * id can name a path outside the archive.
+ * The archive paths of a call's recording and sidecar (`callKey`: the call as stored,
+ * src/box-id.ts), relative to the archive directory. A call id that is not a plain name (the
+ * vendor's are integers) is replaced by a hash of it, so that no id can name a path outside the
+ * archive; account names are plain names (config/schema.ts).
  */
-export function archivePaths(callId: string, startedAt: number, ext: string): { recording: string; sidecar: string } {
+export function archivePaths(callKey: string, startedAt: number, ext: string): { recording: string; sidecar: string } {
+  const { account, serial: callId } = splitBoxKey(callKey);
   const d = new Date(startedAt);
-  const day = `${d.getUTCFullYear()}/${String(d.getUTCMonth() + 1).padStart(2, '0')}/${String(d.getUTCDate()).padStart(2, '0')}`;
+  const day = `${account === DEFAULT_ACCOUNT ? '' : `${account}/`}${d.getUTCFullYear()}/${String(d.getUTCMonth() + 1).padStart(2, '0')}/${String(d.getUTCDate()).padStart(2, '0')}`;
   const name = SAFE_ID.test(callId) ? callId : `id-${createHash('sha256').update(callId).digest('hex').slice(0, 32)}`;
   return { recording: `${day}/${name}.${ext}`, sidecar: `${day}/${name}.json` };
 }

@@ -1,7 +1,7 @@
 /**
  * Call health (docs/calls.md): ingestion of the gateway's calls into the calls repository, and
  * the facts the call rules judge. `createCallIngest` builds the cycle the app schedules on
- * `calls.schedule`.
+ * `calls.schedule`, one per account (each reads its own gateway's calls).
  */
 import type { Clock } from '../clock.js';
 import type { CallsConfig, RuleConfig } from '../config/schema.js';
@@ -25,6 +25,8 @@ export interface CallIngest {
 }
 
 export function createCallIngest(deps: {
+  /** The account whose calls are read (with its client and key); the facts are of its boxes only. */
+  account: string;
   config: CallsConfig;
   /** The configured rules (the call rules among them get their facts after each sync). */
   rules: readonly RuleConfig[];
@@ -62,8 +64,8 @@ export function createCallIngest(deps: {
     repo,
     async run(signal) {
       facts = null;
-      const result = await runCallSync({ client: deps.client, repo, clock: deps.clock, logger: deps.logger, options, hashKey, ...(signal && { signal }) });
-      if (result.outcome === 'ok') facts = await readCallFacts(repo, deps.rules, deps.clock.now() + (deps.gatewayOffsetMs?.() ?? 0), { lookBackMs: config.catchUp });
+      const result = await runCallSync({ account: deps.account, client: deps.client, repo, clock: deps.clock, logger: deps.logger, options, hashKey, ...(signal && { signal }) });
+      if (result.outcome === 'ok') facts = await readCallFacts(repo, deps.rules, deps.clock.now() + (deps.gatewayOffsetMs?.() ?? 0), { lookBackMs: config.catchUp, account: deps.account });
       return result;
     },
     facts: () => facts,

@@ -9,6 +9,9 @@
  * continued in the next cycle from where it stopped; after a gap (boxwatch was down) at most
  * `catch_up` is read back, and a longer gap is reported. Requests per cycle are bounded; 429 and
  * 5xx back off inside the gateway client.
+ *
+ * Each account reads its own call list with its own client (`account`): the calls it stores carry
+ * the account's call keys and box ids (src/box-id.ts), and requests take the gateway's ids back.
  */
 import type { Clock } from '../clock.js';
 import { BoxwatchError, errorMessage } from '../errors.js';
@@ -18,6 +21,7 @@ import type { GatewayClient } from '../gateway/types.js';
 import type { Logger } from '../log.js';
 import { mapWithConcurrency } from '../poller/pool.js';
 import type { CallObservation, CallRecord, CallsRepo, CallSyncState, RecordingState } from '../store/calls-repo.js';
+import { boxKey, callKey, splitBoxKey } from '../box-id.js';
 import { hashNumber, maskNumber } from './privacy.js';
 
 export interface CallSyncOptions {
@@ -36,6 +40,8 @@ export interface CallSyncOptions {
 }
 
 export interface CallSyncDeps {
+  /** The account whose call list is read (through `client`, its gateway). */
+  account: string;
   client: GatewayClient;
   repo: CallsRepo;
   clock: Clock;
@@ -72,7 +78,7 @@ const FINAL = new Set(['completed', 'failed']);
 export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
   const { client, repo, clock, logger, options } = deps;
   const now = clock.now();
-  const state = await repo.syncState();
+  const state = await repo.syncState(deps.account);
   let budget = options.maxRequests;
   let pages = 0;
   let errorCode: string | null = null;
@@ -127,7 +133,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
     } else if (top.reached) {
       // Continue the unfinished read where it stopped: the calls at or after `below` (stored, or
       // new this cycle) fill the first positions of the list; its page is the next one to read.
-      const covered = (await repo.countSince(state.resume.below)) + (await countNew(seen, repo, state.resume.below));
+      const covered = (await repo.countSince(state.resume.below, deps.account)) + (await countNew(seen, repo, state.resume.below, deps.account));
       const page = Math.max(top.next, Math.floor(covered / options.perPage) + 1);
       const rest = await readFrom(page, floor);
       complete = rest.reached;
@@ -140,13 +146,13 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
   }
 
   // Observations from the list.
-  const known = await repo.known([...seen.keys()]);
+  const known = await repo.known([...seen.keys()].map((id) => callKey(deps.account, id)));
   const upserts: CallObservation[] = [];
   const checked: string[] = [];
   let added = 0;
   const ended = new Map<string, { serial: string; status: string }>();
   for (const summary of seen.values()) {
-    const before = known.get(summary.call_id);
+    const before = known.get(callKey(deps.account, summary.call_id));
     const obs = observe(summary, null, deps);
     if (obs === null) continue;
     if (before === undefined) added += 1;
@@ -156,17 +162,17 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
   }
 
   // Call details: final calls whose details are wanted, then calls still initiated.
-  const listed = new Set(seen.keys());
+  const listed = new Set([...seen.keys()].map((id) => callKey(deps.account, id)));
   const candidates = new Map<string, CallRecord>();
   for (const o of upserts) if (o.wantsDetails) candidates.set(o.callId, o);
-  for (const c of await repo.dueForDetails(budget, { checkedBefore: now, initiatedSince: oldestAllowed })) {
+  for (const c of await repo.dueForDetails(budget, { account: deps.account, checkedBefore: now, initiatedSince: oldestAllowed })) {
     if (c.status === 'initiated' && listed.has(c.callId)) continue; // just read in the list
     if (!candidates.has(c.callId)) candidates.set(c.callId, c);
   }
   const toRead = [...candidates.values()].slice(0, Math.max(0, budget));
   const read = await mapWithConcurrency(toRead, options.concurrency, async (c): Promise<Call | 'gone' | null> => {
     try {
-      return await client.getCall(c.callId, { signal: deps.signal });
+      return await client.getCall(splitBoxKey(c.callId).serial, { signal: deps.signal });
     } catch (err) {
       if (deps.signal?.aborted) throw err;
       const code = err instanceof BoxwatchError ? err.code : 'internal';
@@ -211,7 +217,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
               },
       };
   if (sync.highWater === Number.NEGATIVE_INFINITY) sync.highWater = state.highWater;
-  await repo.write({ now, upserts: allUpserts, checked: checked.filter((id) => !upsertIds.has(id)), sync, stuckAfterMs: options.stuckAfterMs });
+  await repo.write({ account: deps.account, now, upserts: allUpserts, checked: checked.filter((id) => !upsertIds.has(id)), sync, stuckAfterMs: options.stuckAfterMs });
   if (gapSkipped) {
     logger.warn(
       { from: new Date(gapSkipped.from).toISOString(), to: new Date(gapSkipped.to).toISOString(), catchUpMs: options.catchUpMs },
@@ -233,8 +239,8 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
 }
 
 /** Calls seen this cycle that started at or after `since` and are not stored yet. */
-async function countNew(seen: ReadonlyMap<string, CallSummary>, repo: CallsRepo, since: number): Promise<number> {
-  const ids = [...seen.values()].filter((c) => Date.parse(c.started_at) >= since).map((c) => c.call_id);
+async function countNew(seen: ReadonlyMap<string, CallSummary>, repo: CallsRepo, since: number, account: string): Promise<number> {
+  const ids = [...seen.values()].filter((c) => Date.parse(c.started_at) >= since).map((c) => callKey(account, c.call_id));
   const known = await repo.known(ids);
   return ids.filter((id) => !known.has(id)).length;
 }
@@ -248,8 +254,11 @@ function newest(seen: ReadonlyMap<string, CallSummary>): number | null {
   return best;
 }
 
-/** A list summary (details null) or a full call as a CallObservation; null if `from` is not a box. */
-function observe(summary: CallSummary, details: Call | null, deps: Pick<CallSyncDeps, 'options' | 'hashKey'>): CallObservation | null {
+/**
+ * A list summary (details null) or a full call as a CallObservation (keyed by the account's call
+ * key and box id: the boundary between the gateway's ids and the stored ones); null if `from` is not a box.
+ */
+function observe(summary: CallSummary, details: Call | null, deps: Pick<CallSyncDeps, 'account' | 'options' | 'hashKey'>): CallObservation | null {
   const serial = BOX_FROM.exec(summary.from)?.[1];
   if (serial === undefined) return null;
   const { options } = deps;
@@ -259,8 +268,8 @@ function observe(summary: CallSummary, details: Call | null, deps: Pick<CallSync
   else if (details !== null && final) recording = details.audio_record_url ? 'available' : 'none';
   const wantsDetails = summary.status === 'completed' && (options.wantRecordings || options.storeTranscripts);
   return {
-    callId: summary.call_id,
-    serial,
+    callId: callKey(deps.account, summary.call_id),
+    serial: boxKey(deps.account, serial),
     agentId: summary.agent_id,
     status: summary.status,
     direction: summary.direction,

@@ -11,6 +11,10 @@
  * transaction that counts the caps again, and only then is make-call sent. A process that dies
  * after reserving leaves the slot used: boxwatch errs on the side of placing fewer test calls,
  * never more than the caps.
+ *
+ * Boxes are named by their id (src/box-id.ts): a test call is placed through the box's own
+ * account (`clientOf`) from the gateway's serial, and stored under the box id and call key, so
+ * that its verdict is judged by the cycle of the box's account.
  */
 import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
@@ -18,11 +22,11 @@ import type { TestCallConfig } from '../config/schema.js';
 import { formatDuration } from '../duration.js';
 import { BoxwatchError, errorMessage } from '../errors.js';
 import type { GatewayClient } from '../gateway/types.js';
-import { matchesAny } from '../glob.js';
+import { accountOf, boxMatches, callKey, splitBoxKey } from '../box-id.js';
 import type { Logger } from '../log.js';
 import { mapWithConcurrency } from '../poller/pool.js';
 import { dayOf } from '../store/calls-repo.js';
-import type { CapUse, TestCallsRepo, TestCallWithCall } from '../store/test-calls-repo.js';
+import { capReached, type CapUse, type TestCallsRepo, type TestCallWithCall } from '../store/test-calls-repo.js';
 import type { BoxState } from '../store/types.js';
 import type { Severity } from '../vocabulary.js';
 import { requireConnected } from './place.js';
@@ -67,7 +71,8 @@ export interface TestCallsDeps {
   repo: TestCallsRepo;
   /** The fleet as the last poll left it (which boxes exist, and were connected). */
   boxes: () => Awaitable<readonly BoxState[]>;
-  client: GatewayClient;
+  /** The gateway client of an account; undefined: not this process's to work for (replicas), its boxes are left out. */
+  clientOf: (account: string) => GatewayClient | undefined;
   clock: Clock;
   logger: Logger;
   /** Attempts in flight at most (device details and make-call requests). */
@@ -100,12 +105,15 @@ export function createTestCalls(deps: TestCallsDeps): TestCalls {
 
   const attempt = async (entry: TestCallConfig, serial: string, signal?: AbortSignal): Promise<TestCallAttempt> => {
     const caps = entry.dailyCap;
+    const { account, serial: gatewaySerial } = splitBoxKey(serial);
+    const client = deps.clientOf(account);
+    if (client === undefined) return skip(entry, serial, 'unknown_box', `box ${serial} is of account ${account}, which has no gateway here`);
     // A cheap check first: no device-details request for a box whose calls are used up.
     const before = await repo.used(entry.name, dayOf(clock.now()), serial);
-    if (before.box >= caps.perBox) return skip(entry, serial, 'cap', capText(entry, 'per_box', before));
-    if (before.total >= caps.total) return skip(entry, serial, 'cap', capText(entry, 'total', before));
+    const cap = capReached(before, caps);
+    if (cap !== null) return skip(entry, serial, 'cap', capText(entry, cap, before));
     try {
-      await requireConnected(deps.client, serial, { signal });
+      await requireConnected(client, gatewaySerial, { signal });
     } catch (err) {
       if (signal?.aborted) throw err;
       const code = err instanceof BoxwatchError ? err.code : 'internal';
@@ -119,10 +127,11 @@ export function createTestCalls(deps: TestCallsDeps): TestCalls {
     if (!reserved.ok) return skip(entry, serial, 'cap', capText(entry, reserved.cap, reserved.used));
     const to = maskNumber(entry.to);
     try {
-      const result = await deps.client.makeCall({ from: `box:${serial}`, to: entry.to, agentId: entry.agent }, { signal });
-      await repo.placed(reserved.id, result.call_id);
-      logger.info({ entry: entry.name, box: serial, call: result.call_id, to, agent: entry.agent, used: reserved.used }, 'test call placed');
-      return { entry: entry.name, serial, outcome: 'placed', callId: result.call_id, used: reserved.used };
+      const result = await client.makeCall({ from: `box:${gatewaySerial}`, to: entry.to, agentId: entry.agent }, { signal });
+      const id = callKey(account, result.call_id);
+      await repo.placed(reserved.id, id);
+      logger.info({ entry: entry.name, box: serial, call: id, to, agent: entry.agent, used: reserved.used }, 'test call placed');
+      return { entry: entry.name, serial, outcome: 'placed', callId: id, used: reserved.used };
     } catch (err) {
       const reason = `make-call failed: ${errorMessage(err)}`;
       await repo.rejected(reserved.id, reason);
@@ -132,7 +141,9 @@ export function createTestCalls(deps: TestCallsDeps): TestCalls {
     }
   };
 
-  const selected = async (entry: TestCallConfig): Promise<BoxState[]> => (await deps.boxes()).filter((b) => b.missingSince === null && matchesAny(b.serial, entry.boxes));
+  // The boxes the entry selects, with the rules' matcher (`BX-*` selects acme/BX-1 too), of the accounts worked for here.
+  const selected = async (entry: TestCallConfig): Promise<BoxState[]> =>
+    (await deps.boxes()).filter((b) => b.missingSince === null && boxMatches(b.serial, entry.boxes) && deps.clientOf(accountOf(b.serial)) !== undefined);
 
   return {
     entries: deps.entries,

@@ -4,6 +4,10 @@
  * daemon's database (safe while the daemon runs), and only from a connected box. Says in one
  * line what it did; exit 1 with the reason when no call was placed (cap reached, box not
  * connected, make-call refused), exit 2 for a bad argument or configuration.
+ *
+ * With `gateways:` (several accounts) the box is named as everywhere (src/box-id.ts):
+ * `ACCOUNT/SERIAL`, or a bare serial when one account has it; the call is placed through the
+ * box's own account, with its key from the configuration.
  */
 import { Option } from 'commander';
 import { systemClock } from '../clock.js';
@@ -11,11 +15,14 @@ import { maskNumber } from '../calls/privacy.js';
 import { createTestCalls } from '../calls/test-calls.js';
 import { loadConfig, type TestCallConfig } from '../config/index.js';
 import { BoxwatchError, UsageError } from '../errors.js';
-import { matchesAny } from '../glob.js';
+import { createGatewayClient } from '../gateway/client.js';
+import type { GatewayClient } from '../gateway/types.js';
+import { boxMatches, DEFAULT_ACCOUNT } from '../box-id.js';
 import { silentLogger } from '../log.js';
 import { openDataStore } from '../store/index.js';
-import { boxSerial, configOption, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
+import { boxSerial, configOption, resolveGateway, terminalSafe } from './call-gateway.js';
 import type { CliContext, RegisterCommand } from './context.js';
+import { boxIdArgument } from './store-access.js';
 
 interface RunOptions {
   entry?: string;
@@ -29,25 +36,38 @@ export const registerTestCall: RegisterCommand = (program, ctx) => {
     .command('run')
     .description('place one test call now, within the daily caps, from a connected box')
     .addOption(new Option('--entry <name>', 'the test_calls entry (needed when there are several)'))
-    .addOption(new Option('--box <serial>', 'the box to call from (default: the connected box of the entry with the fewest test calls today)'))
+    .addOption(new Option('--box <serial>', 'the box to call from, ACCOUNT/SERIAL or a serial (default: the connected box of the entry with the fewest test calls today)'))
     .addOption(configOption())
     .action((opts: RunOptions) => runTestCall(opts, ctx));
 };
 
 async function runTestCall(opts: RunOptions, ctx: CliContext): Promise<void> {
-  const serial = opts.box === undefined ? undefined : boxSerial(opts.box);
-  if (opts.box !== undefined && serial === undefined) throw new UsageError(`--box must be a box serial, SERIAL or box:SERIAL (e.g. BX-00001), got "${opts.box}"`);
-  const { config } = loadConfig({ path: opts.config, env: ctx.env, uses: ['gateway', 'poll', 'calls', 'storage', 'test_calls'] });
+  const given = opts.box === undefined ? undefined : boxArgument(opts.box);
+  if (opts.box !== undefined && given === undefined) throw new UsageError(`--box must be a box serial, SERIAL, ACCOUNT/SERIAL or box:SERIAL (e.g. BX-00001), got "${opts.box}"`);
+  const { config } = loadConfig({ path: opts.config, env: ctx.env, uses: ['gateway', 'gateways', 'poll', 'calls', 'storage', 'test_calls'] });
   const entries = config.testCalls ?? [];
   const entry = pickEntry(entries, opts.entry);
-  if (serial !== undefined && !matchesAny(serial, entry.boxes)) {
-    throw new UsageError(`box ${serial} is not selected by test call ${entry.name} (boxes: ${entry.boxes.join(', ')})`);
-  }
   const store = await openDataStore(config.storage);
+  // One client per account, made when its first box is called from (the address and key of a
+  // single gateway: as every call command takes them: --gateway, BOXWATCH_SECRET_KEY, the file).
+  const clients = new Map<string, GatewayClient>();
+  const single = config.gateways.length === 1 && config.gateways[0]?.name === DEFAULT_ACCOUNT;
+  const clientOf = (account: string): GatewayClient | undefined => {
+    const known = clients.get(account);
+    if (known !== undefined) return known;
+    const gateway = config.gateways.find((g) => g.name === account);
+    if (gateway === undefined) return undefined;
+    const settings = single ? resolveGateway({ config: opts.config }, ctx.env) : { url: gateway.baseUrl, key: gateway.secretKey };
+    const client = createGatewayClient({ baseUrl: settings.url, secretKey: settings.key });
+    clients.set(account, client);
+    return client;
+  };
   try {
-    const attempt = await withGateway(resolveGateway({ config: opts.config }, ctx.env), (client) =>
-      createTestCalls({ entries, repo: store.testCalls, boxes: () => store.boxes(), client, clock: systemClock, logger: silentLogger, concurrency: 1 }).runOne(entry, serial, ctx.signal),
-    );
+    const serial = given === undefined ? undefined : ((await boxIdArgument(store, given)) ?? given);
+    if (serial !== undefined && !boxMatches(serial, entry.boxes)) {
+      throw new UsageError(`box ${terminalSafe(serial)} is not selected by test call ${entry.name} (boxes: ${entry.boxes.join(', ')})`);
+    }
+    const attempt = await createTestCalls({ entries, repo: store.testCalls, boxes: () => store.boxes(), clientOf, clock: systemClock, logger: silentLogger, concurrency: 1 }).runOne(entry, serial, ctx.signal);
     const caps = entry.dailyCap;
     switch (attempt.outcome) {
       case 'placed':
@@ -62,8 +82,17 @@ async function runTestCall(opts: RunOptions, ctx: CliContext): Promise<void> {
         throw new BoxwatchError(attempt.skip === 'cap' ? 'cap_reached' : attempt.skip === 'disconnected' ? 'box_disconnected' : 'not_placed', `test call from ${attempt.serial} not placed: ${attempt.reason}`);
     }
   } finally {
+    await Promise.all([...clients.values()].map((c) => c.close()));
     await store.close();
   }
+}
+
+/** `--box`: `ACCOUNT/SERIAL` as it is, else the serial of `SERIAL` or `box:SERIAL`. */
+function boxArgument(text: string): string | undefined {
+  const slash = text.indexOf('/');
+  if (slash < 0) return boxSerial(text);
+  const serial = boxSerial(text.slice(slash + 1));
+  return serial === undefined ? undefined : `${text.slice(0, slash)}/${serial}`;
 }
 
 function pickEntry(entries: readonly TestCallConfig[], name: string | undefined): TestCallConfig {

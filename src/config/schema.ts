@@ -618,11 +618,6 @@ export const configSchema = z.preprocess(
           if (!accounts.includes(name)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'accounts', j], message: `no account named "${name}" (accounts: ${accounts.join(', ')})` });
         });
       });
-      // Calls, test calls and the archive read through the account "default" (a single gateway:)
-      // in this version: their records carry the gateway's bare serials, the ids of that account's boxes only.
-      if (c.calls !== undefined && (accounts.length > 1 || accounts[0] !== DEFAULT_ACCOUNT)) {
-        ctx.addIssue({ code: 'custom', path: ['calls'], message: 'calls are read through a single gateway: section only: not available with gateways: (named accounts) in this version' });
-      }
       // The archive learns of recordings from the calls boxwatch reads; archive rules need the archive.
       if (c.archive !== undefined && c.calls === undefined) ctx.addIssue({ code: 'custom', path: ['archive'], message: 'needs a calls: section (recordings are found through the calls boxwatch reads)' });
       if (c.archive === undefined) {
@@ -640,8 +635,8 @@ export const configSchema = z.preprocess(
     })
     .transform(({ gateway, gateways, ...c }) => {
       // One shape after parsing: `gateways` lists every account (a single gateway: is the account
-      // "default"), each with its schedule; `gateway` is the first account's options (calls,
-      // test calls and the archive use it: they need a single account).
+      // "default"), each with its schedule; `gateway` is the first account's options (the call
+      // commands of a single gateway: read it).
       const accounts = gateways?.map((a) => ({ ...a, schedule: a.schedule ?? c.poll.schedule })) ?? [{ name: DEFAULT_ACCOUNT, ...(gateway as GatewayOutput), schedule: c.poll.schedule }];
       const { name: _name, schedule: _schedule, ...first } = accounts[0] as (typeof accounts)[number];
       return { gateway: first, gateways: accounts, ...c };

@@ -58,6 +58,8 @@ export interface CallSyncState {
 }
 
 export interface CallsWrite {
+  /** The account whose call sync wrote it: the owner of the new rows and of the reading position. */
+  account: string;
   now: number;
   /** New calls and calls whose status or details changed. */
   upserts: readonly CallObservation[];
@@ -110,19 +112,20 @@ export interface CallStats {
 }
 
 export interface CallsRepo {
-  syncState(): Awaitable<CallSyncState>;
-  /** The stored status, recording state and details flag of the given calls (those known). */
+  /** How far the account's call list has been read. */
+  syncState(account: string): Awaitable<CallSyncState>;
+  /** The stored status, recording state and details flag of the given calls (those known; ids as stored: src/box-id.ts `callKey`). */
   known(callIds: readonly string[]): Awaitable<Map<string, { status: string; recording: RecordingState | null }>>;
   /** Writes one cycle's observations, the reading position and the touched rollups, in one transaction. */
   write(write: CallsWrite): Awaitable<void>;
   /**
-   * Calls to read through call details, at most `limit`: final calls whose details are due
+   * The account's calls to read through call details, at most `limit`: final calls whose details are due
    * (oldest end first), then calls still `initiated` started after `initiatedSince` and not read
    * since `checkedBefore` (least recently read first).
    */
-  dueForDetails(limit: number, options: { checkedBefore: number; initiatedSince: number }): Awaitable<CallRecord[]>;
-  /** Stored calls started at or after `since` (gateway clock). */
-  countSince(since: number): Awaitable<number>;
+  dueForDetails(limit: number, options: { account: string; checkedBefore: number; initiatedSince: number }): Awaitable<CallRecord[]>;
+  /** Stored calls of the account started at or after `since` (gateway clock). */
+  countSince(since: number, account: string): Awaitable<number>;
   /** Calls started in [since, until), newest first. */
   list(options: { serial?: string; since?: number; until?: number; limit: number }): Awaitable<ListedCall[]>;
   /** Per box or agent, the calls started at or after `since`, in key order. */

@@ -40,7 +40,7 @@ export const COPIED_TABLES: readonly TableSpec[] = [
   { name: 'outbox', key: ['id'], identity: 'id' },
   { name: 'calls', key: ['call_id'] },
   { name: 'call_rollups', key: ['day', 'serial', 'agent_id'] },
-  { name: 'call_sync', key: ['id'] },
+  { name: 'call_sync', key: ['account'] },
   { name: 'test_calls', key: ['id'], identity: 'id' },
   { name: 'recordings', key: ['call_id'] },
 ];

@@ -41,6 +41,19 @@ export interface CapUse {
 
 export type Reservation = { ok: true; id: number; used: CapUse } | { ok: false; cap: 'per_box' | 'total'; used: CapUse };
 
+/** An entry's daily caps. */
+export interface DailyCaps {
+  perBox: number;
+  total: number;
+}
+
+/** The cap that `used` has reached (the box's first), or null while both allow one more call: the one cap check. */
+export function capReached(used: CapUse, caps: DailyCaps): 'per_box' | 'total' | null {
+  if (used.box >= caps.perBox) return 'per_box';
+  if (used.total >= caps.total) return 'total';
+  return null;
+}
+
 export interface TestCallsRepo {
   /**
    * In one IMMEDIATE transaction: counts the entry's test calls of `day` (of the box, and of all

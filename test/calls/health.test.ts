@@ -45,12 +45,12 @@ function calls(serial: string, statuses: string[], newest: number, everyMs = M):
     seq += 1;
     return callObservation(String(100000 + seq), { serial, status, startedAt: newest - (statuses.length - 1 - i) * everyMs });
   });
-  repo.write({ now: NOW, upserts, checked: [], sync: { highWater: null, syncedAt: null, resume: null }, stuckAfterMs: H });
+  repo.write({ account: 'default', now: NOW, upserts, checked: [], sync: { highWater: null, syncedAt: null, resume: null }, stuckAfterMs: H });
 }
 
 /** Evaluates every rule of `c` for the given boxes with facts read now; by `rule/serial`. */
 async function judge(c: Config, serials: string[], wasActive = false): Promise<Map<string, ReturnType<typeof evaluateRule>>> {
-  const facts = await readCallFacts(repo, c.rules, NOW, { lookBackMs: D });
+  const facts = await readCallFacts(repo, c.rules, NOW, { lookBackMs: D, account: 'default' });
   const ctx = fleetContext([], NOW, null, facts);
   const out = new Map<string, ReturnType<typeof evaluateRule>>();
   for (const rule of c.rules as RuleConfig[]) {

@@ -8,7 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
 import { registerTestCall } from '../../src/cli/test-call.js';
+import { parseConfig } from '../../src/config/index.js';
+import { silentLogger } from '../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { runCommand, type CliRun } from '../helpers/cli.js';
 import { FakeClock } from '../helpers/fake-clock.js';
@@ -120,5 +123,39 @@ describe('boxwatch test-call run', () => {
     const r = await runCommand(['test-call', 'run', '--config', path], {}, [registerTestCall]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/test_calls: test calls need a calls: section/);
+  });
+
+  it('with gateways: the box is ACCOUNT/SERIAL, or a serial one account has; the call goes through that account with its own key', async () => {
+    const multi = await startSimulator({ port: 0, key: 'MULTI-KEY', devices: 2, seed: 4, clock: new FakeClock(Date.now()), historyCalls: 0, accounts: 2, sharedSerials: true });
+    try {
+      for (const a of multi.accounts) a.sim.fleet.apply(a.sim.fleet.boxes, { kind: 'connect' });
+      const env = { ACME_KEY: 'MULTI-KEY-1', GLOBEX_KEY: 'MULTI-KEY-2' };
+      const path = join(dir, 'accounts.yaml');
+      const text = `gateways:
+  - { name: acme, base_url: "${multi.url}", secret_key: "\${ACME_KEY}" }
+  - { name: globex, base_url: "${multi.url}", secret_key: "\${GLOBEX_KEY}" }
+storage: { path: "${join(dir, 'accounts.db')}" }
+calls: {}
+${ENTRY.replace('boxes: [BX-00001, BX-00002, BX-00003, BX-00004]', 'boxes: "*"')}`;
+      writeFileSync(path, text);
+      // The fleet as the daemon stored it: BX-00001 and BX-00002 in both accounts.
+      const app = createApp({ config: parseConfig(text, env), logger: silentLogger });
+      await app.runOnce();
+      await app.stop();
+      const book = (i: number, serial: string): number => (multi.accounts[i] as RunningSimulator['accounts'][number]).sim.calls.page(1000, 1).items.filter((c) => c.to === PHONE && c.from === `box:${serial}`).length;
+
+      const ok = await runCommand(['test-call', 'run', '--box', 'globex/BX-00002', '--config', path], env, [registerTestCall]);
+      expect(ok).toMatchObject({ code: 0, err: '' });
+      expect(ok.out).toMatch(/^test call globex\/\d+ placed from globex\/BX-00002 to \+1415•••0123 /);
+      expect([book(0, 'BX-00002'), book(1, 'BX-00002')]).toEqual([0, 1]);
+
+      const ambiguous = await runCommand(['test-call', 'run', '--box', 'BX-00001', '--config', path], env, [registerTestCall]);
+      expect(ambiguous.code).toBe(2);
+      expect(ambiguous.err).toContain('serial BX-00001 is in several accounts: acme/BX-00001, globex/BX-00001 (write ACCOUNT/SERIAL)');
+      expect([book(0, 'BX-00001'), book(1, 'BX-00001')]).toEqual([0, 0]);
+      for (const r of [ok, ambiguous]) expect(r.out + r.err).not.toContain('MULTI-KEY');
+    } finally {
+      await multi.close();
+    }
   });
 });

@@ -14,7 +14,6 @@ import { formatConfig, parseConfig } from '../../src/config/index.js';
 
 const ENV = { BOXWATCH_SECRET_KEY: 'k-default-123', ACME_KEY: 'k-acme-456', GLOBEX_KEY: 'k-globex-789' };
 
-const CALLS_REFUSED = 'calls: calls are read through a single gateway: section only: not available with gateways: (named accounts) in this version';
 
 const TWO = `gateways:
   - name: acme
@@ -75,15 +74,13 @@ describe('gateways:', () => {
     ]);
   });
 
-  it('calls need a single account in this version', () => {
-    expect(problems(`${TWO}calls: {}\n`)).toEqual([CALLS_REFUSED]);
-  });
-
-  it('calls and test calls are refused with a single named account too (box ids acme/SERIAL, call records bare serials)', () => {
-    const one = 'gateways:\n  - { name: acme, base_url: http://127.0.0.1:8081, secret_key: "${ACME_KEY}" }\n';
-    expect(problems(`${one}calls: {}\n`)).toEqual([CALLS_REFUSED]);
+  it('calls, test calls and the archive are accepted with several accounts and with a single named one', () => {
     const testCalls = 'test_calls:\n  - { name: path-check, boxes: "*", to: "+14155550123", agent: 101, schedule: "0 0 9 * * *", daily_cap: { per_box: 2, total: 3 }, timeout: 10m, severity: warning }\n';
-    expect(problems(`${one}calls: {}\n${testCalls}`)).toEqual([CALLS_REFUSED]);
+    const config = parseConfig(`${TWO}calls: {}\narchive: { dir: /tmp/rec }\n${testCalls}`, ENV);
+    expect(config.calls).toBeDefined();
+    expect(config.testCalls?.map((t) => t.name)).toEqual(['path-check']);
+    const one = 'gateways:\n  - { name: acme, base_url: http://127.0.0.1:8081, secret_key: "${ACME_KEY}" }\n';
+    expect(parseConfig(`${one}calls: {}\n${testCalls}`, ENV).gateways.map((a) => a.name)).toEqual(['acme']);
   });
 
   it('printing redacts every account key and parses back to the same configuration', () => {

@@ -45,26 +45,26 @@ export function callsRepoContract(name: string, make: () => CallsRepoFixture | P
     });
 
     /** One ingestion cycle's write at `now` (by default an hour after T); calls `initiated` for 10 minutes count as stuck. */
-    function write(upserts: CallObservation[], options: { now?: number; checked?: string[]; sync?: CallSyncState } = {}): unknown {
-      return repo.write({ now: options.now ?? T + HOUR, upserts, checked: options.checked ?? [], sync: options.sync ?? NO_SYNC, stuckAfterMs: 10 * MINUTE });
+    function write(upserts: CallObservation[], options: { now?: number; checked?: string[]; sync?: CallSyncState; account?: string } = {}): unknown {
+      return repo.write({ account: options.account ?? 'default', now: options.now ?? T + HOUR, upserts, checked: options.checked ?? [], sync: options.sync ?? NO_SYNC, stuckAfterMs: 10 * MINUTE });
     }
 
     describe('writing and reading back', () => {
       it('an empty repository has no reading position, no calls and no rollups', async () => {
-        expect(await repo.syncState()).toEqual(NO_SYNC);
-        expect(await repo.countSince(0)).toBe(0);
+        expect(await repo.syncState('default')).toEqual(NO_SYNC);
+        expect(await repo.countSince(0, 'default')).toBe(0);
         expect(await repo.list({ limit: 10 })).toEqual([]);
         expect(await repo.lastCallAt()).toEqual(new Map());
         expect(await repo.rollups(0, dayOf(T) + 10)).toEqual([]);
-        expect(await repo.dueForDetails(10, { checkedBefore: T + DAY, initiatedSince: 0 })).toEqual([]);
+        expect(await repo.dueForDetails(10, { account: 'default', checkedBefore: T + DAY, initiatedSince: 0 })).toEqual([]);
       });
 
       it('each write stores the reading position, an unfinished read included, and a complete read clears it', async () => {
         const unfinished: CallSyncState = { highWater: T - HOUR, syncedAt: T + 5_000, resume: { top: T + 30 * MINUTE, below: T + 10 * MINUTE, floor: T - 2 * HOUR } };
         await write([], { sync: unfinished });
-        expect(await repo.syncState()).toEqual(unfinished);
+        expect(await repo.syncState('default')).toEqual(unfinished);
         await write([], { sync: { highWater: T + 30 * MINUTE, syncedAt: T + 65_000, resume: null } });
-        expect(await repo.syncState()).toEqual({ highWater: T + 30 * MINUTE, syncedAt: T + 65_000, resume: null });
+        expect(await repo.syncState('default')).toEqual({ highWater: T + 30 * MINUTE, syncedAt: T + 65_000, resume: null });
       });
 
       it('stores a call whole: numbers, transcript, variables and recording state as observed', async () => {
@@ -92,7 +92,7 @@ export function callsRepoContract(name: string, make: () => CallsRepoFixture | P
         await write([call('c-1', { durationSec: 75, endedAt: T + 75_000 })], { now: T + 3 * MINUTE });
         expect(await repo.list({ limit: 10 })).toEqual([expect.objectContaining(record(details))]);
         expect(await repo.known(['c-1'])).toEqual(new Map([['c-1', { status: 'completed', recording: 'available' }]]));
-        expect(await repo.countSince(0)).toBe(1);
+        expect(await repo.countSince(0, 'default')).toBe(1);
       });
 
       it('knows every call of a long list of ids (more than one batch)', async () => {
@@ -101,7 +101,7 @@ export function callsRepoContract(name: string, make: () => CallsRepoFixture | P
         const known = await repo.known([...ids(many), 'c-unknown']);
         expect(known.size).toBe(1_200);
         expect(known.get('c-1199')).toEqual({ status: 'completed', recording: null });
-        expect(await repo.countSince(T + 1_000 * 1_000)).toBe(200);
+        expect(await repo.countSince(T + 1_000 * 1_000, 'default')).toBe(200);
       });
     });
 
@@ -121,7 +121,7 @@ export function callsRepoContract(name: string, make: () => CallsRepoFixture | P
           { now: N1 },
         );
         await write([], { now: N2, checked: ['open-read-later'] }); // read again at N2, unchanged
-        const due = (limit: number, checkedBefore: number) => repo.dueForDetails(limit, { checkedBefore, initiatedSince: T - DAY });
+        const due = (limit: number, checkedBefore: number) => repo.dueForDetails(limit, { account: 'default', checkedBefore, initiatedSince: T - DAY });
 
         expect(ids(await due(10, N2 + 1))).toEqual(['early-end', 'late-end', 'open-read-first', 'open-read-later']);
         expect(ids(await due(10, N2))).toEqual(['early-end', 'late-end', 'open-read-first']);
@@ -133,6 +133,34 @@ export function callsRepoContract(name: string, make: () => CallsRepoFixture | P
         // once its details are read, a call is no longer due
         await write([call('early-end', { startedAt: T + MINUTE, endedAt: T + 2 * MINUTE, status: 'failed', recording: 'none', detailsRead: true, wantsDetails: true })], { now: N2 + 2 });
         expect(ids(await due(10, N2))).toEqual(['late-end', 'open-read-first']);
+      });
+    });
+
+    describe('several accounts', () => {
+      it("each account has its own reading position, its own calls due for details and its own count; the lists and figures hold every account's calls by box id", async () => {
+        const N1 = T + HOUR;
+        // The same gateway call id and serial in two accounts: stored apart under their keys (src/box-id.ts).
+        await write([call('7', { startedAt: T + MINUTE, endedAt: T + 2 * MINUTE, status: 'completed', wantsDetails: true }), call('8', { startedAt: T + 2 * MINUTE, status: 'initiated' })], {
+          now: N1,
+          sync: { highWater: T + 2 * MINUTE, syncedAt: N1, resume: null },
+        });
+        await write([call('acme/7', { serial: 'acme/BX-1', startedAt: T + 3 * MINUTE, endedAt: T + 4 * MINUTE, status: 'failed' }), call('acme/9', { serial: 'acme/BX-1', startedAt: T + 5 * MINUTE, status: 'initiated' })], {
+          now: N1,
+          account: 'acme',
+          sync: { highWater: T + 5 * MINUTE, syncedAt: N1 + 1, resume: null },
+        });
+        expect(await repo.syncState('default')).toEqual({ highWater: T + 2 * MINUTE, syncedAt: N1, resume: null });
+        expect(await repo.syncState('acme')).toEqual({ highWater: T + 5 * MINUTE, syncedAt: N1 + 1, resume: null });
+        expect(await repo.syncState('globex')).toEqual(NO_SYNC);
+        expect(await repo.countSince(T, 'default')).toBe(2);
+        expect(await repo.countSince(T, 'acme')).toBe(2);
+        const due = (account: string) => repo.dueForDetails(10, { account, checkedBefore: N1 + 1, initiatedSince: T - DAY });
+        expect(ids(await due('default'))).toEqual(['7', '8']);
+        expect(ids(await due('acme'))).toEqual(['acme/9']);
+        expect(ids(await repo.list({ limit: 10 }))).toEqual(['acme/9', 'acme/7', '8', '7']);
+        expect(ids(await repo.list({ serial: 'acme/BX-1', limit: 10 }))).toEqual(['acme/9', 'acme/7']);
+        expect(await repo.failureCounts({ since: T })).toEqual(new Map([['BX-1', { calls: 1, failed: 0 }], ['acme/BX-1', { calls: 1, failed: 1 }]]));
+        expect(await repo.known(['7', 'acme/7', 'globex/7'])).toEqual(new Map([['7', { status: 'completed', recording: null }], ['acme/7', { status: 'failed', recording: null }]]));
       });
     });
 
@@ -150,7 +178,7 @@ export function callsRepoContract(name: string, make: () => CallsRepoFixture | P
         expect(ids(await repo.list({ since: T + MINUTE, until: T + 3 * MINUTE, limit: 10 }))).toEqual(['d', 'c', 'b']);
         expect(ids(await repo.list({ serial: 'BX-1', since: T + MINUTE, limit: 10 }))).toEqual(['e', 'c', 'b']);
         expect(ids(await repo.list({ serial: 'BX-9', limit: 10 }))).toEqual([]);
-        expect(await repo.countSince(T + MINUTE)).toBe(4);
+        expect(await repo.countSince(T + MINUTE, 'default')).toBe(4);
         expect(await repo.lastCallAt()).toEqual(new Map([['BX-1', T + 3 * MINUTE], ['BX-2', T + 2 * MINUTE]]));
       });
     });
@@ -287,7 +315,7 @@ export function callsRepoContract(name: string, make: () => CallsRepoFixture | P
         await write([call('old', { startedAt: T - DAY }), call('edge', { startedAt: T }), call('new', { startedAt: T + DAY })]);
         expect(await repo.rollups(day - 1, day + 1)).toHaveLength(3);
         expect(await repo.prune(T, T - DAY, 0)).toBe(0); // no budget: nothing deleted
-        expect(await repo.countSince(0)).toBe(3);
+        expect(await repo.countSince(0, 'default')).toBe(3);
 
         expect(await repo.prune(T, T)).toBe(2); // one call, one rollup (its day)
         expect(ids(await repo.list({ limit: 10 }))).toEqual(['new', 'edge']);

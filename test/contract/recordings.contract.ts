@@ -56,7 +56,7 @@ export function recordingsRepoContract(name: string, make: () => RecordingsFixtu
     });
 
     const writeCalls = (upserts: CallObservation[], now = T + DAY) =>
-      calls.write({ now, upserts, checked: [], sync: { highWater: null, syncedAt: null, resume: null }, stuckAfterMs: 10 * MINUTE });
+      calls.write({ account: 'default', now, upserts, checked: [], sync: { highWater: null, syncedAt: null, resume: null }, stuckAfterMs: 10 * MINUTE });
     const recordingOf = async (callId: string) => (await calls.known([callId])).get(callId)?.recording;
     const dueIds = async (now: number, limit = 100) => (await repo.due(now, limit)).map((d) => d.call.callId);
 

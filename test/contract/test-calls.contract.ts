@@ -72,7 +72,7 @@ export function testCallsRepoContract(name: string, make: () => TestCallsFixture
       if (!r.ok) throw new Error(`expected a reservation, got the ${r.cap} cap`);
       return r.id;
     };
-    const writeCalls = (upserts: CallObservation[]) => calls.write({ now: T + 10 * MINUTE, upserts, checked: [], sync: { highWater: null, syncedAt: null, resume: null }, stuckAfterMs: 10 * MINUTE });
+    const writeCalls = (upserts: CallObservation[]) => calls.write({ account: 'default', now: T + 10 * MINUTE, upserts, checked: [], sync: { highWater: null, syncedAt: null, resume: null }, stuckAfterMs: 10 * MINUTE });
 
     it('an empty repository has used nothing, has no test calls and prunes nothing', async () => {
       expect(await repo.used('path', D, 'BX-1')).toEqual({ box: 0, total: 0 });

@@ -44,7 +44,7 @@ export function fill(store: SqliteStore): void {
   store.outbox().enqueue('mail', { items: [item({ serial: 'BX-002' })] }, T0 + 120_000);
   connectionOf(store).prepare("INSERT INTO recordings (call_id, serial, path, sha256, bytes, archived_at) VALUES ('c1', 'BX-001', 'BX-001/c1.wav', 'ab12', 4096, ?)").run(T0 + HOUR);
   connectionOf(store).prepare("INSERT INTO test_calls (entry, serial, agent_id, day, at, state, call_id) VALUES ('daily', 'BX-002', 7, ?, ?, 'placed', 'c2')").run(dayOf(T0), T0);
-  store.calls.write({ now: T0 + HOUR, upserts: [call('c1', 'BX-001', T0, 'completed'), call('c2', 'BX-002', T0 + 60_000, 'failed'), call('c3', 'BX-002', T0 + 120_000, 'initiated')], checked: [], sync: { highWater: T0 + 120_000, syncedAt: T0 + HOUR, resume: null }, stuckAfterMs: HOUR });
+  store.calls.write({ account: 'default', now: T0 + HOUR, upserts: [call('c1', 'BX-001', T0, 'completed'), call('c2', 'BX-002', T0 + 60_000, 'failed'), call('c3', 'BX-002', T0 + 120_000, 'initiated')], checked: [], sync: { highWater: T0 + 120_000, syncedAt: T0 + HOUR, resume: null }, stuckAfterMs: HOUR });
 }
 
 /** What a store answers, the same questions for SQLite and PostgreSQL. */
@@ -65,6 +65,6 @@ export async function readBack(store: SqliteStore | PostgresStore): Promise<unkn
     acks: await store.acks.since(0),
     calls: await store.calls.list({ limit: 10 }),
     callRollups: await store.calls.rollups(dayOf(T0) - 1, dayOf(T0) + 1),
-    callSync: await store.calls.syncState(),
+    callSync: await store.calls.syncState('default'),
   };
 }

@@ -10,10 +10,10 @@ import type { PostgresDatabase } from './database.js';
 
 const BATCH = 500;
 /** The columns of an upsert, in the order of the `bindings` keys they take. */
-const UPSERT_KEYS = ['callId', 'serial', 'agentId', 'status', 'direction', 'startedAt', 'endedAt', 'durationSec', 'toHash', 'toMasked', 'toNumber', 'recording', 'transcript', 'variables', 'now', 'detailsDue'];
+const UPSERT_KEYS = ['callId', 'serial', 'agentId', 'status', 'direction', 'startedAt', 'endedAt', 'durationSec', 'toHash', 'toMasked', 'toNumber', 'recording', 'transcript', 'variables', 'now', 'detailsDue', 'account'];
 const UPSERT = `INSERT INTO calls (call_id, serial, agent_id, status, direction, started_at, ended_at, duration_sec, to_hash, to_masked, to_number,
-    recording, transcript, variables, first_seen, checked_at, details_due)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16)
+    recording, transcript, variables, first_seen, checked_at, details_due, account)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16, $17)
   ON CONFLICT (call_id) DO UPDATE SET
     status = excluded.status, ended_at = excluded.ended_at, duration_sec = excluded.duration_sec, checked_at = excluded.checked_at,
     recording = CASE WHEN calls.recording IN ('archived', 'expired') THEN calls.recording ELSE coalesce(excluded.recording, calls.recording) END,
@@ -39,9 +39,10 @@ function statsSql(key: string): string {
 export class PostgresCallsRepo implements CallsRepo {
   constructor(private readonly db: PostgresDatabase) {}
 
-  async syncState(): Promise<CallSyncState> {
+  async syncState(account: string): Promise<CallSyncState> {
     const [row] = await this.db.query<{ high_water: number | null; synced_at: number | null; resume_top: number | null; resume_below: number | null; resume_floor: number | null }>(
-      'SELECT high_water, synced_at, resume_top, resume_below, resume_floor FROM call_sync WHERE id = 1',
+      'SELECT high_water, synced_at, resume_top, resume_below, resume_floor FROM call_sync WHERE account = $1',
+      [account],
     );
     if (row === undefined) return { highWater: null, syncedAt: null, resume: null };
     const resume =
@@ -62,7 +63,7 @@ export class PostgresCallsRepo implements CallsRepo {
         touched.set(`${day}\u0000${serial}\u0000${agentId}`, { day, serial, agentId });
       };
       for (const c of w.upserts) {
-        const b = bindings(c, w.now);
+        const b = bindings(c, w.now, w.account);
         await tx.query(UPSERT, UPSERT_KEYS.map((k) => b[k]));
         touch(c.startedAt, c.serial, c.agentId);
       }
@@ -76,28 +77,29 @@ export class PostgresCallsRepo implements CallsRepo {
       for (const k of touched.values()) await tx.query(ROLLUP, [k.day, k.serial, k.agentId, k.day * DAY_MS, (k.day + 1) * DAY_MS, w.now - w.stuckAfterMs]);
       const r = w.sync.resume;
       await tx.query(
-        `INSERT INTO call_sync (id, high_water, synced_at, resume_top, resume_below, resume_floor) VALUES (1, $1, $2, $3, $4, $5)
-         ON CONFLICT (id) DO UPDATE SET high_water = excluded.high_water, synced_at = excluded.synced_at,
+        `INSERT INTO call_sync (account, high_water, synced_at, resume_top, resume_below, resume_floor) VALUES ($6, $1, $2, $3, $4, $5)
+         ON CONFLICT (account) DO UPDATE SET high_water = excluded.high_water, synced_at = excluded.synced_at,
            resume_top = excluded.resume_top, resume_below = excluded.resume_below, resume_floor = excluded.resume_floor`,
-        [w.sync.highWater, w.sync.syncedAt, r?.top ?? null, r?.below ?? null, r?.floor ?? null],
+        [w.sync.highWater, w.sync.syncedAt, r?.top ?? null, r?.below ?? null, r?.floor ?? null, w.account],
       );
     });
   }
 
-  async dueForDetails(limit: number, options: { checkedBefore: number; initiatedSince: number }): Promise<CallRecord[]> {
+  async dueForDetails(limit: number, options: { account: string; checkedBefore: number; initiatedSince: number }): Promise<CallRecord[]> {
     if (limit <= 0) return [];
-    const due = (await this.db.query<CallRow>('SELECT * FROM calls WHERE details_due = 1 ORDER BY ended_at LIMIT $1', [limit])).map(fromRow);
+    const due = (await this.db.query<CallRow>('SELECT * FROM calls WHERE details_due = 1 AND account = $2 ORDER BY ended_at LIMIT $1', [limit, options.account])).map(fromRow);
     if (due.length >= limit) return due;
-    const open = await this.db.query<CallRow>("SELECT * FROM calls WHERE status = 'initiated' AND checked_at < $1 AND started_at >= $2 ORDER BY checked_at LIMIT $3", [
+    const open = await this.db.query<CallRow>("SELECT * FROM calls WHERE status = 'initiated' AND account = $4 AND checked_at < $1 AND started_at >= $2 ORDER BY checked_at LIMIT $3", [
       options.checkedBefore,
       options.initiatedSince,
       limit - due.length,
+      options.account,
     ]);
     return [...due, ...open.map(fromRow)];
   }
 
-  async countSince(since: number): Promise<number> {
-    return (await this.db.query<{ n: number }>('SELECT count(*)::bigint AS n FROM calls WHERE started_at >= $1', [since]))[0]?.n ?? 0;
+  async countSince(since: number, account: string): Promise<number> {
+    return (await this.db.query<{ n: number }>('SELECT count(*)::bigint AS n FROM calls WHERE started_at >= $1 AND account = $2', [since, account]))[0]?.n ?? 0;
   }
 
   /** With the test_calls entry that placed the call, if one did (as SQLite). */

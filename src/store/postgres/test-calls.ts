@@ -10,7 +10,7 @@
  * can never be left behind.
  */
 import { recentBySerial, type TestCallRow } from '../sqlite/test-calls.js';
-import type { CapUse, Reservation, TestCallsRepo, TestCallWithCall } from '../test-calls-repo.js';
+import { capReached, type CapUse, type Reservation, type TestCallsRepo, type TestCallWithCall } from '../test-calls-repo.js';
 import type { PostgresDatabase, Transaction } from './database.js';
 
 /** First key of the advisory lock of a reservation ('tcal'); the second is the entry's hash. */
@@ -26,8 +26,8 @@ export class PostgresTestCallsRepo implements TestCallsRepo {
     return this.db.transaction(async (tx): Promise<Reservation> => {
       await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [RESERVE_LOCK, input.entry]);
       const used = await usedIn(tx, input.entry, input.day, input.serial);
-      if (used.box >= input.caps.perBox) return { ok: false, cap: 'per_box', used };
-      if (used.total >= input.caps.total) return { ok: false, cap: 'total', used };
+      const cap = capReached(used, input.caps);
+      if (cap !== null) return { ok: false, cap, used };
       const [row] = await tx.query<{ id: number }>(INSERT, [input.entry, input.serial, input.agentId, input.day, input.at, 'reserved', null]);
       if (row === undefined) throw new Error('test_calls insert returned no id');
       return { ok: true, id: row.id, used: { box: used.box + 1, total: used.total + 1 } };

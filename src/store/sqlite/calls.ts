@@ -32,17 +32,17 @@ export class SqliteCallsRepo implements CallsRepo {
   constructor(private readonly db: Database.Database) {
     const p = (sql: string): Database.Statement => db.prepare(sql);
     this.s = {
-      sync: p('SELECT high_water, synced_at, resume_top, resume_below, resume_floor FROM call_sync WHERE id = 1'),
+      sync: p('SELECT high_water, synced_at, resume_top, resume_below, resume_floor FROM call_sync WHERE account = ?'),
       setSync: p(
-        `INSERT INTO call_sync (id, high_water, synced_at, resume_top, resume_below, resume_floor) VALUES (1, ?, ?, ?, ?, ?)
-         ON CONFLICT(id) DO UPDATE SET high_water = excluded.high_water, synced_at = excluded.synced_at,
+        `INSERT INTO call_sync (account, high_water, synced_at, resume_top, resume_below, resume_floor) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(account) DO UPDATE SET high_water = excluded.high_water, synced_at = excluded.synced_at,
            resume_top = excluded.resume_top, resume_below = excluded.resume_below, resume_floor = excluded.resume_floor`,
       ),
       upsert: p(
         `INSERT INTO calls (call_id, serial, agent_id, status, direction, started_at, ended_at, duration_sec, to_hash, to_masked, to_number,
-           recording, transcript, variables, first_seen, checked_at, details_due)
+           recording, transcript, variables, first_seen, checked_at, details_due, account)
          VALUES (@callId, @serial, @agentId, @status, @direction, @startedAt, @endedAt, @durationSec, @toHash, @toMasked, @toNumber,
-           @recording, @transcript, @variables, @now, @now, @detailsDue)
+           @recording, @transcript, @variables, @now, @now, @detailsDue, @account)
          ON CONFLICT(call_id) DO UPDATE SET
            status = excluded.status, ended_at = excluded.ended_at, duration_sec = excluded.duration_sec, checked_at = excluded.checked_at,
            recording = CASE WHEN calls.recording IN ('archived', 'expired') THEN calls.recording ELSE coalesce(excluded.recording, calls.recording) END,
@@ -59,9 +59,9 @@ export class SqliteCallsRepo implements CallsRepo {
            coalesce(sum(status = 'initiated' AND started_at < @stuckBefore), 0), coalesce(sum(duration_sec), 0)
          FROM calls WHERE serial = @serial AND started_at >= @from AND started_at < @to AND agent_id = @agentId`,
       ),
-      due: p('SELECT * FROM calls WHERE details_due = 1 ORDER BY ended_at LIMIT ?'),
-      initiated: p(`SELECT * FROM calls WHERE status = 'initiated' AND checked_at < ? AND started_at >= ? ORDER BY checked_at LIMIT ?`),
-      countSince: p('SELECT count(*) FROM calls WHERE started_at >= ?').pluck(),
+      due: p('SELECT * FROM calls WHERE details_due = 1 AND account = ? ORDER BY ended_at LIMIT ?'),
+      initiated: p(`SELECT * FROM calls WHERE status = 'initiated' AND account = ? AND checked_at < ? AND started_at >= ? ORDER BY checked_at LIMIT ?`),
+      countSince: p('SELECT count(*) FROM calls WHERE started_at >= ? AND account = ?').pluck(),
       // With the test_calls entry that placed the call (migrations/0010_test_calls.sql), if one did.
       list: p(`${LISTED} WHERE c.started_at >= ? AND c.started_at < ? ORDER BY c.started_at DESC, c.call_id DESC LIMIT ?`),
       listBox: p(`${LISTED} WHERE c.serial = ? AND c.started_at >= ? AND c.started_at < ? ORDER BY c.started_at DESC, c.call_id DESC LIMIT ?`),
@@ -100,8 +100,8 @@ export class SqliteCallsRepo implements CallsRepo {
     };
   }
 
-  syncState(): CallSyncState {
-    const row = this.s.sync.get() as
+  syncState(account: string): CallSyncState {
+    const row = this.s.sync.get(account) as
       | { high_water: number | null; synced_at: number | null; resume_top: number | null; resume_below: number | null; resume_floor: number | null }
       | undefined;
     if (!row) return { highWater: null, syncedAt: null, resume: null };
@@ -132,7 +132,7 @@ export class SqliteCallsRepo implements CallsRepo {
         touched.set(`${day}\u0000${serial}\u0000${agentId}`, { day, serial, agentId });
       };
       for (const c of w.upserts) {
-        this.s.upsert.run(bindings(c, w.now));
+        this.s.upsert.run(bindings(c, w.now, w.account));
         touch(c.startedAt, c.serial, c.agentId);
       }
       for (const id of w.checked) {
@@ -144,20 +144,20 @@ export class SqliteCallsRepo implements CallsRepo {
         this.s.rollup.run({ ...k, from: k.day * DAY_MS, to: (k.day + 1) * DAY_MS, stuckBefore: w.now - w.stuckAfterMs });
       }
       const r = w.sync.resume;
-      this.s.setSync.run(w.sync.highWater, w.sync.syncedAt, r?.top ?? null, r?.below ?? null, r?.floor ?? null);
+      this.s.setSync.run(w.account, w.sync.highWater, w.sync.syncedAt, r?.top ?? null, r?.below ?? null, r?.floor ?? null);
     })();
   }
 
-  dueForDetails(limit: number, options: { checkedBefore: number; initiatedSince: number }): CallRecord[] {
+  dueForDetails(limit: number, options: { account: string; checkedBefore: number; initiatedSince: number }): CallRecord[] {
     if (limit <= 0) return [];
-    const due = (this.s.due.all(limit) as CallRow[]).map(fromRow);
+    const due = (this.s.due.all(options.account, limit) as CallRow[]).map(fromRow);
     if (due.length >= limit) return due;
-    const open = (this.s.initiated.all(options.checkedBefore, options.initiatedSince, limit - due.length) as CallRow[]).map(fromRow);
+    const open = (this.s.initiated.all(options.account, options.checkedBefore, options.initiatedSince, limit - due.length) as CallRow[]).map(fromRow);
     return [...due, ...open];
   }
 
-  countSince(since: number): number {
-    return this.s.countSince.get(since) as number;
+  countSince(since: number, account: string): number {
+    return this.s.countSince.get(since, account) as number;
   }
 
   list(options: { serial?: string; since?: number; until?: number; limit: number }): ListedCall[] {
@@ -244,7 +244,7 @@ export function median(sorted: readonly number[] | undefined): number | null {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-export function bindings(c: CallObservation, now: number): Record<string, unknown> {
+export function bindings(c: CallObservation, now: number, account: string): Record<string, unknown> {
   return {
     callId: c.callId,
     serial: c.serial,
@@ -262,6 +262,7 @@ export function bindings(c: CallObservation, now: number): Record<string, unknow
     variables: c.variables === null ? null : JSON.stringify(c.variables),
     now,
     detailsDue: c.wantsDetails && !c.detailsRead ? 1 : 0,
+    account,
   };
 }
 

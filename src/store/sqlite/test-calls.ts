@@ -6,7 +6,7 @@
  * last slot.
  */
 import type Database from 'better-sqlite3';
-import type { CapUse, Reservation, TestCallRecord, TestCallsRepo, TestCallState, TestCallWithCall } from '../test-calls-repo.js';
+import { capReached, type CapUse, type Reservation, type TestCallRecord, type TestCallsRepo, type TestCallState, type TestCallWithCall } from '../test-calls-repo.js';
 
 /** A row of `test_calls` (with its call's status and duration when joined); the PostgreSQL store reads the same rows. */
 export interface TestCallRow {
@@ -48,8 +48,8 @@ export class SqliteTestCallsRepo implements TestCallsRepo {
     return this.db
       .transaction((): Reservation => {
         const used = this.used(input.entry, input.day, input.serial);
-        if (used.box >= input.caps.perBox) return { ok: false, cap: 'per_box', used };
-        if (used.total >= input.caps.total) return { ok: false, cap: 'total', used };
+        const cap = capReached(used, input.caps);
+        if (cap !== null) return { ok: false, cap, used };
         const id = Number(this.s.insert.run({ ...input, state: 'reserved', reason: null }).lastInsertRowid);
         return { ok: true, id, used: { box: used.box + 1, total: used.total + 1 } };
       })
