@@ -79,6 +79,20 @@ export function cycleEvaluations(
   return evaluations;
 }
 
+/**
+ * What one account's cycle judges: the rules of the account, its boxes, its alerts (the other
+ * accounts' stay as they are). The one per-account split, of the daemon (`AlertPipeline.decide`)
+ * and of `boxwatch rules test`.
+ */
+export function accountScope<R extends { accounts?: readonly string[] | undefined }>(
+  rules: readonly R[],
+  account: string,
+  boxes: readonly BoxState[],
+  states: ReadonlyMap<string, AlertState>,
+): { rules: R[]; boxes: BoxState[]; prev: ReadonlyMap<string, AlertState> } {
+  return { rules: rulesOfAccount(rules, account), boxes: boxes.filter((b) => b.account === account), prev: statesOfAccount(states, account) };
+}
+
 /** The alerts of one account (by the account of their box id or fleet key), by key. */
 function statesOfAccount(states: ReadonlyMap<string, AlertState>, account: string): ReadonlyMap<string, AlertState> {
   let all = true;
@@ -108,9 +122,7 @@ export class AlertPipeline {
     const { config } = this.deps;
     // A cycle judges its own account: its boxes, its alerts (the other accounts' stay as they are).
     const account = cycle.account ?? DEFAULT_ACCOUNT;
-    const rules = rulesOfAccount(config.rules, account);
-    const boxes = view.boxes.filter((b) => b.account === account);
-    const prev = statesOfAccount(view.states, account);
+    const { rules, boxes, prev } = accountScope(config.rules, account, view.boxes, view.states);
     const down = isGatewayDown(cycle);
     // Boxes missing past a missing rule's forget_after leave the fleet now (never on a failed cycle).
     const forget = down ? [] : boxesToForget(rules, boxes, now);
