@@ -160,7 +160,9 @@ const GROUP_RETRY_MS = 5_000;
 /** Opens the store the configuration names (SQLite or PostgreSQL), then creates the app on it: what `boxwatch run` does. */
 export async function openApp(deps: Omit<AppDeps, 'store'>): Promise<App> {
   const { config, logger } = deps;
-  const store = await openDataStore(config.storage, { clock: deps.clock, logger, maxGapMs: maxGapMsOf(config) });
+  // Replicas: a frozen replica's open transaction is ended, and its locks released, before its lease expires.
+  const idleInTransactionTimeoutMs = config.cluster === undefined ? undefined : Math.floor(config.cluster.lease / 2);
+  const store = await openDataStore(config.storage, { clock: deps.clock, logger, maxGapMs: maxGapMsOf(config), idleInTransactionTimeoutMs });
   return createApp({ ...deps, store });
 }
 

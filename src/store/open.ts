@@ -24,6 +24,8 @@ export interface OpenOptions {
   readonly?: boolean;
   /** A SQLite file must exist (the CLI never creates a database, not even to write a silence). */
   mustExist?: boolean;
+  /** PostgreSQL: see PostgresOptions.idleInTransactionTimeoutMs (replicas pass half their lease). */
+  idleInTransactionTimeoutMs?: number;
 }
 
 /** Opens the store `storage` names; StoreError when it cannot (a PostgreSQL failure names `storage.url` and what to check). */
@@ -32,7 +34,7 @@ export async function openDataStore(storage: Pick<StorageConfig, 'path' | 'url'>
   // Loaded only here: a daemon on SQLite never loads the PostgreSQL driver (test/perf/run-modules.test.ts).
   const { PostgresStore } = await import('./postgres/store.js');
   try {
-    return await PostgresStore.open(storage.url, { clock: options.clock, logger: options.logger, maxGapMs: options.maxGapMs });
+    return await PostgresStore.open(storage.url, { clock: options.clock, logger: options.logger, maxGapMs: options.maxGapMs, idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs });
   } catch (err) {
     if (err instanceof StoreError && err.code === 'store_unavailable') {
       throw new StoreError('store_unavailable', `storage.url: ${err.message}; check that the server runs and that storage.url (e.g. $BOXWATCH_DATABASE_URL) names it, the user and the password`, { cause: err });

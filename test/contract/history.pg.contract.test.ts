@@ -92,4 +92,41 @@ describeWithPostgres('PostgreSQL history', () => {
       await b.close();
     }
   });
+
+  it('an account whose leadership moves to the other store and back: each store carries on where the other left it, its own other account untouched', async () => {
+    const url = await server.cleanDatabase('handover');
+    const open = (): Promise<PostgresStore> => PostgresStore.open(url, { clock: new FakeClock('2026-03-01T10:00:00Z'), maxGapMs: MAX_GAP });
+    const [a, b] = [await open(), await open()];
+    const at = (i: number): number => T0 + 50 * 60_000 + i * 30_000;
+    try {
+      // 10:50 to 11:20. acme: led by a, by b from 11:00 to 11:05 (across the hour, where b sees a
+      // new box and a new firmware), by a again; globex: led by b throughout.
+      for (let i = 0; i < 60; i++) {
+        const acmeOnB = i >= 20 && i < 30;
+        const acme = of('acme', at(i), i < 20 ? 10 : 11, 50 + (i % 3), acmeOnB ? 'fw-b' : `fw-${i % 2}`);
+        await Promise.all([(acmeOnB ? b : a).recordCycle(acme), b.recordCycle(of('globex', at(i), 10, 60 + (i % 3), `fw-${i % 2}`))]);
+      }
+      for (const store of [a, b]) {
+        const boxes = await store.boxes();
+        expect(boxes.map((x) => x.serial).filter((s) => s.startsWith('acme/'))).toHaveLength(11);
+        expect(boxes.filter((x) => x.account === 'globex')).toHaveLength(10);
+        for (const [serial, base] of [['acme/BX-003', 50], ['globex/BX-010', 60]] as const) {
+          const raw = await store.history(serial, 'battery', at(0), at(60), { kind: 'raw', maxPoints: 1000 });
+          expect(raw.points.map((p) => (p as { value: unknown }).value)).toEqual(Array.from({ length: 60 }, (_, i) => base + (i % 3)));
+          const rollup = await store.history(serial, 'battery', T0, T0 + HOUR, { kind: 'rollup' });
+          expect(rollup.kind === 'rollup' && rollup.points.map((p) => p.count)).toEqual([20]);
+        }
+        expect((await store.valueAt('acme/BX-001', 'firmware', at(25)))?.value).toBe('fw-b');
+        expect((await store.valueAt('acme/BX-001', 'firmware', at(31)))?.value).toBe('fw-1');
+        // Observed without a break across both handovers (a gap would show as less observed time).
+        const observed = new Map((await store.uptime(at(0), at(59))).map((r) => [r.serial, r.observedMs]));
+        expect(observed.get('acme/BX-003')).toBe(59 * 30_000);
+        expect(observed.get('globex/BX-001')).toBe(59 * 30_000);
+        expect(observed.get('acme/BX-011')).toBe(39 * 30_000);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
 });

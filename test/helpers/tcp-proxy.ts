@@ -3,8 +3,9 @@
  * docs/operations.md, "Running replicas"): it listens on 127.0.0.1 and forwards every connection
  * to `target`. `cut('reset')` closes every connection and refuses new ones (the server seems
  * gone); `cut('blackhole')` keeps the connections open but forwards nothing more and leaves new
- * ones unanswered (packets dropped by the network: calls hang). `heal()` forwards again (new
- * connections only; the cut ones stay dead, as after a real partition).
+ * ones unanswered (packets dropped by the network: calls hang; a side closing its end goes unseen
+ * by the other). `heal()` forwards again (new connections only; the cut ones are closed, as a
+ * real partition's are once packets flow again).
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
@@ -45,13 +46,19 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       });
     forward(client, upstream);
     forward(upstream, client);
-    const end = () => {
+    const end = (closed: Socket): void => {
+      if (!pairs.has(pair) && state === 'blackhole') {
+        // Cut off: not even a close gets through (the server ending a session goes unseen by the
+        // client, and the reverse); the other side learns of it at the heal.
+        held.add(closed === client ? upstream : client);
+        return;
+      }
       pairs.delete(pair);
       client.destroy();
       upstream.destroy();
     };
-    client.on('close', end);
-    upstream.on('close', end);
+    client.on('close', () => end(client));
+    upstream.on('close', () => end(upstream));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();

@@ -25,7 +25,9 @@
  * - Box ids and firmware string ids: on SQLite (one writer per file) they are counted here, so a
  *   plan needs no answer from the database. On PostgreSQL several processes may write one
  *   database (replicas, each leading its accounts): the store asks the database for them first
- *   (`newSerials`, `newStrings`, `addStrings`) and passes the box ids to `record`.
+ *   (`newSerials`, `newStrings`, `addStrings`) and passes the box ids to `record`. When another
+ *   process recorded one of the accounts meanwhile (a replica led it), the store replaces that
+ *   account's part of the state (`loadAccount`); the rest stays.
  * - The writer also holds every box's row of `boxes` as it wrote it, and whether the box is
  *   forgotten (`markForgotten`), so that `fleet()` answers the fleet without reading it back
  *   after each write. It is this process's view: when another connection commits (a CLI
@@ -49,6 +51,19 @@ export interface WriterState {
   /** Start of the latest cycle of each account (absent: the account has none). */
   lastCycles: readonly { account: string; t: number }[];
   /** The sample rows of the oldest open hour and later (`hour >= openHourOf(lastCycles)`). */
+  openRows: readonly SampleRow[];
+  /** Every interned string (firmware versions). */
+  strings: readonly { id: number; value: string }[];
+}
+
+/** One account's part of WriterState (CycleWriter.loadAccount). */
+export interface AccountState {
+  account: string;
+  /** The account's box rows. */
+  boxes: readonly BoxRow[];
+  /** Start of the account's latest cycle, or null. */
+  lastCycle: number | null;
+  /** The sample rows of the account's boxes of the hour of `lastCycle` and later. */
   openRows: readonly SampleRow[];
   /** Every interned string (firmware versions). */
   strings: readonly { id: number; value: string }[];
@@ -156,12 +171,45 @@ export class CycleWriter {
   }
 
   load(state: WriterState): void {
-    const heads = new Map<string, Head>();
-    const byId = new Map<number, Head>();
     this.strings = new Map(state.strings.map((s) => [s.value, s.id]));
     this.nextStringId = Math.max(0, ...state.strings.map((s) => s.id)) + 1;
     this.nextBoxId = 1;
-    for (const b of state.boxes) {
+    this.lastCycleT = state.lastCycle;
+    this.lastOfAccount = new Map(state.lastCycles.map((c) => [c.account, c.t]));
+    this.heads = new Map();
+    this.pendingStrings = this.addHeads(state.boxes, state.openRows);
+    this.order = [...this.heads.values()]; // loaded in serial order
+  }
+
+  /**
+   * Replaces one account's part of the state (its boxes, their open rows, its latest cycle) with
+   * what the database holds, the rest staying as it is: another process (a replica that led the
+   * account meanwhile) recorded cycles of it since this writer did.
+   */
+  loadAccount(state: AccountState): void {
+    const heads = this.heads;
+    if (heads === null) throw new Error('CycleWriter.loadAccount before load');
+    for (const [serial, head] of heads) if (head.account === state.account) heads.delete(serial);
+    this.addStrings(state.strings);
+    this.nextStringId = Math.max(this.nextStringId, ...state.strings.map((s) => s.id + 1));
+    if (state.lastCycle === null) this.lastOfAccount.delete(state.account);
+    else {
+      this.lastOfAccount.set(state.account, state.lastCycle);
+      this.lastCycleT = Math.max(this.lastCycleT ?? state.lastCycle, state.lastCycle);
+    }
+    this.pendingStrings.push(...this.addHeads(state.boxes, state.openRows));
+    this.order = null;
+  }
+
+  /**
+   * Adds the heads of these box rows (with `lastOfAccount` set for their accounts): a box's open
+   * row is its latest of its account's open hour or later (earlier ones have their rollup). Returns
+   * the strings it had to intern (a firmware not yet interned), to be written with the next plan.
+   */
+  private addHeads(boxes: readonly BoxRow[], openRows: readonly SampleRow[]): { id: number; value: string }[] {
+    const heads = this.heads as Map<string, Head>;
+    const byId = new Map<number, Head>();
+    for (const b of boxes) {
       const head: Head = {
         id: b.id,
         serial: b.serial,
@@ -177,21 +225,16 @@ export class CycleWriter {
       byId.set(b.id, head);
       this.nextBoxId = Math.max(this.nextBoxId, b.id + 1);
     }
-    this.lastCycleT = state.lastCycle;
-    this.lastOfAccount = new Map(state.lastCycles.map((c) => [c.account, c.t]));
-    // A box's open row: its latest of its account's open hour or later (earlier ones have their rollup).
-    for (const r of state.openRows) {
+    for (const r of openRows) {
       const head = byId.get(r.box_id);
       if (head === undefined || (head.ref !== null && head.ref.hour >= r.hour)) continue;
       const last = this.lastOfAccount.get(head.account);
       if (last !== undefined && r.hour >= hourOf(last)) head.ref = { id: r.box_id, hour: r.hour, row: decodeRow(r.data) };
     }
-    this.heads = heads;
-    this.order = [...heads.values()]; // loaded in serial order
-    // A box's last values are those of its row (interning a firmware not yet interned is a write: it goes into the next plan).
+    // A box's last values are those of its row (interning a firmware not yet interned is a write).
     const pending: { id: number; value: string }[] = [];
-    for (const b of state.boxes) (heads.get(b.serial) as Head).values = [b.battery, b.signal, b.connected, this.intern(b.firmware, pending)];
-    this.pendingStrings = pending;
+    for (const b of boxes) (heads.get(b.serial) as Head).values = [b.battery, b.signal, b.connected, this.intern(b.firmware, pending)];
+    return pending;
   }
 
   /** Start of the latest cycle of the account this writer recorded or loaded, or null. */

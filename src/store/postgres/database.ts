@@ -13,6 +13,14 @@
  *   is stored as U+FFFD rather than failing the whole write.
  * - Connection failures (refused, unknown host, authentication, missing database, server
  *   shutting down) become `store_unavailable`, naming the database as `postgres://user@host:port/db`.
+ * - Nothing waits for ever on a connection that silently died (a network cut drops packets, a
+ *   process frozen by SIGSTOP or a stopped VM keeps its sockets open): the client's sockets send
+ *   TCP keepalives and give up on a call after `statementTimeoutMs` plus a margin (the
+ *   connection is then dropped); the server ends a statement running longer than
+ *   `statementTimeoutMs` and a session left idle inside a transaction for
+ *   `idleInTransactionTimeoutMs`, rolling it back, so that the locks of a client that vanished
+ *   mid-transaction (the lease row its fence holds, the cycle writers' advisory lock) do not
+ *   block the other replicas for ever.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,7 +44,21 @@ export interface PostgresOptions {
   maxConnections?: number;
   /** How long to wait for a connection before failing (ms, default 10 s). */
   connectTimeoutMs?: number;
+  /** The server ends a statement running longer (ms, default 60 s); the client gives a call up 10 s later (at most twice this). */
+  statementTimeoutMs?: number;
+  /**
+   * The server ends (rolls back) a session idle inside a transaction this long (ms, default 60 s):
+   * a client that froze or lost its connection mid-transaction releases its locks then. Replicas
+   * set half their lease, so that a frozen replica's locks are gone before its lease expires.
+   */
+  idleInTransactionTimeoutMs?: number;
 }
+
+/** The defaults of `statementTimeoutMs` and `idleInTransactionTimeoutMs`. */
+export const STATEMENT_TIMEOUT_MS = 60_000;
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+/** How long the client waits for a call before it gives it up (and drops the connection): the server's statement timeout and a margin. */
+const clientTimeout = (statementMs: number): number => statementMs + Math.min(10_000, statementMs);
 
 /** The URL as it may be shown: `postgres://user@host:port/db`, never the password or the query. */
 export function describeDatabaseUrl(url: string): string {
@@ -71,7 +93,8 @@ function isConnectionError(err: unknown): boolean {
     // database), 57P0x (the server is shutting down or starting).
     if (/^(08|28)/.test(code) || code === '3D000' || /^57P0[1-3]$/.test(code)) return true;
   }
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(err.message);
+  // `Query read timeout`: the client gave the call up (query_timeout), the connection is dropped.
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(err.message);
 }
 
 /** A PostgreSQL database of boxwatch: the pool and the one way errors leave it. */
@@ -90,6 +113,11 @@ export class PostgresDatabase {
       connectionString: url,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+      statement_timeout: options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      query_timeout: clientTimeout(options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS),
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       application_name: 'boxwatch',
       types: { getTypeParser: bigintAsNumber },
     });
@@ -137,10 +165,14 @@ export class PostgresDatabase {
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      try {
-        await client.query('ROLLBACK');
-      } catch {
-        broken = true; // the connection is gone: the server rolls back on its own
+      if (broken || isConnectionError(err)) {
+        broken = true; // the connection is gone or stuck: dropped, and the server rolls back on its own
+      } else {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
       }
       throw this.mapError(err);
     } finally {

@@ -6,7 +6,7 @@
  * round trips; a query asks for a box's range of rows at once.
  */
 import { DEFAULT_ACCOUNT } from '../../box-id.js';
-import { HOUR_MS } from '../codec.js';
+import { HOUR_MS, hourOf } from '../codec.js';
 import { HistoryQueries, runLater, type HistoryRows } from '../history/reader.js';
 import { cutoffs, drainAwaitable, type PruneOptions, type RetentionMs } from '../history/retention.js';
 import { PRUNE_BATCH, RAW_PRUNED_BEFORE, ROLLUP_COLUMNS, rollupBucketsSql, toBoxState, toCycleRecord, type BoxRefRow, type BoxRow, type CycleRow, type RollupBucketRow, type RollupRow, type SampleRow } from '../history/rows.js';
@@ -151,12 +151,16 @@ export class PostgresHistory {
    * Records one cycle in `tx` (one at a time: the caller serializes them). If `tx` rolls back, the
    * caller calls `reset()`. Box and string ids come from the database's sequences, so that other
    * processes writing other accounts (replicas) never give the same; if another process recorded a
-   * cycle of this account since (its leadership moved), the writer's state is loaded again first.
+   * cycle of this account since this writer did (its leadership moved), that account's part of the
+   * writer's state is loaded again first (the other accounts' parts are this process's own).
    */
   async record(tx: Transaction, write: CycleWrite): Promise<RecordedCycle> {
     const account = write.cycle.account ?? DEFAULT_ACCOUNT;
-    if (this.writer.loaded && this.writer.lastCycleOf(account) !== (await this.rowsIn(tx).lastCycleOf(account))) this.writer.reset();
     if (!this.writer.loaded) await this.load(tx);
+    else {
+      const stored = await this.rowsIn(tx).lastCycleOf(account);
+      if (this.writer.lastCycleOf(account) !== stored) await this.loadAccount(tx, account, stored);
+    }
     const strings = this.writer.newStrings(write);
     if (strings.length > 0) this.writer.addStrings(await internStrings(tx, strings));
     const serials = this.writer.newSerials(write);
@@ -186,6 +190,20 @@ export class PostgresHistory {
       lastCycle: lastCycles.length === 0 ? null : Math.max(...lastCycles.map((c) => c.t)),
       lastCycles,
       openRows: open === null ? [] : await tx.query<SampleRow>('SELECT hour, box_id, data FROM samples WHERE hour >= $1', [open]),
+      strings: await tx.query<{ id: number; value: string }>('SELECT id, value FROM strings'),
+    });
+  }
+
+  /** Loads one account's part of the writer's state again (CycleWriter.loadAccount); `lastCycle`: its latest stored cycle. */
+  private async loadAccount(tx: Transaction, account: string, lastCycle: number | null): Promise<void> {
+    const boxes = await tx.query<BoxRow>('SELECT * FROM boxes WHERE account = $1 ORDER BY serial COLLATE "C"', [account]);
+    await internStrings(tx, [...new Set(boxes.map((b) => b.firmware))]);
+    const ids = boxes.map((b) => b.id);
+    this.writer.loadAccount({
+      account,
+      boxes,
+      lastCycle,
+      openRows: lastCycle === null ? [] : await tx.query<SampleRow>('SELECT hour, box_id, data FROM samples WHERE box_id = ANY($1::bigint[]) AND hour >= $2', [ids, hourOf(lastCycle)]),
       strings: await tx.query<{ id: number; value: string }>('SELECT id, value FROM strings'),
     });
   }

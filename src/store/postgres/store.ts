@@ -154,11 +154,11 @@ export class PostgresStore implements DataStore {
       if (fence !== undefined) {
         // A replica that lost the account's lease writes nothing (LeaseLostError); a takeover waits for this transaction.
         await checkFence(tx, fence);
-        // Replicas write other accounts' cycles meanwhile: the history writer's memory (box and
-        // string ids, open hours) is read again, with cycle writes serialized by a lock that ends
-        // with the transaction (nothing can be left behind by a lost connection).
+        // Replicas write other accounts' cycles meanwhile: cycle writes are serialized by a lock
+        // that ends with the transaction (nothing can be left behind by a lost connection). The
+        // history writer reads an account's state again only when another process recorded that
+        // account since it did (PostgresHistory.record); ids come from the database's sequences.
         await tx.query('SELECT pg_advisory_xact_lock($1)', [CYCLE_WRITE_LOCK]);
-        this.history_.reset();
       }
       const recorded = await this.history_.record(tx, write);
       const view: CycleView = {
