@@ -83,7 +83,8 @@ function retireRemovedAccounts(
  * every configured rule for every known box (fleet rules once, serial ''). Pure; `rules test` runs the same function.
  *
  * An alert at rest (no previous state) whose condition is not active this cycle stays at rest,
- * and the engine skips it: such evaluations, most of the fleet's on most cycles, are left out.
+ * and the engine skips it: such evaluations, most of the fleet's on most cycles, are left out,
+ * and are judged without the words (threshold, summary) that only a kept evaluation carries.
  */
 export function cycleEvaluations(
   config: Pick<Config, 'rules' | 'alerting'>,
@@ -111,8 +112,10 @@ export function cycleEvaluations(
     }
     for (const box of boxes) {
       const before = prevOfRule?.get(box.serial);
-      const r = evaluateRule(rule, box, ctx, isActive(before));
-      if (before === undefined && r.condition !== 'active') continue;
+      const wasActive = isActive(before);
+      // An alert at rest is judged without words first: most stay at rest and are left out.
+      if (before === undefined && evaluateRule(rule, box, ctx, wasActive, false).condition !== 'active') continue;
+      const r = evaluateRule(rule, box, ctx, wasActive);
       evaluations.push({ rule: ref, serial: box.serial, condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
     }
   }
