@@ -395,7 +395,13 @@ export function createApp(deps: AppDeps): App {
           }, fence);
           cycleAlerts = result;
           if (result.forgotten.length > 0) logger.warn({ serials: result.forgotten }, 'boxes missing longer than forget_after were forgotten (their history is kept)');
-          committed = { startedAt: recorded.startedAt, boxes };
+          if (result.removedAccounts !== null) {
+            const { accounts: removed, alerts: retired, boxes: left } = result.removedAccounts;
+            logger.warn({ accounts: removed, alerts: retired, boxes: left.length }, 'accounts no longer in the configuration: their alerts are resolved and their boxes left the fleet (their history is kept)');
+          }
+          // The fleet without the boxes this cycle made leave it.
+          const gone = new Set([...result.forgotten, ...(result.removedAccounts?.boxes ?? [])]);
+          committed = { startedAt: recorded.startedAt, boxes: gone.size === 0 ? boxes : boxes.filter((b) => !gone.has(b.serial)) };
           if (recorded.clockBehindMs > 0) {
             logger.warn(
               { behindMs: recorded.clockBehindMs, recordedAt: new Date(recorded.startedAt).toISOString() },
