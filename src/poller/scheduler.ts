@@ -111,8 +111,11 @@ const MAX_DELAY_MS = 2 ** 31 - 1;
  */
 function parseSchedule(expression: string, timezone: string): Cron {
   const zone = timezone === 'UTC' || timezone === 'Etc/UTC' ? { utcOffset: 0 } : { timezone };
-  return new Cron(expression, { ...zone, mode: '5-or-6-parts', domAndDow: true, paused: true });
+  return new Cron(expression.replace(FULL_NAME, (name) => name.slice(0, 3)), { ...zone, mode: '5-or-6-parts', domAndDow: true, paused: true });
 }
+
+/** Month and day names written in full (`monday`, `january`), which croner reads as `mon`, `jan` only. */
+const FULL_NAME = /\b(?:january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/gi;
 
 /**
  * Calls `run` at each time of the schedule. A timer that fires more than a second after its time

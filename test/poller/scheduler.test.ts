@@ -131,6 +131,19 @@ describe('the expression', () => {
     expect(scheduleIntervalMs('*/5 * * * * *')).toBe(5_000);
   });
 
+  it('names months and days short or in full', () => {
+    const next = (schedule: string): number | null => {
+      const scheduler = startScheduler({ schedule, logger: silentLogger, task: async () => undefined });
+      try {
+        return scheduler.nextRun();
+      } finally {
+        void scheduler.stop();
+      }
+    };
+    expect(next('0 0 9 * january monday')).toBe(next('0 0 9 * 1 1'));
+    expect(next('0 0 9 * Jan MON')).toBe(next('0 0 9 * 1 1'));
+  });
+
   it('needs both the day of month and the day of week when both are given: Friday the 13th', () => {
     const scheduler = startScheduler({ schedule: '0 0 0 13 * fri', logger: silentLogger, task: async () => undefined });
     try {
