@@ -298,6 +298,24 @@ export function createApp(deps: AppDeps): App {
   let http: RunningHttpServer | null = null;
   /** The dashboard's live event stream: one event after every cycle. */
   const events = createLiveEvents();
+  /** The latest cycle start announced on it. */
+  let announcedAt = 0;
+  const announce = (c: { startedAt: number; outcome: 'ok' | 'failed'; boxes: number }): void => {
+    announcedAt = Math.max(announcedAt, c.startedAt);
+    events.publish({ startedAt: new Date(c.startedAt).toISOString(), outcome: c.outcome, boxes: c.boxes });
+  };
+  /**
+   * Replicas: at each tick of an account another replica leads, a newer cycle stored by the others
+   * is announced too, so that this replica's open pages (a standby's among them) stay live.
+   */
+  const announceOthers = async (): Promise<void> => {
+    try {
+      const last = await store.lastCycle();
+      if (last !== undefined && last.startedAt > announcedAt) announce(last);
+    } catch {
+      // the database is out of reach: the pages catch up with the next cycle
+    }
+  };
   /** The gateway clock's skew of the first account (calls and the dashboard read it). */
   const skew = (): number | null => first.skewMs;
   let lastPrune = 0;
@@ -357,7 +375,7 @@ export function createApp(deps: AppDeps): App {
     // Replicas: an account is polled only by the replica that leads it, its write fenced.
     const name = run.config.name;
     const fence = replica?.fence(name);
-    if (replica !== null && fence === undefined) return Promise.resolve();
+    if (replica !== null && fence === undefined) return announceOthers();
     const p = cycleWith(run, fence).catch((err: unknown) => {
       if (fence === undefined || !isLeaseLost(err)) throw err;
       logger.error({ account: name }, 'poll cycle not stored: another replica leads this account now');
@@ -395,7 +413,13 @@ export function createApp(deps: AppDeps): App {
           }, fence);
           cycleAlerts = result;
           if (result.forgotten.length > 0) logger.warn({ serials: result.forgotten }, 'boxes missing longer than forget_after were forgotten (their history is kept)');
-          committed = { startedAt: recorded.startedAt, boxes };
+          if (result.removedAccounts !== null) {
+            const { accounts: removed, alerts: retired, boxes: left } = result.removedAccounts;
+            logger.warn({ accounts: removed, alerts: retired, boxes: left.length }, 'accounts no longer in the configuration: their alerts are resolved and their boxes left the fleet (their history is kept)');
+          }
+          // The fleet without the boxes this cycle made leave it.
+          const gone = new Set([...result.forgotten, ...(result.removedAccounts?.boxes ?? [])]);
+          committed = { startedAt: recorded.startedAt, boxes: gone.size === 0 ? boxes : boxes.filter((b) => !gone.has(b.serial)) };
           if (recorded.clockBehindMs > 0) {
             logger.warn(
               { behindMs: recorded.clockBehindMs, recordedAt: new Date(recorded.startedAt).toISOString() },
@@ -431,7 +455,7 @@ export function createApp(deps: AppDeps): App {
     }
     if (http !== null) await metrics.prepare();
     if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
-    events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
+    announce(result.cycle);
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
     deps.onCycle?.(last);
     const now = clock.now();

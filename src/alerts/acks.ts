@@ -13,6 +13,7 @@
  */
 import type { Awaitable } from '../awaitable.js';
 import { readDuration } from '../duration.js';
+import { ambiguityMessage, fleetKey, isFleetKey, resolveBoxId } from '../box-id.js';
 import { UsageError } from '../errors.js';
 import { SEVERITY_RANK, type Severity } from '../vocabulary.js';
 import { alertId, type AlertState } from './types.js';
@@ -74,8 +75,13 @@ export function withAcks<T extends AlertState>(states: Iterable<T>, acks: Readon
 
 /** An acknowledgement as asked for: by `boxwatch ack` (options) or `POST /api/acks` (body). */
 export interface AckRequest {
-  /** The alert's printable id, `rule/serial` (the rule alone for a gateway alert). */
+  /**
+   * The alert's printable id, `rule/serial` (the rule alone for a gateway alert), with the box
+   * named as in other commands (`findAlert`); or, with `box`, the rule alone.
+   */
   alert: string;
+  /** The box, as `boxwatch alerts` shows it or as other commands take it (see `findAlert`). */
+  box?: string;
   comment?: string;
   /** How long (`4h`); absent: until the alert resolves. */
   for?: string;
@@ -97,11 +103,37 @@ export function ackFromRequest(request: AckRequest, states: Iterable<AlertState>
     until = now + read.ms;
   }
   const all = [...states];
-  const state = all.find((s) => alertId(s.rule, s.serial) === request.alert);
+  const state = findAlert(request.alert, request.box, all);
+  const asked = request.box === undefined ? request.alert : `${request.alert} ${request.box}`;
   const firing = all.filter((s) => s.status === 'firing').map((s) => alertId(s.rule, s.serial));
   const known = firing.length > 0 ? ` (firing: ${firing.slice(0, 10).join(', ')}${firing.length > 10 ? ', ...' : ''})` : ' (no alert is firing)';
-  if (state === undefined) throw new UsageError(`no alert "${request.alert}"${known}`);
-  if (state.status !== 'firing' || state.firingSince === null) throw new UsageError(`alert "${request.alert}" is ${state.status}, not firing: only a firing alert can be acknowledged`);
+  if (state === undefined) throw new UsageError(`no alert "${asked}"${known}`);
+  if (state.status !== 'firing' || state.firingSince === null) throw new UsageError(`alert "${alertId(state.rule, state.serial)}" is ${state.status}, not firing: only a firing alert can be acknowledged`);
   const by = request.by.trim();
   return { key: state.key, rule: state.rule, serial: state.serial, firingSince: state.firingSince, severity: state.severity, by: by === '' ? 'unknown' : by, comment, at: now, until };
+}
+
+/**
+ * The alert that `alert` (and `box`) name among `states`: its id as `boxwatch alerts` shows it
+ * (`box-offline/acme/BX-00001`, `gateway_unreachable`), or the rule and its box, given as one
+ * `RULE/BOX` or as `RULE` and `box`. The box is resolved as every command resolves one
+ * (src/box-id.ts `resolveBoxId`): `ACCOUNT/SERIAL`, or a bare serial one account's box has among
+ * the rule's alerts (several: a UsageError naming them); `gateway` or an account's name names a
+ * gateway or fleet alert (`gateway (acme)` as shown works too). Undefined when none matches.
+ */
+export function findAlert(alert: string, box: string | undefined, states: readonly AlertState[]): AlertState | undefined {
+  if (box === undefined) {
+    const exact = states.find((s) => alertId(s.rule, s.serial) === alert);
+    if (exact !== undefined) return exact;
+  }
+  const slash = alert.indexOf('/');
+  const rule = box !== undefined || slash < 0 ? alert : alert.slice(0, slash);
+  const input = box ?? (slash < 0 ? '' : alert.slice(slash + 1));
+  const ofRule = new Map(states.filter((s) => s.rule === rule).map((s) => [s.serial, s]));
+  const shown = /^gateway \(([^)]*)\)$/.exec(input)?.[1];
+  const fleet = input === 'gateway' || input === '' ? '' : fleetKey(shown ?? input);
+  if (ofRule.has(fleet)) return ofRule.get(fleet);
+  const found = resolveBoxId(input, [...ofRule.keys()].filter((k) => !isFleetKey(k)));
+  if (found.kind === 'ambiguous') throw new UsageError(ambiguityMessage(input, found.candidates));
+  return found.kind === 'found' ? ofRule.get(found.key) : undefined;
 }

@@ -35,6 +35,47 @@ export interface CycleAlerts extends EngineResult {
   queued: number;
   /** Serials of the boxes forgotten by this cycle (the missing rule's forget_after). */
   forgotten: string[];
+  /** What this cycle retired of accounts no longer configured (`retireRemovedAccounts`); null: nothing. */
+  removedAccounts: { accounts: string[]; alerts: number; boxes: string[] } | null;
+}
+
+/** The summary of an alert resolved because its account left `gateways:`. */
+export const ACCOUNT_REMOVED = 'account removed from the configuration';
+
+/**
+ * The alerts and boxes of accounts no longer in `gateways:` (removed or renamed; SIGHUP reload or
+ * restart): their alerts resolve at once with the summary ACCOUNT_REMOVED (a firing one is
+ * notified resolved once; a pending one just ends), and their boxes leave the fleet as forgotten
+ * boxes do (`forget`: status, /metrics and the API stop counting them; their history is kept, and
+ * a box listed again by a configured account comes back).
+ *
+ * Done by the cycle of the first configured account only, inside its transaction: with replicas
+ * the leader of that account does it under its fencing token, so exactly one replica retires them
+ * and the resolved notifications are queued once (with no cycle of its own, a removed account
+ * has no lease that could hand this work to anyone else).
+ */
+function retireRemovedAccounts(
+  configured: readonly string[],
+  view: CycleView,
+  ctx: { now: number; acks: ReadonlyMap<string, Ack>; repeatIntervalMs: number },
+): { result: EngineResult; forget: string[]; accounts: string[]; resolved: number } | null {
+  const gone = (key: string): boolean => !configured.includes(accountOf(key));
+  const states = new Map([...view.states].filter(([, s]) => gone(s.serial)));
+  const forget = view.boxes.filter((b) => gone(b.serial)).map((b) => b.serial);
+  if (states.size === 0 && forget.length === 0) return null;
+  const evaluations: RuleEvaluation[] = [...states.values()].map((s) => ({
+    rule: { name: s.rule, kind: s.kind, severity: s.severity, forMs: 0, keepFiringForMs: 0 },
+    serial: s.serial,
+    condition: 'inactive',
+    value: null,
+    threshold: null,
+    summary: ACCOUNT_REMOVED,
+  }));
+  const result = evaluateCycle(states, evaluations, { ...ctx, gatewayDown: false, silences: view.silences, inhibit: false });
+  // The accounts something happened to (resolved alerts left at rest later say nothing).
+  const resolved = result.transitions.filter((t) => t.to === 'resolved').length;
+  const accounts = [...new Set(result.transitions.filter((t) => t.to === 'resolved').map((t) => accountOf(t.serial)).concat(forget.map(accountOf)))].sort();
+  return { result, forget, accounts, resolved };
 }
 
 /**
@@ -42,7 +83,8 @@ export interface CycleAlerts extends EngineResult {
  * every configured rule for every known box (fleet rules once, serial ''). Pure; `rules test` runs the same function.
  *
  * An alert at rest (no previous state) whose condition is not active this cycle stays at rest,
- * and the engine skips it: such evaluations, most of the fleet's on most cycles, are left out.
+ * and the engine skips it: such evaluations, most of the fleet's on most cycles, are left out,
+ * and are judged without the words (threshold, summary) that only a kept evaluation carries.
  */
 export function cycleEvaluations(
   config: Pick<Config, 'rules' | 'alerting'>,
@@ -70,13 +112,29 @@ export function cycleEvaluations(
     }
     for (const box of boxes) {
       const before = prevOfRule?.get(box.serial);
-      const r = evaluateRule(rule, box, ctx, isActive(before));
-      if (before === undefined && r.condition !== 'active') continue;
+      const wasActive = isActive(before);
+      // An alert at rest is judged without words first: most stay at rest and are left out.
+      if (before === undefined && evaluateRule(rule, box, ctx, wasActive, false).condition !== 'active') continue;
+      const r = evaluateRule(rule, box, ctx, wasActive);
       evaluations.push({ rule: ref, serial: box.serial, condition: r.condition, value: r.value ?? null, threshold: r.threshold ?? null, summary: r.summary ?? null });
     }
   }
   if (testCalls !== null) evaluations.push(...testCallEvaluations(testCalls, boxes.filter((b) => b.missingSince === null).map((b) => b.serial)));
   return evaluations;
+}
+
+/**
+ * What one account's cycle judges: the rules of the account, its boxes, its alerts (the other
+ * accounts' stay as they are). The one per-account split, of the daemon (`AlertPipeline.decide`)
+ * and of `boxwatch rules test`.
+ */
+export function accountScope<R extends { accounts?: readonly string[] | undefined }>(
+  rules: readonly R[],
+  account: string,
+  boxes: readonly BoxState[],
+  states: ReadonlyMap<string, AlertState>,
+): { rules: R[]; boxes: BoxState[]; prev: ReadonlyMap<string, AlertState> } {
+  return { rules: rulesOfAccount(rules, account), boxes: boxes.filter((b) => b.account === account), prev: statesOfAccount(states, account) };
 }
 
 /** The alerts of one account (by the account of their box id or fleet key), by key. */
@@ -108,16 +166,16 @@ export class AlertPipeline {
     const { config } = this.deps;
     // A cycle judges its own account: its boxes, its alerts (the other accounts' stay as they are).
     const account = cycle.account ?? DEFAULT_ACCOUNT;
-    const rules = rulesOfAccount(config.rules, account);
-    const boxes = view.boxes.filter((b) => b.account === account);
-    const prev = statesOfAccount(view.states, account);
+    const { rules, boxes, prev } = accountScope(config.rules, account, view.boxes, view.states);
     const down = isGatewayDown(cycle);
     // Boxes missing past a missing rule's forget_after leave the fleet now (never on a failed cycle).
     const forget = down ? [] : boxesToForget(rules, boxes, now);
     const fleet = forget.length === 0 ? boxes : boxes.filter((b) => !forget.includes(b.serial));
     const evaluations = cycleEvaluations(config, cycle, fleet, prev, now, gatewayNow, this.deps.callFacts?.(account) ?? null, this.deps.testCallVerdicts?.(account) ?? null);
     const acks = view.acks ?? new Map<string, Ack>();
-    const result = evaluateCycle(prev, evaluations, {
+    const accounts = config.gateways.map((a) => a.name);
+    const removed = account === accounts[0] ? retireRemovedAccounts(accounts, view, { now, acks, repeatIntervalMs: config.alerting.repeatInterval }) : null;
+    const own = evaluateCycle(prev, evaluations, {
       now,
       acks,
       gatewayDown: down,
@@ -127,18 +185,30 @@ export class AlertPipeline {
       ruleNames: [...rules.map((r) => r.name), ...GATEWAY_RULE_NAMES, ...(config.testCalls ? [TEST_CALL_FAILED] : [])],
       serials: fleet.map((b) => b.serial),
     });
+    const result = removed === null ? own : mergeResults(own, removed.result);
     const routed = fanOut(result.notifications, config.notifiers);
     // The fleet by serial, for the names and locations of the boxes notified (most cycles notify none).
     let bySerial: Map<string, BoxState> | undefined;
     const queued = routed.map((r) => {
-      bySerial ??= new Map(boxes.map((b) => [b.serial, b]));
+      bySerial ??= new Map(view.boxes.map((b) => [b.serial, b]));
       const box = bySerial.get(r.intent.serial);
       const labels = { name: box?.name ?? null, location: box?.location ?? null };
       return { notifier: r.notifier, createdAt: r.createdAt, item: toAlertItem(r.intent, labels, acks.get(r.intent.key)) };
     });
+    const removedAccounts = removed === null || removed.accounts.length === 0 ? null : { accounts: removed.accounts, alerts: removed.resolved, boxes: removed.forget };
     return {
-      alerts: { states: result.states, dropped: result.dropped, transitions: result.transitions, queued, forget },
-      result: { ...result, queued: routed.length, forgotten: forget },
+      alerts: { states: result.states, dropped: result.dropped, transitions: result.transitions, queued, forget: removed === null ? forget : [...forget, ...removed.forget] },
+      result: { ...result, queued: routed.length, forgotten: forget, removedAccounts },
     };
   }
+}
+
+/** Two engine results over disjoint alerts as one. */
+function mergeResults(a: EngineResult, b: EngineResult): EngineResult {
+  return {
+    states: new Map([...a.states, ...b.states]),
+    transitions: [...a.transitions, ...b.transitions],
+    notifications: [...a.notifications, ...b.notifications],
+    dropped: [...a.dropped, ...b.dropped],
+  };
 }

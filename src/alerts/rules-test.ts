@@ -27,7 +27,7 @@ import { openStore } from '../store/index.js';
 import { evaluateCycle } from './engine.js';
 import type { GatewayCycle } from './gateway.js';
 import { holdBack } from './hold-back.js';
-import { cycleEvaluations } from './pipeline.js';
+import { accountScope, cycleEvaluations } from './pipeline.js';
 import type { Silence } from './silences.js';
 import type { AlertState, HeldBackReason } from './types.js';
 
@@ -215,6 +215,8 @@ const testCase = z.strictObject({
 });
 
 const testFileSchema = z.strictObject({
+  /** The accounts (as in the configuration; only their names count) when the rules' own document has none. */
+  gateways: z.array(z.unknown()).optional(),
   rule_files: z.array(z.string().min(1)).min(1).optional(),
   rules: z.array(z.unknown()).optional(),
   alerting: z.record(z.string(), z.unknown()).optional(),
@@ -227,8 +229,8 @@ export type RulesTestCase = z.output<typeof testCase>;
 /** A parsed test file: the rules under test (as the daemon would load them) and the cases. */
 export interface RulesTestSuite {
   source: string;
-  /** Rules and alerting settings, validated exactly as in the configuration. */
-  config: Pick<Config, 'rules' | 'alerting'>;
+  /** Rules and alerting settings, validated exactly as in the configuration, and the accounts' names (`default` without `gateways:`). */
+  config: RulesConfig;
   /** Where the rules came from (test file, rule files or the configuration). */
   rulesFrom: string[];
   evaluationIntervalMs: number;
@@ -244,20 +246,30 @@ export interface ParseOptions {
   fallbackConfig?: string;
 }
 
-const PLACEHOLDER_GATEWAY = { secret_key: 'rules-test' };
+const PLACEHOLDER_KEY = 'rules-test';
 
-/** Validates `rules:` and `alerting:` of a document as the configuration loader does. */
-function rulesConfig(doc: Record<string, unknown>, env: Env, source: string): Pick<Config, 'rules' | 'alerting'> {
+/** What a rules test runs on: the rules, the alerting settings and the accounts' names. */
+export type RulesConfig = Pick<Config, 'rules' | 'alerting'> & { accounts: string[] };
+
+/**
+ * Validates `rules:` and `alerting:` of a document as the configuration loader does, with the
+ * accounts of its `gateways:` (else of `gateways`, the test file's; else the one account
+ * "default"): only their names are kept, so no key or address is needed.
+ */
+function rulesConfig(doc: Record<string, unknown>, env: Env, source: string, gateways?: unknown[]): RulesConfig {
   // Call rules need a calls: section; a test's calls are its own (`calls:` of a test case).
-  const picked: Record<string, unknown> = { gateway: PLACEHOLDER_GATEWAY, calls: doc['calls'] ?? {} };
+  const picked: Record<string, unknown> = { calls: doc['calls'] ?? {} };
+  const accounts = Array.isArray(doc['gateways']) ? (doc['gateways'] as unknown[]) : gateways;
+  if (accounts === undefined) picked['gateway'] = { secret_key: PLACEHOLDER_KEY };
+  else picked['gateways'] = accounts.map((a) => (a !== null && typeof a === 'object' && !Array.isArray(a) ? { name: (a as Record<string, unknown>)['name'], secret_key: PLACEHOLDER_KEY } : a));
   if (doc['rules'] !== undefined) picked['rules'] = doc['rules'];
   if (doc['alerting'] !== undefined) picked['alerting'] = doc['alerting'];
   const config = validateConfig(picked, env, source);
-  return { rules: config.rules, alerting: config.alerting };
+  return { rules: config.rules, alerting: config.alerting, accounts: config.gateways.map((a) => a.name) };
 }
 
 
-function readRuleFile(path: string, options: ParseOptions): Pick<Config, 'rules' | 'alerting'> {
+function readRuleFile(path: string, options: ParseOptions, gateways: unknown[] | undefined): RulesConfig {
   let text: string;
   try {
     text = options.readFile(path);
@@ -266,7 +278,7 @@ function readRuleFile(path: string, options: ParseOptions): Pick<Config, 'rules'
   }
   const doc = readYaml(text, path);
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError([{ path: '(root)', message: 'must be a mapping with a rules: key' }], path);
-  return rulesConfig(doc as Record<string, unknown>, options.env, path);
+  return rulesConfig(doc as Record<string, unknown>, options.env, path, gateways);
 }
 
 /** Parses and validates a rules test file. Throws ConfigError (exit 2) naming the bad field's path. */
@@ -298,12 +310,13 @@ export function parseRulesTest(text: string, options: ParseOptions): RulesTestSu
   if (file.evaluation_interval <= 0) issues.push({ path: 'evaluation_interval', message: 'must be longer than 0s' });
   if (issues.length > 0) throw new ConfigError(issues, source);
 
-  let config: Pick<Config, 'rules' | 'alerting'>;
+  let config: RulesConfig;
   let rulesFrom: string[];
+  const gateways = file.gateways;
   if (file.rule_files !== undefined) {
     const base = dirname(source);
     const paths = file.rule_files.map((p) => (isAbsolute(p) ? p : join(base, p)));
-    const loaded = paths.map((p) => readRuleFile(p, options));
+    const loaded = paths.map((p) => readRuleFile(p, options, gateways));
     const rules = loaded.flatMap((c) => c.rules);
     const seen = new Set<string>();
     for (const r of rules) {
@@ -311,14 +324,14 @@ export function parseRulesTest(text: string, options: ParseOptions): RulesTestSu
       seen.add(r.name);
     }
     const alerting = file.alerting !== undefined ? rulesConfig({ alerting: file.alerting }, options.env, source).alerting : (loaded[0] as Pick<Config, 'alerting'>).alerting;
-    config = { rules, alerting };
+    config = { rules, alerting, accounts: rulesConfig({}, options.env, source, gateways).accounts };
     rulesFrom = paths;
   } else if (file.rules !== undefined) {
     config = rulesConfig(raw as Record<string, unknown>, options.env, source);
     rulesFrom = [source];
   } else if (options.fallbackConfig !== undefined) {
-    const fromConfig = readRuleFile(options.fallbackConfig, options);
-    config = file.alerting !== undefined ? { rules: fromConfig.rules, alerting: rulesConfig({ alerting: file.alerting }, options.env, source).alerting } : fromConfig;
+    const fromConfig = readRuleFile(options.fallbackConfig, options, gateways);
+    config = file.alerting !== undefined ? { ...fromConfig, alerting: rulesConfig({ alerting: file.alerting }, options.env, source).alerting } : fromConfig;
     rulesFrom = [options.fallbackConfig];
   } else {
     throw new ConfigError([{ path: 'rules', message: 'no rules to test: give rules, rule_files, or --config' }], source);
@@ -334,6 +347,16 @@ export function parseRulesTest(text: string, options: ParseOptions): RulesTestSu
       });
     }),
   );
+  // A box of an account that is not configured would never be polled: named, not silently unjudged.
+  const accountIssue = (key: string, path: string): void => {
+    const account = accountOf(key);
+    if (!config.accounts.includes(account)) issues.push({ path, message: `box ${key} is of account "${account}", which is not configured (accounts: ${config.accounts.join(', ')})` });
+  };
+  file.tests.forEach((t, i) => {
+    t.boxes.forEach((b, j) => accountIssue(b.serial, `tests[${i}].boxes[${j}].serial`));
+    t.series.forEach((e, j) => accountIssue(e.box, `tests[${i}].series[${j}].box`));
+    t.calls.forEach((c, j) => accountIssue(c.box, `tests[${i}].calls[${j}].box`));
+  });
   if (issues.length > 0) throw new ConfigError(issues, source);
   return { source, config, rulesFrom, evaluationIntervalMs: file.evaluation_interval, tests: file.tests };
 }
@@ -464,8 +487,14 @@ export async function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index
       const cycle: GatewayCycle = down ? { outcome: 'failed', errorCode: 'unavailable' } : { outcome: 'ok', errorCode: null };
       const boxes = serials.map((serial, i) => boxAt(serial, i + 1, changes.get(serial) ?? [], at)).filter((b): b is BoxState => b !== undefined);
       const ctx = { now, gatewayDown: down, silences, inhibit: suite.config.alerting.inhibit, repeatIntervalMs: suite.config.alerting.repeatInterval, ruleNames };
-      const result = evaluateCycle(prev, cycleEvaluations(suite.config, cycle, boxes, prev, now, now, (await calls?.factsAt(at)) ?? null), ctx);
-      prev = result.states;
+      // One cycle per account, as the daemon polls them: each judges its own boxes and alerts.
+      const next = new Map<string, AlertState>();
+      for (const account of suite.config.accounts) {
+        const scope = accountScope(suite.config.rules, account, boxes, prev);
+        const evaluations = cycleEvaluations(suite.config, { ...cycle, account }, scope.boxes, scope.prev, now, now, (await calls?.factsAt(at, account)) ?? null);
+        for (const [key, state] of evaluateCycle(scope.prev, evaluations, ctx).states) next.set(key, state);
+      }
+      prev = next;
       if (!wanted.has(k)) continue;
       const heldBack = holdBack(prev.values(), ctx);
       const open: ObservedAlert[] = [];
@@ -491,7 +520,7 @@ export async function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index
  * the daemon's own queries (readCallFacts): at each evaluation the calls started by then are
  * stored and the facts read. Null when no rule is a call rule.
  */
-function testCalls(rules: readonly RuleConfig[], t: RulesTestCase): { factsAt(at: number): Promise<CallFacts>; close(): void } | null {
+function testCalls(rules: readonly RuleConfig[], t: RulesTestCase): { factsAt(at: number, account: string): Promise<CallFacts>; close(): void } | null {
   if (!rules.some((r) => isCallRuleKind(r.kind))) return null;
   const store = openStore(':memory:');
   const pending = t.calls.flatMap((c, i) =>
@@ -499,7 +528,7 @@ function testCalls(rules: readonly RuleConfig[], t: RulesTestCase): { factsAt(at
   ).sort((a, b) => a.at - b.at);
   let next = 0;
   return {
-    factsAt(at) {
+    factsAt(at, account) {
       const now = TEST_EPOCH + at;
       const upserts: CallObservation[] = [];
       for (; next < pending.length && (pending[next] as (typeof pending)[number]).at <= at; next++) {
@@ -513,7 +542,7 @@ function testCalls(rules: readonly RuleConfig[], t: RulesTestCase): { factsAt(at
         });
       }
       if (upserts.length > 0) store.calls.write({ account: DEFAULT_ACCOUNT, now, upserts, checked: [], sync: { highWater: null, syncedAt: null, resume: null }, stuckAfterMs: CALLS_STUCK_AFTER_MS });
-      return readCallFacts(store.calls, rules, now, { lookBackMs: CALLS_LOOK_BACK_MS, account: DEFAULT_ACCOUNT });
+      return readCallFacts(store.calls, rules, now, { lookBackMs: CALLS_LOOK_BACK_MS, account });
     },
     close: () => store.close(),
   };

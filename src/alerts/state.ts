@@ -75,8 +75,8 @@ export function step(alert: AlertState, input: StepInput, timing: Timing): { nex
   const { condition, now } = input;
   if (condition === 'unknown') return { next: alert };
 
-  const observed: AlertState = {
-    ...alert,
+  // The fields this evaluation sets, applied onto the alert only when one of them differs.
+  const observed: Partial<AlertState> = {
     value: input.value === undefined ? alert.value : input.value,
     threshold: input.threshold === undefined ? alert.threshold : input.threshold,
     summary: input.summary === undefined ? alert.summary : input.summary,
@@ -84,21 +84,18 @@ export function step(alert: AlertState, input: StepInput, timing: Timing): { nex
 
   if (condition === 'active') {
     const fresh = alert.status === 'inactive' || alert.status === 'resolved';
-    const run: AlertState = {
-      ...observed,
-      activeSince: fresh ? now : (alert.activeSince ?? now),
-      activeCycles: fresh ? 1 : Math.min(alert.activeCycles + 1, timing.forCycles ?? 1),
-      clearedSince: null,
-    };
+    const activeSince = fresh ? now : (alert.activeSince ?? now);
+    const activeCycles = fresh ? 1 : Math.min(alert.activeCycles + 1, timing.forCycles ?? 1);
+    const run: Partial<AlertState> = { ...observed, activeSince, activeCycles, clearedSince: null };
     if (alert.status === 'firing') return sameOrNew(alert, run);
-    const due = now - (run.activeSince ?? now) >= timing.forMs && run.activeCycles >= (timing.forCycles ?? 1);
+    const due = now - activeSince >= timing.forMs && activeCycles >= (timing.forCycles ?? 1);
     if (due) return move(alert, { ...run, firingSince: now, resolvedAt: null }, 'firing', now);
     if (alert.status === 'pending') return sameOrNew(alert, run);
     return move(alert, run, 'pending', now);
   }
 
   // condition === 'inactive'
-  const cleared: AlertState = { ...observed, activeCycles: 0 };
+  const cleared: Partial<AlertState> = { ...observed, activeCycles: 0 };
   switch (alert.status) {
     case 'inactive':
       return sameOrNew(alert, cleared);
@@ -118,16 +115,16 @@ export function step(alert: AlertState, input: StepInput, timing: Timing): { nex
 
 /**
  * The alert itself when the evaluation changed none of its fields (an alert firing on with the same
- * value), else `next`: an alert that stays as it was is the same object, and the store writes
- * nothing for it.
+ * value), else the alert with `changes`: an alert that stays as it was is the same object, and the
+ * store writes nothing for it.
  */
-function sameOrNew(alert: AlertState, next: AlertState): { next: AlertState } {
-  for (const field of Object.keys(next) as (keyof AlertState)[]) if (!Object.is(alert[field], next[field])) return { next };
+function sameOrNew(alert: AlertState, changes: Partial<AlertState>): { next: AlertState } {
+  for (const field of Object.keys(changes) as (keyof AlertState)[]) if (!Object.is(alert[field], changes[field])) return { next: { ...alert, ...changes } };
   return { next: alert };
 }
 
-function move(prev: AlertState, next: AlertState, to: AlertStatus, now: number): { next: AlertState; transition: Transition } {
-  const moved: AlertState = { ...next, status: to, since: now };
+function move(prev: AlertState, changes: Partial<AlertState>, to: AlertStatus, now: number): { next: AlertState; transition: Transition } {
+  const moved: AlertState = { ...prev, ...changes, status: to, since: now };
   return {
     next: moved,
     transition: {

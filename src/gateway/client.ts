@@ -234,11 +234,13 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     json: unknown,
     schema: T,
   ): z.infer<T> {
+    // A body that passes the success schema is no error envelope ('success' is not 'error'): the
+    // error envelope is checked only when it does not (a failed zod parse builds its issues).
+    const parsed = status >= 200 && status < 300 ? schema.safeParse(json) : undefined;
+    if (parsed?.success) return parsed.data;
     const envelope = errorEnvelopeSchema.safeParse(json);
     const vendorMessage = envelope.success ? capText(redact(envelope.data.message, secret), TEXT_CAPS.message) : undefined;
-    if (status >= 200 && status < 300 && !envelope.success) {
-      const parsed = schema.safeParse(json);
-      if (parsed.success) return parsed.data;
+    if (parsed !== undefined && !envelope.success) {
       throw new GatewayError('schema', `unexpected ${endpoint} response: ${describeIssues(parsed.error.issues)}`, {
         endpoint,
         status,

@@ -355,13 +355,14 @@ export class Dispatcher {
     const failing = new Set(ready.map((f) => f.notifier));
     const message: NotificationMessage = { kind: 'delivery_failure', items: [], failures, createdAt: now };
     const targets = [...this.notifiers.keys()].filter((n) => !failing.has(n));
-    await this.options.queue.report(
+    // Replicas read the same failures: the first to report them queues the notice, the others nothing.
+    const queued = await this.options.queue.report(
       ready.map((f) => ({ notifier: f.notifier, upToId: f.upToId })),
       targets.map((notifier) => ({ notifier, message })),
       now,
       account,
     );
-    if (targets.length > 0) this.wake();
+    if (queued && targets.length > 0) this.wake();
   }
 
   private sendTimeoutMs(): number {

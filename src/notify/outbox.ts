@@ -75,10 +75,12 @@ export interface OutboxRepository {
   /** Dead rows not yet reported, per notifier. */
   unreportedFailures(): Awaitable<UnreportedFailures[]>;
   /**
-   * Atomically: queues `notices` (of `account`, default "default") and marks the dead rows of each
-   * `reported` notifier up to its `upToId` as reported at `now`.
+   * Atomically: marks the dead rows of each `reported` notifier up to its `upToId` as reported at
+   * `now` and queues `notices` (of `account`, default "default"), unless none of those rows was
+   * still unreported: then another process (a replica that read the same failures) reported them
+   * first, and nothing is queued, so a failure is announced once. True when the notices were queued.
    */
-  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: NotificationMessage }[], now: number, account?: string): Awaitable<void>;
+  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: NotificationMessage }[], now: number, account?: string): Awaitable<boolean>;
   /**
    * The notifiers were removed from the configuration: every row of a notifier not in `keep` that
    * is still waiting becomes dead with `reason`, to be reported once on the remaining notifiers.

@@ -209,7 +209,7 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
   for (const d of fetched) if (d) details.set(d.serial_no, d);
 
   const detailsAt = clock.now();
-  const seen = summaries.map((s) => ({ ...mergeSnapshot(s, details.get(s.serial_no), known.get(s.serial_no), detailsAt, skewMs), serial: boxKey(account, s.serial_no) }));
+  const seen = summaries.map((s) => mergeSnapshot(boxKey(account, s.serial_no), s, details.get(s.serial_no), known.get(s.serial_no), detailsAt, skewMs));
   const listed = new Set(summaries.map((s) => s.serial_no));
   // A box whose record was set aside is listed, just unreadable; when a record had no readable
   // serial, no box can be called missing this cycle (it may be that one).
@@ -241,8 +241,10 @@ export function gatewaySkew(serverTime: number | null, localNow: number): number
  * details, fresh when fetched now, else carried over from the last details. The gateway's times
  * (last_seen, registered_at) are moved onto our clock by `skewMs`, so that a gateway whose clock
  * is off neither fires nor hides the stale rule, and "last seen 2m ago" means what it says.
+ * `serial` is the box's id (src/box-id.ts): the gateway's serial, prefixed outside the default account.
  */
 export function mergeSnapshot(
+  serial: string,
   summary: DeviceSummary,
   details: Device | undefined,
   previous: BoxState | undefined,
@@ -251,7 +253,7 @@ export function mergeSnapshot(
 ): BoxSnapshot {
   const parseTime = (iso: string): number => Date.parse(iso) - skewMs;
   const base: BoxSnapshot = {
-    serial: summary.serial_no,
+    serial,
     id: summary.id,
     name: summary.device_name,
     connected: summary.connected,

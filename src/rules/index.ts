@@ -47,31 +47,32 @@ export function rulesOfAccount<R extends { accounts?: readonly string[] | undefi
  * a box absent from the device list has `missingSince` set: only `missing` rules judge it, every
  * other rule says unknown (no fresh data). A box outside the rule's `boxes` globs is inactive.
  * `wasActive` (the alert is pending or firing) selects the clear level of threshold rules.
+ * `words` false: the threshold and summary may be left out (see KindEvaluator).
  */
-export function evaluateRule(rule: RuleConfig, box: BoxState | undefined, ctx: FleetContext, wasActive: boolean): RuleResult {
+export function evaluateRule(rule: RuleConfig, box: BoxState | undefined, ctx: FleetContext, wasActive: boolean, words = true): RuleResult {
   if (box === undefined) return { condition: 'unknown', value: null, summary: 'no data for this box' };
   if (!ruleAppliesTo(rule, box.serial)) return { condition: 'inactive', summary: 'not selected by the rule' };
-  if (rule.kind === 'missing') return evaluateMissing(rule, box, ctx, wasActive);
+  if (rule.kind === 'missing') return evaluateMissing(rule, box, ctx, wasActive, words);
   if (box.missingSince !== null) return { condition: 'unknown', value: null, summary: 'missing from the device list' };
   switch (rule.kind) {
     case 'disconnected':
-      return evaluateDisconnected(rule, box, ctx, wasActive);
+      return evaluateDisconnected(rule, box, ctx, wasActive, words);
     case 'low_battery':
-      return evaluateLowBattery(rule, box, ctx, wasActive);
+      return evaluateLowBattery(rule, box, ctx, wasActive, words);
     case 'weak_signal':
-      return evaluateWeakSignal(rule, box, ctx, wasActive);
+      return evaluateWeakSignal(rule, box, ctx, wasActive, words);
     case 'stale':
-      return evaluateStale(rule, box, ctx, wasActive);
+      return evaluateStale(rule, box, ctx, wasActive, words);
     case 'firmware_drift':
-      return evaluateFirmwareDrift(rule, box, ctx, wasActive);
+      return evaluateFirmwareDrift(rule, box, ctx, wasActive, words);
     case 'call_failure_rate':
-      return evaluateCallFailureRate(rule, box, ctx, wasActive);
+      return evaluateCallFailureRate(rule, box, ctx, wasActive, words);
     case 'call_stuck':
-      return evaluateCallStuck(rule, box, ctx, wasActive);
+      return evaluateCallStuck(rule, box, ctx, wasActive, words);
     case 'calls_silent':
-      return evaluateCallsSilent(rule, box, ctx, wasActive);
+      return evaluateCallsSilent(rule, box, ctx, wasActive, words);
     case 'recording_lost':
-      return evaluateRecordingLost(rule, box, ctx, wasActive);
+      return evaluateRecordingLost(rule, box, ctx, wasActive, words);
     case 'fleet_call_failure_rate':
     case 'archive_failing':
       return { condition: 'inactive', summary: 'a fleet rule: judged once for the fleet' };

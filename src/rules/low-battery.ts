@@ -5,14 +5,16 @@
  */
 import type { KindEvaluator } from './types.js';
 
-export const evaluateLowBattery: KindEvaluator<'low_battery'> = (rule, box, _ctx, wasActive) => {
-  const threshold = `below ${rule.below}% (clears above ${rule.clearAbove}%)`;
+export const evaluateLowBattery: KindEvaluator<'low_battery'> = (rule, box, _ctx, wasActive, words) => {
+  const threshold = words ? `below ${rule.below}% (clears above ${rule.clearAbove}%)` : undefined;
   if (!box.connected) return { condition: 'unknown', value: null, threshold, summary: 'battery unknown while disconnected' };
   const battery = box.battery;
   if (battery === null) return { condition: 'unknown', value: null, threshold, summary: 'battery not reported' };
   const active = battery < rule.below || (wasActive && battery <= rule.clearAbove);
+  const condition = active ? 'active' : 'inactive';
+  if (!words) return { condition, value: battery };
   return {
-    condition: active ? 'active' : 'inactive',
+    condition,
     value: battery,
     threshold,
     summary: active

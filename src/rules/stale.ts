@@ -8,16 +8,18 @@
 import { formatDuration } from '../duration.js';
 import type { KindEvaluator } from './types.js';
 
-export const evaluateStale: KindEvaluator<'stale'> = (rule, box, ctx) => {
-  const threshold = `last seen within ${formatDuration(rule.maxAge)}`;
+export const evaluateStale: KindEvaluator<'stale'> = (rule, box, ctx, _wasActive, words) => {
+  const threshold = words ? `last seen within ${formatDuration(rule.maxAge)}` : undefined;
   const reference = ctx.gatewayNow ?? ctx.now;
   // A last_seen slightly ahead of the Date header (second resolution) is an age of zero.
   const ageMs = Math.max(0, reference - box.lastSeen);
   const value = Math.round(ageMs / 1000);
   if (!box.connected) return { condition: 'inactive', value, threshold, summary: 'disconnected, not stale' };
   const active = ageMs > rule.maxAge;
+  const condition = active ? 'active' : 'inactive';
+  if (!words) return { condition, value };
   return {
-    condition: active ? 'active' : 'inactive',
+    condition,
     value,
     threshold,
     summary: active

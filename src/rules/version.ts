@@ -11,10 +11,18 @@ interface Parsed {
 
 const VERSION = /^v?(\d+(?:\.\d+)*)(?:-([0-9A-Za-z.-]+))?(?:\+.*)?$/;
 
+/** Versions parsed already: a fleet runs a handful of versions, compared for every box each cycle. */
+const parsedVersions = new Map<string, Parsed | null>();
+
 function parse(text: string): Parsed | null {
-  const m = VERSION.exec(text.trim());
-  if (m === null) return null;
-  return { parts: (m[1] as string).split('.').map(Number), pre: m[2] ?? null };
+  let parsed = parsedVersions.get(text);
+  if (parsed === undefined) {
+    const m = VERSION.exec(text.trim());
+    parsed = m === null ? null : { parts: (m[1] as string).split('.').map(Number), pre: m[2] ?? null };
+    if (parsedVersions.size >= 1000) parsedVersions.clear();
+    parsedVersions.set(text, parsed);
+  }
+  return parsed;
 }
 
 /** Negative when a < b, 0 when equal, positive when a > b. */

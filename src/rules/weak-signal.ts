@@ -5,14 +5,16 @@
  */
 import type { KindEvaluator } from './types.js';
 
-export const evaluateWeakSignal: KindEvaluator<'weak_signal'> = (rule, box, _ctx, wasActive) => {
-  const threshold = `below ${rule.belowDbm} dBm (clears above ${rule.clearAboveDbm} dBm)`;
+export const evaluateWeakSignal: KindEvaluator<'weak_signal'> = (rule, box, _ctx, wasActive, words) => {
+  const threshold = words ? `below ${rule.belowDbm} dBm (clears above ${rule.clearAboveDbm} dBm)` : undefined;
   if (!box.connected) return { condition: 'unknown', value: null, threshold, summary: 'signal unknown while disconnected' };
   const signal = box.signal;
   if (signal === null) return { condition: 'unknown', value: null, threshold, summary: 'signal not reported yet' };
   const active = signal < rule.belowDbm || (wasActive && signal <= rule.clearAboveDbm);
+  const condition = active ? 'active' : 'inactive';
+  if (!words) return { condition, value: signal };
   return {
-    condition: active ? 'active' : 'inactive',
+    condition,
     value: signal,
     threshold,
     summary: active

@@ -5,9 +5,10 @@
  * And `ackFromRequest`, the one check behind `boxwatch ack` and `POST /api/acks`.
  */
 import { describe, expect, it } from 'vitest';
-import { ackFromRequest, ackInEffect, type Ack } from '../../src/alerts/acks.js';
+import { ackFromRequest, ackInEffect, findAlert, type Ack } from '../../src/alerts/acks.js';
+import { initialState } from '../../src/alerts/state.js';
 import { toAlertItem } from '../../src/alerts/message.js';
-import { alertKey } from '../../src/alerts/types.js';
+import { alertId, alertKey, type AlertState } from '../../src/alerts/types.js';
 import { UsageError } from '../../src/errors.js';
 import { HOUR, Harness, MIN, T0, ev, rule } from './harness.js';
 
@@ -115,5 +116,32 @@ describe('ackFromRequest', () => {
     expect(bad({ for: 'soon' })).toMatch(/^--for: /);
     expect(bad({ alert: 'box-offline/SN-9999' })).toBe('no alert "box-offline/SN-9999" (firing: box-offline/SN-0001)');
     expect(bad({ alert: 'battery-low/SN-0002' })).toBe('alert "battery-low/SN-0002" is pending, not firing: only a firing alert can be acknowledged');
+  });
+});
+
+describe('findAlert: the alert an ack names', () => {
+  const firing = (rule: string, serial: string): AlertState => ({ ...initialState({ name: rule, kind: 'disconnected', severity: 'critical' }, serial, T0), status: 'firing', firingSince: T0 });
+  const states = [firing('box-offline', 'acme/BX-1'), firing('box-offline', 'globex/BX-1'), firing('box-offline', 'acme/BX-2'), firing('battery-low', 'globex/BX-1'), firing('gateway_unauthorized', 'globex/'), firing('gateway_unreachable', '')];
+  const id = (s: AlertState | undefined): string | undefined => (s === undefined ? undefined : alertId(s.rule, s.serial));
+
+  it('by its id as `boxwatch alerts` shows it, or by its rule and box as every command names a box', () => {
+    expect(id(findAlert('box-offline/acme/BX-1', undefined, states))).toBe('box-offline/acme/BX-1');
+    expect(id(findAlert('box-offline', 'globex/BX-1', states))).toBe('box-offline/globex/BX-1');
+    // a bare serial one account's alert of the rule has
+    expect(id(findAlert('box-offline', 'BX-2', states))).toBe('box-offline/acme/BX-2');
+    expect(id(findAlert('box-offline/BX-2', undefined, states))).toBe('box-offline/acme/BX-2');
+    expect(id(findAlert('battery-low', 'BX-1', states))).toBe('battery-low/globex/BX-1');
+    // gateway alerts: the rule alone (default account), `gateway`, the account, or as shown
+    expect(id(findAlert('gateway_unreachable', undefined, states))).toBe('gateway_unreachable');
+    expect(id(findAlert('gateway_unreachable', 'gateway', states))).toBe('gateway_unreachable');
+    expect(id(findAlert('gateway_unauthorized', 'globex', states))).toBe('gateway_unauthorized/globex/');
+    expect(id(findAlert('gateway_unauthorized', 'gateway (globex)', states))).toBe('gateway_unauthorized/globex/');
+    expect(findAlert('box-offline', 'BX-9', states)).toBeUndefined();
+  });
+
+  it('a bare serial of several accounts is a usage error naming them; ackFromRequest says so too', () => {
+    expect(() => findAlert('box-offline', 'BX-1', states)).toThrow(new UsageError('serial BX-1 is in several accounts: acme/BX-1, globex/BX-1 (write ACCOUNT/SERIAL)'));
+    expect(() => ackFromRequest({ alert: 'box-offline/BX-1', comment: 'x', by: 'alice' }, states, T0)).toThrow(UsageError);
+    expect(ackFromRequest({ alert: 'box-offline', box: 'acme/BX-1', comment: 'on site', by: 'alice' }, states, T0)).toMatchObject({ rule: 'box-offline', serial: 'acme/BX-1' });
   });
 });

@@ -148,6 +148,42 @@ tests:
     expect(env.code).toBe(0);
   });
 
+  it('judges a rule with accounts: per account, with the accounts of the gateways: of the document holding the rules (no keys needed)', async () => {
+    const tests = `tests:
+  - name: same serial, two accounts
+    series:
+      - { box: acme/BX-1, at: 0m, connected: false }
+      - { box: globex/BX-1, at: 0m, connected: false }
+    alert_tests:
+      - at: 1m
+        expected:
+          - { rule: acme-offline, box: acme/BX-1, state: firing }
+          - { rule: any-offline, box: acme/BX-1, state: firing }
+          - { rule: any-offline, box: globex/BX-1, state: firing }
+`;
+    const rules = `rules:
+  - { name: acme-offline, kind: disconnected, severity: critical, accounts: [acme] }
+  - { name: any-offline, kind: disconnected, severity: warning }
+`;
+    const gateways = 'gateways:\n  - { name: acme, secret_key: "${UNSET_ACME_KEY}" }\n  - { name: globex, base_url: "https://gw.example.com", secret_key: "${UNSET_GLOBEX_KEY}" }\n';
+    // inline rules, the accounts beside them
+    const inline = await run(['rules', 'test', file(`${gateways}${rules}${tests}`)]);
+    expect(inline).toMatchObject({ code: 0, err: '' });
+    expect(inline.out).toContain('PASS  same serial, two accounts @ 1m');
+    // the rules and accounts of --config
+    const config = file(`${gateways}${rules}`);
+    const fromConfig = await run(['rules', 'test', file(tests), '--config', config]);
+    expect(fromConfig).toMatchObject({ code: 0, err: '' });
+    // an expectation of acme-offline on globex's box fails: the rule is not globex's
+    const wrong = await run(['rules', 'test', file(`${gateways}${rules}${tests.replace('- { rule: acme-offline, box: acme/BX-1', '- { rule: acme-offline, box: globex/BX-1')}`)]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.out).toContain('missing:    acme-offline globex/BX-1 firing');
+    // a box of an account the document does not configure is named (exit 2)
+    const unknown = await run(['rules', 'test', file(`${gateways}${rules}${tests.replace('globex/BX-1, at', 'initech/BX-1, at')}`)]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain('tests[0].series[1].box: box initech/BX-1 is of account "initech", which is not configured (accounts: acme, globex)');
+  });
+
   describe('an invalid test file exits 2 and names the bad field', () => {
     const test = `tests:\n  - series: [{ box: SN-1, at: 0m }]\n    alert_tests: [{ at: 1m, expected: [] }]\n`;
     const cases: [string, string, string][] = [

@@ -129,6 +129,19 @@ export function outboxContract(name: string, make: () => OutboxFixture | Promise
       ]);
     });
 
+    it('failures already reported (by another replica that read the same list) are not announced again', async () => {
+      for (const s of ['A', 'B']) await outbox.enqueue('slack', msg(s), T + s.charCodeAt(0));
+      for (const row of await outbox.claim('slack', T + 1_000, 10, LEASE)) await outbox.markDead(row.id, T + 2_000, 'HTTP 404');
+      const [failure] = await outbox.unreportedFailures(); // what both replicas read
+      const notice: NotificationMessage = { kind: 'delivery_failure', items: [], failures: [{ notifier: 'slack', failingSince: failure!.failingSince, dead: 2, lastError: 'HTTP 404' }], createdAt: T + 3_000 };
+      const report = () => outbox.report([{ notifier: 'slack', upToId: failure!.upToId }], [{ notifier: 'mail', message: notice }], T + 3_000);
+      // At the same time, then once more late: one notice.
+      expect((await Promise.all([report(), report()])).sort()).toEqual([false, true]);
+      expect(await report()).toBe(false);
+      expect(await outbox.claim('mail', T + 3_000, 10, LEASE)).toHaveLength(1);
+      expect(await outbox.unreportedFailures()).toEqual([]);
+    });
+
     it('a row given up with report: false is not listed as a failure to report', async () => {
       await outbox.enqueue('mail', msg('A'), T);
       const [row] = await outbox.claim('mail', T, 10, LEASE);

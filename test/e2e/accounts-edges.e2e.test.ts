@@ -7,6 +7,9 @@
  * filter in a real headless Chromium. globex's key is refused from the start of the file's tests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { registerAck } from '../../src/cli/ack.js';
 import { registerAlerts } from '../../src/cli/alerts.js';
 import { registerBox } from '../../src/cli/box.js';
 import { registerHistory } from '../../src/cli/history.js';
@@ -192,5 +195,24 @@ describe("one account's outage is that account's only (acme polls, globex's key 
     expect(after).toMatchObject({ failingSince: firstFailure, lastErrorCode: 'unauthorized', failingAccounts: ['globex'] });
     const page = (await get('/')).text;
     expect(page).toMatch(/Gateway failing \(globex\) since/);
+  });
+});
+
+describe('boxwatch ack names the alert as boxwatch alerts shows it (runs last: it acknowledges)', () => {
+  it('RULE BOX with a bare serial one account has, and a gateway alert by its account; an unknown one is exit 2', async () => {
+    const config = join(rig.dbPath, '..', 'ack.yaml');
+    writeFileSync(config, `gateway: { secret_key: "\${UNSET_KEY}" }\nstorage: { path: "${rig.dbPath}" }\n`);
+    const ack = (argv: string[]) => runWith(['ack', ...argv, '--comment', 'on it', '--by', 'alice', '--config', config], {}, [registerAck]);
+    const box = await ack(['box-offline', 'BX-00003']);
+    expect(box).toMatchObject({ code: 0, err: '' });
+    expect(box.out).toMatch(/^acknowledged box-offline\/acme\/BX-00003 by alice: /);
+    const gateway = await ack(['gateway_unauthorized', 'globex']);
+    expect(gateway).toMatchObject({ code: 0, err: '' });
+    expect(gateway.out).toMatch(/^acknowledged gateway_unauthorized\/globex\/ by alice: /);
+    const acked = (await get('/api/alerts?active=true')).body as { alerts: { id: string; ack: { by: string } | null }[] };
+    expect(acked.alerts.filter((a) => a.ack !== null).map((a) => `${a.id} ${a.ack?.by}`).sort()).toEqual(['box-offline/acme/BX-00003 alice', 'gateway_unauthorized/globex/ alice']);
+    const unknown = await ack(['box-offline', 'BX-00001']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/^error: no alert "box-offline BX-00001" \(firing: /);
   });
 });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
@@ -31,7 +31,7 @@ export interface AccountsRig {
   close(): Promise<void>;
 }
 
-export async function startAccountsRig(options: { http?: boolean; rules?: string } = {}): Promise<AccountsRig> {
+export async function startAccountsRig(options: { http?: boolean; rules?: string; logger?: Logger } = {}): Promise<AccountsRig> {
   const clock = new FakeClock('2026-03-01T12:00:00Z');
   const acme = await startSimulator({ port: 0, key: ACME_KEY, devices: 3, seed: 1, clock });
   const globex = await startSimulator({ port: 0, key: GLOBEX_KEY, devices: 3, seed: 2, clock });
@@ -62,7 +62,7 @@ ${options.http === true ? 'http: { listen: "127.0.0.1:0" }' : 'http: false'}
     { ACME_KEY, GLOBEX_KEY },
     'accounts rig',
   );
-  const app = createApp({ config, logger: silentLogger, clock, store: openStore(dbPath, { clock }) });
+  const app = createApp({ config, logger: options.logger ?? silentLogger, clock, store: openStore(dbPath, { clock }) });
   if (options.http === true) await app.start();
   const rig: AccountsRig = {
     clock,

@@ -18,7 +18,7 @@ import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.j
 import { describeWithPostgres, freePort, pgRows, PostgresServer } from '../helpers/postgres.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
-import { countByBoxAndStatus, replicaKeyVar, webhookAlertCounts, writeReplicaConfig } from '../helpers/replica-config.js';
+import { countByBoxAndStatus, Flapping, replicaKeyVar, webhookAlertCounts, writeReplicaConfig } from '../helpers/replica-config.js';
 import { ensureBuilt } from './build.js';
 
 const ACCOUNTS = ['acme', 'globex'];
@@ -89,38 +89,19 @@ describeWithPostgres('a partition between the leading replica and PostgreSQL', (
     await until('the accounts are shared 1, 1', async () => (await leading('replica-a')).length === 1 && (await leading('replica-b')).length === 1);
 
     // Boxes of both accounts flap, one change every 500 ms.
-    const flappers = ACCOUNTS.flatMap((acc) => sims.get(acc)!.sim.fleet.boxes.slice(0, 2).map((box) => ({ sim: sims.get(acc)!, box })));
-    const down = new Set<string>();
-    let flaps = 0;
-    let flapping = true;
-    const flap = (): void => {
-      const { sim, box } = flappers[flaps % flappers.length]!;
-      const key = `${sim.url} ${box.serial}`;
-      sim.sim.fleet.apply([box], { kind: down.has(key) ? 'connect' : 'disconnect' });
-      if (down.has(key)) down.delete(key);
-      else down.add(key);
-      flaps += 1;
-    };
-    const flapLoop = async (): Promise<void> => {
-      while (flapping) {
-        flap();
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    };
-    let flapper = flapLoop();
-    await until('transitions of both accounts delivered', async () => flaps >= flappers.length * 2 && hook.received.length >= 4);
+    const flapping = new Flapping(ACCOUNTS.flatMap((acc) => sims.get(acc)!.sim.fleet.boxes.slice(0, 2).map((box) => ({ sim: sims.get(acc)!, box }))));
+    flapping.start();
+    await until('transitions of both accounts delivered', async () => flapping.count >= 8 && hook.received.length >= 4);
 
     // Nothing in flight, then the cut.
-    flapping = false;
-    await flapper;
+    await flapping.stop();
     await until('nothing waiting to be delivered', quiet);
     const [cutAccount] = await leading('replica-a');
     const cutAt = Date.now();
     proxy.cut('blackhole');
     const lease = (await leases()).get(cutAccount as string)!; // replica-a's last renewal: it renews no more
     const deliveredByCut = hook.requests.length;
-    flapping = true;
-    flapper = flapLoop();
+    flapping.start();
 
     const takeoverAt = await until(`replica-b leads ${cutAccount}`, async () => (await leases()).get(cutAccount as string)?.holder === 'replica-b');
     expect(Number((await leases()).get(cutAccount as string)!.token)).toBeGreaterThan(Number(lease.token));
@@ -128,10 +109,8 @@ describeWithPostgres('a partition between the leading replica and PostgreSQL', (
     const stepDown = a.output.join('').split('\n').find((l) => l.includes('lease not renewed in time'));
     expect(stepDown, 'replica-a says it stopped its account').toBeDefined();
     const stepDownAt = (JSON.parse(stepDown as string) as { time: number }).time;
-    await until('more flaps under replica-b', async () => flaps >= flappers.length * 4);
-    flapping = false;
-    await flapper;
-    for (const { sim, box } of flappers) sim.sim.fleet.apply([box], { kind: 'connect' });
+    await until('more flaps under replica-b', async () => flapping.count >= 16);
+    await flapping.settle();
 
     const notified = async (): Promise<Map<string, number>> =>
       countByBoxAndStatus(await rows<{ serial: string; status: string }>("SELECT serial, to_status AS status FROM alert_transitions WHERE held_back IS NULL AND to_status IN ('firing', 'resolved')"));

@@ -3,11 +3,14 @@
  * account of `accounts` polled every second from its simulator, a 3 s lease, one disconnected
  * rule, and a Slack and a webhook receiver. Account keys are read from `KEY_<ACCOUNT>` (see
  * `replicaKeyVar`); `storage` is the YAML of the storage section (a SQLite path or a database URL).
- * Also what these tests count deliveries with, and read a replicas' SQLite file with.
+ * Also what these tests make boxes flap with, count deliveries with, and read a replicas' SQLite
+ * file with.
  */
 import Database from 'better-sqlite3';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SimBox } from '../../src/sim/fleet.js';
+import type { RunningSimulator } from '../../src/sim/server.js';
 
 export interface ReplicaConfig {
   dir: string;
@@ -73,5 +76,51 @@ export function sqliteRows<T>(dbPath: string, sql: string): T[] {
     return []; // not created yet
   } finally {
     db.close();
+  }
+}
+
+/** Boxes of simulators flapping: one change every 500 ms, round robin (a box disconnects, and at its next turn connects again). */
+export class Flapping {
+  /** Changes made so far. */
+  count = 0;
+  private readonly down = new Set<SimBox>();
+  private loop: { running: boolean; done: Promise<void> } | null = null;
+
+  constructor(private readonly boxes: readonly { sim: RunningSimulator; box: SimBox }[]) {}
+
+  start(): void {
+    if (this.loop !== null) return;
+    const loop = { running: true, done: Promise.resolve() };
+    loop.done = (async () => {
+      while (loop.running) {
+        this.flap();
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+    this.loop = loop;
+  }
+
+  /** Stops changing boxes (resolves after the change in progress); `start` goes on later. */
+  async stop(): Promise<void> {
+    const loop = this.loop;
+    this.loop = null;
+    if (loop === null) return;
+    loop.running = false;
+    await loop.done;
+  }
+
+  /** Stops, and connects every box again. */
+  async settle(): Promise<void> {
+    await this.stop();
+    for (const { sim, box } of this.boxes) sim.sim.fleet.apply([box], { kind: 'connect' });
+    this.down.clear();
+  }
+
+  private flap(): void {
+    const { sim, box } = this.boxes[this.count % this.boxes.length]!;
+    sim.sim.fleet.apply([box], { kind: this.down.has(box) ? 'connect' : 'disconnect' });
+    if (this.down.has(box)) this.down.delete(box);
+    else this.down.add(box);
+    this.count += 1;
   }
 }

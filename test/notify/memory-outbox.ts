@@ -122,11 +122,18 @@ export class MemoryOutbox implements OutboxRepository {
       });
   }
 
-  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: NotificationMessage }[], now: number): void {
-    for (const n of notices) this.enqueue(n.notifier, n.message, now);
+  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: NotificationMessage }[], now: number): boolean {
+    let marked = 0;
     for (const { notifier, upToId } of reported) {
-      for (const r of this.rows) if (r.notifier === notifier && r.state === 'dead' && r.reportedAt === null && r.id <= upToId) r.reportedAt = now;
+      for (const r of this.rows) {
+        if (r.notifier !== notifier || r.state !== 'dead' || r.reportedAt !== null || r.id > upToId) continue;
+        r.reportedAt = now;
+        marked += 1;
+      }
     }
+    if (marked === 0) return false;
+    for (const n of notices) this.enqueue(n.notifier, n.message, now);
+    return true;
   }
 
   retire(keep: readonly string[], now: number, reason: (notifier: string) => string): number {

@@ -238,3 +238,50 @@ describe('fleetContext', () => {
     expect(fleetContext([b('2.9.3', T0)], T0, null).firmwareMajority).toBeNull();
   });
 });
+
+describe('judged without words (the alert pipeline drops most judgements unread)', () => {
+  const kinds = [
+    rule('disconnected'),
+    rule('low_battery', 'below: 20, clear_above: 25'),
+    rule('weak_signal', 'below_dbm: -100, clear_above_dbm: -90'),
+    rule('stale', 'max_age: 5m'),
+    rule('firmware_drift'),
+    rule('firmware_drift', 'expected: "2.10.0", min_version: "2.9"'),
+    rule('missing'),
+  ];
+  const boxes = [
+    box(),
+    box({ connected: false, battery: null }),
+    box({ battery: 12, signal: -110 }),
+    box({ battery: 22, signal: -95 }),
+    box({ battery: null, signal: null }),
+    box({ lastSeen: T0 - 20 * MIN }),
+    box({ firmware: '2.9.3' }),
+    box({ firmware: '2.8' }),
+    box({ firmware: '' }),
+    box({ missingSince: T0 - MIN }),
+  ];
+
+  it('gives the same condition and value as with words, for every kind, box and previous state', () => {
+    for (const r of kinds) {
+      for (const b of boxes) {
+        for (const wasActive of [false, true]) {
+          const full = evaluateRule(r, b, ctx, wasActive);
+          const bare = evaluateRule(r, b, ctx, wasActive, false);
+          expect({ condition: bare.condition, value: bare.value }, `${r.kind} ${JSON.stringify(b)} ${wasActive}`).toEqual({ condition: full.condition, value: full.value });
+        }
+      }
+    }
+  });
+
+  it('writes the words by default: a threshold and a summary', () => {
+    expect(evaluateRule(rule('low_battery', 'below: 20, clear_above: 25'), box({ battery: 12 }), ctx, false)).toMatchObject({
+      threshold: 'below 20% (clears above 25%)',
+      summary: 'battery 12% (below 20%)',
+    });
+    expect(evaluateRule(rule('firmware_drift'), box({ firmware: '2.9.3' }), ctx, false)).toMatchObject({
+      threshold: 'expected 2.10.0 (fleet majority)',
+      summary: 'firmware 2.9.3 is older than the fleet majority 2.10.0',
+    });
+  });
+});

@@ -114,12 +114,18 @@ export class PostgresOutbox<M> {
     return rows.map((r) => ({ notifier: r.notifier, dead: r.dead, failingSince: r.failing_since, lastError: r.last_error ?? '', upToId: r.up_to_id, lastReportedAt: r.last_reported_at ?? null }));
   }
 
-  async report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number, account?: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      for (const n of notices) await insertMessage(tx, n.notifier, n.message, now, account);
+  async report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number, account?: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      // Marked first: a replica reporting the same rows at the same time waits for these row locks,
+      // then finds them reported and queues nothing.
+      let marked = 0;
       for (const r of reported) {
-        await tx.query("UPDATE outbox SET reported_at = $1 WHERE notifier = $2 AND status = 'dead' AND reported_at IS NULL AND id <= $3", [now, r.notifier, r.upToId]);
+        const rows = await tx.query("UPDATE outbox SET reported_at = $1 WHERE notifier = $2 AND status = 'dead' AND reported_at IS NULL AND id <= $3 RETURNING id", [now, r.notifier, r.upToId]);
+        marked += rows.length;
       }
+      if (marked === 0) return false; // reported by another process meanwhile
+      for (const n of notices) await insertMessage(tx, n.notifier, n.message, now, account);
+      return true;
     });
   }
 

@@ -147,11 +147,14 @@ export class SqliteOutbox<M> {
     }));
   }
 
-  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number, account: string = DEFAULT_ACCOUNT): void {
-    this.db
+  report(reported: readonly { notifier: string; upToId: number }[], notices: readonly { notifier: string; message: M }[], now: number, account: string = DEFAULT_ACCOUNT): boolean {
+    return this.db
       .transaction(() => {
+        let marked = 0;
+        for (const r of reported) marked += this.s.markReported.run(now, r.notifier, r.upToId).changes;
+        if (marked === 0) return false; // reported by another process meanwhile
         for (const n of notices) this.s.insertOf.run(n.notifier, now, JSON.stringify(n.message), now, account);
-        for (const r of reported) this.s.markReported.run(now, r.notifier, r.upToId);
+        return true;
       })
       .immediate();
   }
