@@ -13,6 +13,7 @@ import { terminalSafe } from './output.js';
 import { UsageError } from '../errors.js';
 import { createGatewayClient } from '../gateway/client.js';
 import { BOX_FROM } from '../gateway/messages.js';
+import { splitBoxKey } from '../box-id.js';
 import type { GatewayClient } from '../gateway/types.js';
 import { DEV_KEY } from '../sim/dev-key.js';
 
@@ -57,6 +58,17 @@ function configuredGateway(configFlag: string | undefined, env: NodeJS.ProcessEn
   const gateway = account === undefined ? gateways[0] : gateways.find((g) => g.name === account);
   if (gateway === undefined) throw new UsageError(`--account ${terminalSafe(account ?? '')} is not an account of the configuration (accounts: ${names})`);
   return { url: gateway.baseUrl, key: gateway.secretKey };
+}
+
+/**
+ * The account a box id or call key (`ACCOUNT/...`, src/box-id.ts) names, with `--account`: they
+ * must agree (a UsageError otherwise); neither: none (the configuration's only account).
+ */
+export function accountNamed(key: string | undefined, flag: string | undefined): { account?: string } {
+  const named = key?.includes('/') === true ? splitBoxKey(key).account : undefined;
+  if (named !== undefined && flag !== undefined && named !== flag) throw new UsageError(`${terminalSafe(key ?? '')} is of account ${terminalSafe(named)}, not of --account ${terminalSafe(flag)}`);
+  const account = named ?? flag;
+  return account === undefined ? {} : { account };
 }
 
 /** Resolves the gateway URL and key; throws UsageError for a bad URL or a missing key. */

@@ -14,7 +14,7 @@ import { readTime, TIME_HELP } from '../time.js';
 import { systemClock } from '../clock.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { splitBoxKey } from '../box-id.js';
-import { accountOption, boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
+import { accountNamed, accountOption, boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
 import { formatOption, formatTable, type OutputFormat } from './output.js';
 import { registerCallStats } from './calls-stats.js';
 
@@ -108,17 +108,6 @@ function parseListOptions(opts: ListOptions, now: number): ListQuery {
   };
 }
 
-/**
- * The account a box id or call key (`ACCOUNT/...`, src/box-id.ts) names, with `--account`: they
- * must agree (a UsageError otherwise); neither: none (the configuration's only account).
- */
-function accountOf(key: string | undefined, flag: string | undefined): { account?: string } {
-  const named = key?.includes('/') === true ? splitBoxKey(key).account : undefined;
-  if (named !== undefined && flag !== undefined && named !== flag) throw new UsageError(`${terminalSafe(key ?? '')} is of account ${terminalSafe(named)}, not of --account ${terminalSafe(flag)}`);
-  const account = named ?? flag;
-  return account === undefined ? {} : { account };
-}
-
 /** `24h` -> now - 24h; an ISO timestamp -> that time. */
 function parseSince(text: string, now: number): number {
   const ms = tryParseDuration(text);
@@ -156,7 +145,7 @@ async function collect(client: GatewayClient, query: ListQuery, signal: AbortSig
 
 async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
   const query = parseListOptions(opts, systemClock.now());
-  const gateway = resolveGateway({ ...opts, ...accountOf(opts.box, opts.account) }, ctx.env);
+  const gateway = resolveGateway({ ...opts, ...accountNamed(opts.box, opts.account) }, ctx.env);
   const collected = await withGateway(gateway, (client) => collect(client, query, ctx.signal));
   const calls = collected.calls
     .slice()
@@ -188,7 +177,7 @@ async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
 async function runShow(key: string, opts: ShowOptions, ctx: CliContext): Promise<void> {
   const id = key.includes('/') ? splitBoxKey(key).serial : key;
   if (!/^\d+$/.test(id)) throw new UsageError(`call id must be an integer, got "${terminalSafe(key)}"`);
-  const gateway = resolveGateway({ ...opts, ...accountOf(key, opts.account) }, ctx.env);
+  const gateway = resolveGateway({ ...opts, ...accountNamed(key, opts.account) }, ctx.env);
   const call = await withGateway(gateway, (client) => client.getCall(id, { signal: ctx.signal }));
   if (opts.format === 'json') {
     ctx.out(JSON.stringify(call, null, 2) + '\n');

@@ -134,6 +134,11 @@ describe('calls list and calls show with several accounts (gateways:)', () => {
       const shown = await runBuilt(['calls', 'show', `globex/${call.id}`, '--format', 'json', '--config', path], { env: keys });
       expect(shown.code).toBe(0);
       expect((JSON.parse(shown.out) as { to: string }).to).toBe(call.to);
+      // call --from ACCOUNT/SERIAL places the call through that account
+      for (const a of multi.accounts) a.sim.fleet.apply(a.sim.fleet.boxes, { kind: 'connect' });
+      const placed = await runBuilt(['call', '--from', 'globex/BX-00001', '--to', '+14155550199', '--agent', '101', '--config', path], { env: keys });
+      expect(placed.code).toBe(0);
+      expect([book(0), book(1)].map((b) => b.filter((c) => c.to === '+14155550199' && c.from === 'box:BX-00001').length)).toEqual([0, 1]);
       // several accounts and none named; an account that is not configured; a box of another account
       for (const [argv, message] of [
         [[], '--account is needed: the configuration has several accounts (acme, globex)'],
