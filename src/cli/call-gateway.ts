@@ -1,7 +1,7 @@
 /**
  * Gateway address and key for the call commands, like every command from the configuration file
- * (`--config`, BOXWATCH_CONFIG, ./boxwatch.yaml when it exists; only its `gateway` section is
- * used), overridden by `--gateway URL` / BOXWATCH_GATEWAY_URL and BOXWATCH_SECRET_KEY. With no
+ * (`--config`, BOXWATCH_CONFIG, ./boxwatch.yaml when it exists; only its `gateway` or `gateways`
+ * section is used: with several accounts, the one `account` names, src/box-id.ts), overridden by `--gateway URL` / BOXWATCH_GATEWAY_URL and BOXWATCH_SECRET_KEY. With no
  * configuration file the address defaults to http://127.0.0.1:8080; without any key the
  * simulator's development key is used, but only for a loopback gateway address (a local
  * simulator); any other address needs the real key.
@@ -13,6 +13,7 @@ import { terminalSafe } from './output.js';
 import { UsageError } from '../errors.js';
 import { createGatewayClient } from '../gateway/client.js';
 import { BOX_FROM } from '../gateway/messages.js';
+import { splitBoxKey } from '../box-id.js';
 import type { GatewayClient } from '../gateway/types.js';
 import { DEV_KEY } from '../sim/dev-key.js';
 
@@ -36,19 +37,43 @@ export interface GatewaySettings {
 export interface GatewayFlags {
   gateway?: string;
   config?: string;
+  /** The account of `gateways:` (needed when there are several). */
+  account?: string;
 }
 
-/** The configuration's gateway, when a file is named or ./boxwatch.yaml exists. */
-function configuredGateway(configFlag: string | undefined, env: NodeJS.ProcessEnv): Partial<GatewaySettings> {
+export function accountOption(): Option {
+  return new Option('--account <name>', 'the account of gateways: in the configuration (needed when it has several)');
+}
+
+/** The configuration's gateway (of `account` with several accounts), when a file is named or ./boxwatch.yaml exists. */
+function configuredGateway(configFlag: string | undefined, env: NodeJS.ProcessEnv, account: string | undefined): Partial<GatewaySettings> {
   const path = resolveConfigPath({ path: configFlag, env });
-  if (path === DEFAULT_CONFIG_PATH && configFlag === undefined && !existsSync(path)) return {};
-  const { gateway } = loadConfig({ path, env, uses: ['gateway'] }).config;
+  if (path === DEFAULT_CONFIG_PATH && configFlag === undefined && !existsSync(path)) {
+    if (account !== undefined) throw new UsageError(`--account ${terminalSafe(account)} needs a configuration file with gateways: (none at ${path})`);
+    return {};
+  }
+  const { gateways } = loadConfig({ path, env, uses: ['gateway', 'gateways'] }).config;
+  const names = gateways.map((g) => g.name).join(', ');
+  if (account === undefined && gateways.length > 1) throw new UsageError(`--account is needed: the configuration has several accounts (${names})`);
+  const gateway = account === undefined ? gateways[0] : gateways.find((g) => g.name === account);
+  if (gateway === undefined) throw new UsageError(`--account ${terminalSafe(account ?? '')} is not an account of the configuration (accounts: ${names})`);
   return { url: gateway.baseUrl, key: gateway.secretKey };
+}
+
+/**
+ * The account a box id or call key (`ACCOUNT/...`, src/box-id.ts) names, with `--account`: they
+ * must agree (a UsageError otherwise); neither: none (the configuration's only account).
+ */
+export function accountNamed(key: string | undefined, flag: string | undefined): { account?: string } {
+  const named = key?.includes('/') === true ? splitBoxKey(key).account : undefined;
+  if (named !== undefined && flag !== undefined && named !== flag) throw new UsageError(`${terminalSafe(key ?? '')} is of account ${terminalSafe(named)}, not of --account ${terminalSafe(flag)}`);
+  const account = named ?? flag;
+  return account === undefined ? {} : { account };
 }
 
 /** Resolves the gateway URL and key; throws UsageError for a bad URL or a missing key. */
 export function resolveGateway(flags: GatewayFlags, env: NodeJS.ProcessEnv): GatewaySettings {
-  const configured = configuredGateway(flags.config, env);
+  const configured = configuredGateway(flags.config, env, flags.account);
   const raw = flags.gateway ?? (env.BOXWATCH_GATEWAY_URL || configured.url || DEFAULT_GATEWAY_URL);
   let url: URL;
   try {

@@ -7,7 +7,8 @@ import { BoxwatchError, UsageError } from '../errors.js';
 import { requireConnected } from '../calls/place.js';
 import { E164 } from '../gateway/messages.js';
 import type { CliContext, RegisterCommand } from './context.js';
-import { boxSerial, configOption, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
+import { splitBoxKey } from '../box-id.js';
+import { accountNamed, accountOption, boxSerial, configOption, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
 import { formatOption, formatTable, type OutputFormat } from './output.js';
 
 interface CallOptions {
@@ -16,6 +17,7 @@ interface CallOptions {
   agent: string;
   gateway?: string;
   config?: string;
+  account?: string;
   format: OutputFormat;
 }
 
@@ -23,23 +25,24 @@ export const registerCall: RegisterCommand = (program, ctx) => {
   program
     .command('call')
     .description('place an outbound AI-agent call through a box (checks that the box is connected first)')
-    .requiredOption('--from <box>', 'the box to call from: SERIAL or box:SERIAL')
+    .requiredOption('--from <box>', 'the box to call from: SERIAL, box:SERIAL, or ACCOUNT/SERIAL (an account of gateways:)')
     .requiredOption('--to <number>', 'destination phone number in E.164 format, e.g. +14155550123')
     .requiredOption('--agent <id>', 'the AI agent that handles the call (integer id)')
     .addOption(gatewayOption())
     .addOption(configOption())
+    .addOption(accountOption())
     .addOption(formatOption(['table', 'json']))
     .action((opts: CallOptions) => runCall(opts, ctx));
 };
 
 async function runCall(opts: CallOptions, ctx: CliContext): Promise<void> {
-  const serial = boxSerial(opts.from);
+  const serial = boxSerial(opts.from.includes('/') ? splitBoxKey(opts.from).serial : opts.from);
   if (serial === undefined) throw new UsageError(`--from must be a box serial, SERIAL or box:SERIAL (e.g. BX-00001), got "${opts.from}"`);
   if (!E164.test(opts.to)) {
     throw new UsageError(`--to must be an E.164 phone number (+ then 8 to 15 digits, e.g. +14155550123), got "${opts.to}"`);
   }
   const agentId = positiveInt(opts.agent, '--agent');
-  const gateway = resolveGateway(opts, ctx.env);
+  const gateway = resolveGateway({ ...opts, ...accountNamed(opts.from, opts.account) }, ctx.env);
 
   const result = await withGateway(gateway, async (client) => {
     await requireConnected(client, serial, { signal: ctx.signal }).catch((err: unknown) => {

@@ -13,7 +13,8 @@ import { tryParseDuration, formatDuration } from '../duration.js';
 import { readTime, TIME_HELP } from '../time.js';
 import { systemClock } from '../clock.js';
 import type { CliContext, RegisterCommand } from './context.js';
-import { boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
+import { splitBoxKey } from '../box-id.js';
+import { accountNamed, accountOption, boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
 import { formatOption, formatTable, type OutputFormat } from './output.js';
 import { registerCallStats } from './calls-stats.js';
 
@@ -31,12 +32,14 @@ interface ListOptions {
   since?: string;
   gateway?: string;
   config?: string;
+  account?: string;
   format: OutputFormat;
 }
 
 interface ShowOptions {
   gateway?: string;
   config?: string;
+  account?: string;
   format: OutputFormat;
 }
 
@@ -50,18 +53,20 @@ export const registerCalls: RegisterCommand = (program, ctx) => {
     .option('--limit <n>', `show at most N matching calls without --all (default ${DEFAULT_LIMIT})`)
     .option('--status <status>', 'only calls with this status (initiated, completed, failed, ...)')
     .option('--agent <id>', 'only calls handled by this agent')
-    .option('--box <serial>', 'only calls placed from this box (SERIAL or box:SERIAL)')
+    .option('--box <serial>', 'only calls placed from this box (SERIAL, box:SERIAL, or ACCOUNT/SERIAL for the account of gateways:)')
     .option('--since <when>', `only calls started within this duration (24h, 7d) or since this time (${TIME_HELP})`)
     .addOption(gatewayOption())
     .addOption(configOption())
+    .addOption(accountOption())
     .addOption(formatOption(['table', 'json']))
     .action((opts: ListOptions) => runList(opts, ctx));
   calls
     .command('show')
     .description('show one call: status, times, duration, recording, transcript, variables')
-    .argument('<id>', 'call id')
+    .argument('<id>', 'call id (ACCOUNT/ID as stored for an account of gateways:)')
     .addOption(gatewayOption())
     .addOption(configOption())
+    .addOption(accountOption())
     .addOption(formatOption(['table', 'json']))
     .action((id: string, opts: ShowOptions) => runShow(id, opts, ctx));
   registerCallStats(calls, ctx);
@@ -87,7 +92,7 @@ function parseListOptions(opts: ListOptions, now: number): ListQuery {
     tests.push((c) => c.agent_id === agent);
   }
   if (opts.box !== undefined) {
-    const serial = boxSerial(opts.box);
+    const serial = boxSerial(opts.box.includes('/') ? splitBoxKey(opts.box).serial : opts.box);
     if (serial === undefined) throw new UsageError(`--box must be a box serial such as SN-0001, got "${opts.box}"`);
     tests.push((c) => c.from === `box:${serial}`);
   }
@@ -140,7 +145,7 @@ async function collect(client: GatewayClient, query: ListQuery, signal: AbortSig
 
 async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
   const query = parseListOptions(opts, systemClock.now());
-  const gateway = resolveGateway(opts, ctx.env);
+  const gateway = resolveGateway({ ...opts, ...accountNamed(opts.box, opts.account) }, ctx.env);
   const collected = await withGateway(gateway, (client) => collect(client, query, ctx.signal));
   const calls = collected.calls
     .slice()
@@ -169,9 +174,10 @@ async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
   if (collected.truncated !== undefined) ctx.err(`note: ${collected.truncated}; more calls may match (use --all)\n`);
 }
 
-async function runShow(id: string, opts: ShowOptions, ctx: CliContext): Promise<void> {
-  if (!/^\d+$/.test(id)) throw new UsageError(`call id must be an integer, got "${id}"`);
-  const gateway = resolveGateway(opts, ctx.env);
+async function runShow(key: string, opts: ShowOptions, ctx: CliContext): Promise<void> {
+  const id = key.includes('/') ? splitBoxKey(key).serial : key;
+  if (!/^\d+$/.test(id)) throw new UsageError(`call id must be an integer, got "${terminalSafe(key)}"`);
+  const gateway = resolveGateway({ ...opts, ...accountNamed(key, opts.account) }, ctx.env);
   const call = await withGateway(gateway, (client) => client.getCall(id, { signal: ctx.signal }));
   if (opts.format === 'json') {
     ctx.out(JSON.stringify(call, null, 2) + '\n');
