@@ -6,10 +6,9 @@
  * files in a temporary directory and a real Slack receiver. One FakeClock; every simulated minute
  * a call sync, an archive pass, a poll cycle of each account and a delivery pass run.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
@@ -18,6 +17,7 @@ import { parseScenario } from '../../src/sim/scenario.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { fileRows } from '../helpers/sqlite.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { slackTexts } from './harness.js';
 
@@ -41,8 +41,11 @@ afterEach(async () => {
   rig = undefined;
 });
 
-/** acme's BX-00002 fails every call for the first 25 minutes; globex's boxes (same serials) never do. */
-async function startCallsRig(): Promise<CallsRig> {
+/**
+ * acme's BX-00002 fails every call for the first 25 minutes; globex's boxes (same serials) never do.
+ * `archiveIsFile`: the archive directory's path is a regular file (every write fails: ENOTDIR).
+ */
+async function startCallsRig(opts: { archiveIsFile?: boolean } = {}): Promise<CallsRig> {
   const clock = new FakeClock('2026-03-01T12:00:00Z');
   const traffic = 'calls: { per_box_per_hour: 30 }\ntimeline:\n  - { at: 0s, box: "BX-*", connect: true }\n  - { at: 0s, calls_fail: { box: "BX-*", rate: 0 } }\n';
   const sim = await startSimulator({
@@ -62,6 +65,7 @@ async function startCallsRig(): Promise<CallsRig> {
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-accounts-calls-'));
   const dbPath = join(dir, 'boxwatch.db');
   const archiveDir = join(dir, 'recordings');
+  if (opts.archiveIsFile) writeFileSync(archiveDir, 'not a directory\n');
   const config = parseConfig(
     `
 gateways:
@@ -71,6 +75,7 @@ poll: { schedule: "0 0 1 1 *" }
 storage: { path: "${dbPath}" }
 rules:
   - { name: call-failures, kind: call_failure_rate, window: 10, min_calls: 5, above: 50, clear_below: 20, severity: warning }
+  - { name: disk, kind: archive_failing, severity: critical }
 alerting: { group_wait: 0s }
 calls: { per_page: 100, schedule: "0 0 1 1 *" }
 archive: { dir: "${archiveDir}" }
@@ -111,12 +116,7 @@ http: false
 }
 
 function dbRows<T>(r: CallsRig, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(r.dbPath, { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
+  return fileRows<T>(r.dbPath, sql, ...params);
 }
 
 function slackWith(r: CallsRig, ...texts: string[]): string[] {
@@ -230,5 +230,17 @@ describe('calls of several accounts with the same serials', () => {
     const same = archived.filter((a) => a.call_id.endsWith('/100001')).map((a) => a.path).sort();
     expect(same).toHaveLength(2);
     expect(same[0]).not.toBe(same[1]);
+  }, 120_000);
+
+  it('one archive that cannot write its files is one alert and one notification, not one per account', async () => {
+    const r = (rig = await startCallsRig({ archiveIsFile: true }));
+    await r.minutes(10);
+    const disk = [...(await r.app.alerts.states()).values()].filter((s) => s.rule === 'disk');
+    // Judged in the cycle of the first account this process works for, under its fleet key.
+    expect(disk.map((s) => [s.serial, s.status])).toEqual([['acme/', 'firing']]);
+    const told = slackWith(r, 'recording archive cannot write its files');
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain('ENOTDIR');
+    expect(dbRows<{ serial: string }>(r, "SELECT DISTINCT serial FROM alert_transitions WHERE rule = 'disk'")).toEqual([{ serial: 'acme/' }]);
   }, 120_000);
 });
