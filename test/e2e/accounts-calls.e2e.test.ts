@@ -154,6 +154,16 @@ describe('calls of several accounts with the same serials', () => {
     expect(firstIds).toEqual(['acme/100001', 'globex/100001']);
     // Each account reads its own call list: its own reading position.
     expect(dbRows<{ account: string }>(r, 'SELECT account FROM call_sync ORDER BY account').map((s) => s.account)).toEqual(['acme', 'globex']);
+    // ... and its own call-sync series: one account's failing sync shows apart from the other's.
+    const metrics = await r.app.metrics.text();
+    for (const account of ['acme', 'globex']) expect(metrics).toContain(`boxwatch_call_sync_cycles_total{account="${account}",outcome="ok"} 20`);
+    // Two accounts' syncs at the same moment: each returns (and offers the archive) its own result.
+    r.clock.advance(M);
+    const [acme, globex] = await Promise.all([r.app.runCallsOnce('acme'), r.app.runCallsOnce('globex')]);
+    expect(acme?.recordings.length).toBeGreaterThan(0);
+    expect(acme?.recordings.every((c) => c.callId.startsWith('acme/'))).toBe(true);
+    expect(globex?.recordings.length).toBeGreaterThan(0);
+    expect(globex?.recordings.every((c) => c.callId.startsWith('globex/'))).toBe(true);
 
     // The failure-rate alert fires for acme's BX-00002 only: not for globex's box of the same serial.
     const states = await r.app.alerts.states();
