@@ -314,6 +314,24 @@ export function createApp(deps: AppDeps): App {
   let http: RunningHttpServer | null = null;
   /** The dashboard's live event stream: one event after every cycle. */
   const events = createLiveEvents();
+  /** The latest cycle start announced on it. */
+  let announcedAt = 0;
+  const announce = (c: { startedAt: number; outcome: 'ok' | 'failed'; boxes: number }): void => {
+    announcedAt = Math.max(announcedAt, c.startedAt);
+    events.publish({ startedAt: new Date(c.startedAt).toISOString(), outcome: c.outcome, boxes: c.boxes });
+  };
+  /**
+   * Replicas: at each tick of an account another replica leads, a newer cycle stored by the others
+   * is announced too, so that this replica's open pages (a standby's among them) stay live.
+   */
+  const announceOthers = async (): Promise<void> => {
+    try {
+      const last = await store.lastCycle();
+      if (last !== undefined && last.startedAt > announcedAt) announce(last);
+    } catch {
+      // the database is out of reach: the pages catch up with the next cycle
+    }
+  };
   /** The gateway clock's skew of the first account (calls and the dashboard read it). */
   const skew = (): number | null => first.skewMs;
   let lastPrune = 0;
@@ -373,7 +391,7 @@ export function createApp(deps: AppDeps): App {
     // Replicas: an account is polled only by the replica that leads it, its write fenced.
     const name = run.config.name;
     const fence = replica?.fence(name);
-    if (replica !== null && fence === undefined) return Promise.resolve();
+    if (replica !== null && fence === undefined) return announceOthers();
     const p = cycleWith(run, fence).catch((err: unknown) => {
       if (fence === undefined || !isLeaseLost(err)) throw err;
       logger.error({ account: name }, 'poll cycle not stored: another replica leads this account now');
@@ -453,7 +471,7 @@ export function createApp(deps: AppDeps): App {
     }
     if (http !== null) await metrics.prepare();
     if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
-    events.publish({ startedAt: new Date(result.cycle.startedAt).toISOString(), outcome: result.cycle.outcome, boxes: result.cycle.boxes });
+    announce(result.cycle);
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
     deps.onCycle?.(last);
     const now = clock.now();

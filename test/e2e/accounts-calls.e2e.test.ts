@@ -31,6 +31,8 @@ interface CallsRig {
   app: App;
   dbPath: string;
   archiveDir: string;
+  /** Another daemon on the same database and simulator, its configuration with `extra` YAML added (not started). */
+  daemon(extra: string): App;
   minutes(n: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -66,8 +68,7 @@ async function startCallsRig(opts: { archiveIsFile?: boolean } = {}): Promise<Ca
   const dbPath = join(dir, 'boxwatch.db');
   const archiveDir = join(dir, 'recordings');
   if (opts.archiveIsFile) writeFileSync(archiveDir, 'not a directory\n');
-  const config = parseConfig(
-    `
+  const text = `
 gateways:
   - { name: acme, base_url: "${sim.url}", secret_key: "\${ACME_KEY}" }
   - { name: globex, base_url: "${sim.url}", secret_key: "\${GLOBEX_KEY}" }
@@ -84,19 +85,19 @@ test_calls:
 notifiers:
   - { name: ops-slack, type: slack, webhook_url: "${slack.url}" }
 http: false
-`,
-    { ACME_KEY: 'KEY-1', GLOBEX_KEY: 'KEY-2' },
-    'accounts calls rig',
-  );
-  const app = createApp({ config, logger: silentLogger, clock, store: openStore(dbPath, { clock }) });
+`;
+  const daemon = (extra: string): App =>
+    createApp({ config: parseConfig(`${text}${extra}`, { ACME_KEY: 'KEY-1', GLOBEX_KEY: 'KEY-2' }, 'accounts calls rig'), logger: silentLogger, clock, store: openStore(dbPath, { clock }) });
+  const app = daemon('');
   await app.runOnce(); // both fleets are known
-  return {
+  const calls: CallsRig = {
     clock,
     sim,
     slack,
     app,
     dbPath,
     archiveDir,
+    daemon,
     async minutes(n) {
       for (let i = 0; i < n; i++) {
         clock.advance(M);
@@ -108,11 +109,13 @@ http: false
     },
     async close() {
       await app.stop();
+      await calls.app.stop();
       await sim.close();
       await slack.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return calls;
 }
 
 function dbRows<T>(r: CallsRig, sql: string, ...params: unknown[]): T[] {
@@ -241,6 +244,32 @@ describe('calls of several accounts with the same serials', () => {
     expect(same).toHaveLength(2);
     expect(same[0]).not.toBe(same[1]);
   }, 120_000);
+
+  it('a replica syncs calls, places test calls and archives recordings only for the account it leads', async () => {
+    const r = (rig = await startCallsRig()); // both fleets known, polled by a daemon without cluster:
+    r.clock.advance(20 * M); // both accounts place calls meanwhile
+    await r.app.stop();
+    // Another replica leads globex (its lease runs for a minute; nothing here advances the clock).
+    const other = openStore(r.dbPath, { clock: r.clock });
+    other.leases.heartbeat({ id: 'other', host: 'elsewhere', pid: 1 }, r.clock.now());
+    expect(other.leases.acquire('globex', 'other', r.clock.now(), 60_000)?.holder).toBe('other');
+    other.close();
+    const app = r.daemon('cluster: { lease: 3s, replica_id: here }\n');
+    r.app = app;
+    await app.start();
+    for (let i = 0; i < 2_000 && !(app.replica?.holds('acme') ?? false); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect([app.replica?.holds('acme'), app.replica?.holds('globex')]).toEqual([true, false]);
+
+    await app.runCallsOnce();
+    await app.runArchiveOnce();
+    const attempts = await app.runTestCallsOnce();
+    expect(dbRows<{ account: string }>(r, 'SELECT DISTINCT account FROM calls').map((c) => c.account)).toEqual(['acme']);
+    expect(dbRows<{ account: string }>(r, 'SELECT account FROM call_sync').map((c) => c.account)).toEqual(['acme']);
+    expect(attempts.map((a) => a.serial).sort()).toEqual(['acme/BX-00001', 'acme/BX-00002']);
+    expect([simTestCalls(r, 2, 'BX-00001'), simTestCalls(r, 2, 'BX-00002')]).toEqual([0, 0]);
+    expect(dbRows<{ n: number }>(r, "SELECT count(*) AS n FROM recordings WHERE archived_at IS NOT NULL AND call_id LIKE 'acme/%'")[0]?.n).toBeGreaterThan(0);
+    expect(dbRows<{ call_id: string }>(r, "SELECT call_id FROM recordings WHERE call_id NOT LIKE 'acme/%'")).toEqual([]);
+  }, 60_000);
 
   it('one archive that cannot write its files is one alert and one notification, not one per account', async () => {
     const r = (rig = await startCallsRig({ archiveIsFile: true }));

@@ -26,7 +26,7 @@ afterEach(async () => {
 });
 
 /** The daemon again on the rig's database, its `gateways:` only `accounts` (acme's simulator under each name), HTTP on, its log lines kept. */
-async function restartWith(r: AccountsRig, accounts: string[]): Promise<{ app: App; logs: Record<string, unknown>[] }> {
+async function restartWith(r: AccountsRig, accounts: string[], extra = ''): Promise<{ app: App; logs: Record<string, unknown>[] }> {
   const logs: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -46,7 +46,7 @@ alerting: { group_wait: 0s }
 notifiers:
   - { name: ops-slack, type: slack, webhook_url: "${r.slack.url}" }
 http: { listen: "127.0.0.1:0" }
-`,
+${extra}`,
     { ACME_KEY },
     'restarted',
   );
@@ -123,5 +123,43 @@ describe('an account removed from gateways:', () => {
     expect(states).toEqual(['acme/BX-00001 resolved', 'acme-eu/BX-00001 firing']);
     expect(slackWith(r, 'acme/BX-00001', 'RESOLVED')[0]).toContain(ACCOUNT_REMOVED);
     expect((await app.store.boxes()).map((b) => b.serial).sort()).toEqual(['acme-eu/BX-00001', 'acme-eu/BX-00002', 'acme-eu/BX-00003']);
+  }, 60_000);
+
+  it('with replicas, only the leader of the first configured account retires it, once', async () => {
+    const r = (rig = await startAccountsRig());
+    r.globex.sim.fleet.apply([r.globex.sim.fleet.boxes[0]!], { kind: 'disconnect' });
+    await r.cycle();
+    expect(slackWith(r, 'globex/BX-00001', 'FIRING')).toHaveLength(1);
+    // Another replica leads acme, the only account left (its lease runs for a minute).
+    const other = openStore(r.dbPath, { clock: r.clock });
+    other.leases.heartbeat({ id: 'other', host: 'elsewhere', pid: 1 }, r.clock.now());
+    const lease = other.leases.acquire('acme', 'other', r.clock.now(), 60_000);
+    expect(lease?.holder).toBe('other');
+    const { app, logs } = await restartWith(r, ['acme'], 'cluster: { lease: 3s, replica_id: here }\n');
+    next = app;
+    await cycle(r, app); // not this replica's account: no cycle, nothing retired
+    expect((await app.alerts.states()).get('box-offline\u0000globex/BX-00001')?.status).toBe('firing');
+    expect(slackWith(r, 'globex/BX-00001', 'RESOLVED')).toHaveLength(0);
+
+    // The other replica lets acme go: this one takes it at its next round and retires globex.
+    other.leases.release({ account: 'acme', holder: 'other', token: (lease as { token: number }).token });
+    other.close();
+    for (let i = 0; i < 2_000 && !(app.replica?.holds('acme') ?? false); i++) {
+      r.clock.advance(1_000); // the coordinator's rounds run on the clock
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(app.replica?.holds('acme')).toBe(true);
+    for (let c = 0; c < 2; c++) {
+      // Time moves a second at a time, so that the lease is renewed as it would be.
+      for (let i = 0; i < 30; i++) {
+        r.clock.advance(1_000);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await app.runOnce();
+      await app.deliverNow();
+    }
+    expect((await app.alerts.states()).get('box-offline\u0000globex/BX-00001')?.status ?? 'inactive').toBe('inactive');
+    expect(slackWith(r, 'globex/BX-00001', 'RESOLVED')).toHaveLength(1);
+    expect(logs.filter((l) => String(l['msg']).startsWith('accounts no longer in the configuration'))).toHaveLength(1);
   }, 60_000);
 });
