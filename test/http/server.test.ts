@@ -14,7 +14,7 @@ import { parseListen } from '../../src/http/listen.js';
 import { silentLogger } from '../../src/log.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { BoxSnapshot } from '../../src/model.js';
-import { openStore } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import type { CycleWrite, Store } from '../../src/store/types.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { bySerial, parsePromText } from './prom-text.js';
@@ -58,7 +58,7 @@ function failedCycle(t: number, code: string): CycleWrite {
 
 let dir: string;
 let clock: FakeClock;
-let store: Store;
+let store: SqliteStore;
 let metrics: Metrics;
 let server: RunningHttpServer;
 let alertsReader: AlertsReader | undefined;
