@@ -232,11 +232,14 @@ export function createApp(deps: AppDeps): App {
         logger,
         metrics,
         work: {
-          start: () => {
+          start: (account) => {
+            // What this process knew of the account's calls is from before: another replica may have worked it since.
+            callIngests.get(account)?.forget();
             dispatcher.wake();
             void group();
           },
           stop: async (account): Promise<void> => {
+            callIngests.get(account)?.forget();
             await Promise.all([cycling.get(account), dispatcher.idle()]);
           },
         },
@@ -518,6 +521,8 @@ export function createApp(deps: AppDeps): App {
             logger: run.logger,
             gatewayOffsetMs: () => run.skewMs ?? 0,
             wantRecordings: config.archive !== undefined,
+            // Facts no call sync has renewed for two of its intervals are too old to judge with.
+            maxAgeMs: 2 * scheduleIntervalMs((config.calls as NonNullable<Config['calls']>).schedule, config.poll.timezone),
           }),
         ]),
   );

@@ -21,6 +21,8 @@ import { fanOut } from './group.js';
 import { toAlertItem } from './message.js';
 import type { AlertWrite, CycleView } from './repositories.js';
 import type { AlertState, RuleEvaluation } from './types.js';
+import { leaseInUse, type Lease } from '../cluster/leases.js';
+import { DEFAULT_LEASE_MS } from '../cluster/coordinator.js';
 
 export interface AlertPipelineDeps {
   config: Config;
@@ -53,13 +55,35 @@ export const ACCOUNT_REMOVED = 'account removed from the configuration';
  * the leader of that account does it under its fencing token, so exactly one replica retires them
  * and the resolved notifications are queued once (with no cycle of its own, a removed account
  * has no lease that could hand this work to anyone else).
+ *
+ * With replicas, "not in this process's `gateways:`" is not enough: while a change is rolled out
+ * (one replica reloaded, the other not yet) their lists differ, and another replica may lead the
+ * account right now. So an account whose lease is in use (`leaseInUse`: running, or expired or
+ * released less than a lease time ago), read in the same transaction, is left alone: it is
+ * retired once no replica has worked it for a lease time.
  */
+export function accountsToRetire(
+  configured: readonly string[],
+  present: Iterable<string>,
+  leases: readonly Lease[],
+  now: number,
+  leaseMs: number,
+): Set<string> {
+  const byAccount = new Map(leases.map((l) => [l.account, l]));
+  const gone = new Set<string>();
+  for (const account of present) if (!configured.includes(account) && !leaseInUse(byAccount.get(account), now, leaseMs)) gone.add(account);
+  return gone;
+}
+
 function retireRemovedAccounts(
   configured: readonly string[],
   view: CycleView,
-  ctx: { now: number; acks: ReadonlyMap<string, Ack>; repeatIntervalMs: number },
+  ctx: { now: number; acks: ReadonlyMap<string, Ack>; repeatIntervalMs: number; leaseMs: number },
 ): { result: EngineResult; forget: string[]; accounts: string[]; resolved: number } | null {
-  const gone = (key: string): boolean => !configured.includes(accountOf(key));
+  const present = new Set([...[...view.states.values()].map((s) => accountOf(s.serial)), ...view.boxes.map((b) => accountOf(b.serial))]);
+  const retiring = accountsToRetire(configured, present, view.leases ?? [], ctx.now, ctx.leaseMs);
+  if (retiring.size === 0) return null;
+  const gone = (key: string): boolean => retiring.has(accountOf(key));
   const states = new Map([...view.states].filter(([, s]) => gone(s.serial)));
   const forget = view.boxes.filter((b) => gone(b.serial)).map((b) => b.serial);
   if (states.size === 0 && forget.length === 0) return null;
@@ -174,7 +198,8 @@ export class AlertPipeline {
     const evaluations = cycleEvaluations(config, cycle, fleet, prev, now, gatewayNow, this.deps.callFacts?.(account) ?? null, this.deps.testCallVerdicts?.(account) ?? null);
     const acks = view.acks ?? new Map<string, Ack>();
     const accounts = config.gateways.map((a) => a.name);
-    const removed = account === accounts[0] ? retireRemovedAccounts(accounts, view, { now, acks, repeatIntervalMs: config.alerting.repeatInterval }) : null;
+    const leaseMs = config.cluster?.lease ?? DEFAULT_LEASE_MS;
+    const removed = account === accounts[0] ? retireRemovedAccounts(accounts, view, { now, acks, repeatIntervalMs: config.alerting.repeatInterval, leaseMs }) : null;
     const own = evaluateCycle(prev, evaluations, {
       now,
       acks,

@@ -16,7 +16,7 @@
  * Awaitable too, like the Store API of src/store/types.ts.
  */
 import type { Awaitable } from '../awaitable.js';
-import type { Fence } from '../cluster/leases.js';
+import type { Fence, Lease } from '../cluster/leases.js';
 import type { AlertItem } from '../notify/types.js';
 import type { BoxState, CycleWrite, RecordedCycle } from '../store/types.js';
 import type { Ack } from './acks.js';
@@ -53,6 +53,8 @@ export interface CycleView {
   silences: Silence[];
   /** The latest acknowledgement of each alert, by key (src/alerts/acks.ts); absent: none. */
   acks?: ReadonlyMap<string, Ack>;
+  /** Every account's lease (replicas; src/cluster/leases.ts); absent or empty: none was ever taken. */
+  leases?: readonly Lease[];
 }
 
 /** What the alert stage of a cycle writes. */

@@ -20,8 +20,17 @@ export interface CallIngest {
   readonly repo: CallsRepo;
   /** One call-sync cycle; after a successful one the call rules' facts are read again. */
   run(signal?: AbortSignal): Promise<CallSyncResult>;
-  /** The call rules' facts from the last call sync, if it succeeded; else null (call rules say unknown). */
+  /**
+   * The call rules' facts from the last call sync, if it succeeded and is recent (read within
+   * `maxAgeMs`); else null (call rules say unknown).
+   */
   facts(): CallFacts | null;
+  /**
+   * Drops the facts (call rules say unknown until the next successful call sync). Replicas: called
+   * when this process takes or loses the account's lease, so a replica that gets an account back
+   * never judges it with what it knew before (another replica synced its calls meanwhile).
+   */
+  forget(): void;
 }
 
 export function createCallIngest(deps: {
@@ -44,6 +53,8 @@ export function createCallIngest(deps: {
   gatewayOffsetMs?: () => number;
   /** Read the details of every completed call for its recording (the archive is on). */
   wantRecordings?: boolean;
+  /** Facts read longer ago than this (our clock) are not handed out: no call sync ran since (absent: no limit). */
+  maxAgeMs?: number;
 }): CallIngest {
   const { config } = deps;
   const { repo } = deps;
@@ -59,15 +70,22 @@ export function createCallIngest(deps: {
     wantRecordings: deps.wantRecordings ?? false,
     concurrency: deps.concurrency,
   };
-  let facts: CallFacts | null = null;
+  /** The facts and when they were read (our clock); null: none. */
+  let facts: { value: CallFacts; readAt: number } | null = null;
   return {
     repo,
     async run(signal) {
       facts = null;
       const result = await runCallSync({ account: deps.account, client: deps.client, repo, clock: deps.clock, logger: deps.logger, options, hashKey, ...(signal && { signal }) });
-      if (result.outcome === 'ok') facts = await readCallFacts(repo, deps.rules, deps.clock.now() + (deps.gatewayOffsetMs?.() ?? 0), { lookBackMs: config.catchUp, account: deps.account });
+      if (result.outcome === 'ok') {
+        const readAt = deps.clock.now();
+        facts = { value: await readCallFacts(repo, deps.rules, readAt + (deps.gatewayOffsetMs?.() ?? 0), { lookBackMs: config.catchUp, account: deps.account }), readAt };
+      }
       return result;
     },
-    facts: () => facts,
+    facts: () => (facts === null || (deps.maxAgeMs !== undefined && deps.clock.now() - facts.readAt > deps.maxAgeMs) ? null : facts.value),
+    forget: () => {
+      facts = null;
+    },
   };
 }

@@ -3,8 +3,10 @@
  * configuration (every default filled in) as YAML, with the secret key, passwords and webhook
  * URLs redacted. A bad file exits 2 and lists every problem by path (runCli prints ConfigError).
  * `--offline` checks the file in a shell without the daemon's secrets: unset variables are
- * listed and shown as `${NAME} (not set)` instead of being errors.
+ * listed and shown as `${NAME} (not set)` instead of being errors. What is valid but likely a
+ * mistake is said in `# warning:` lines (`configWarnings`), the exit status staying 0.
  */
+import type { Config } from '../config/index.js';
 import { loadConfig } from '../config/load.js';
 import { formatConfig } from '../config/print.js';
 import type { RegisterCommand } from './context.js';
@@ -18,6 +20,7 @@ export const registerCheckConfig: RegisterCommand = (program, ctx) => {
     .action((options: { config?: string; offline?: boolean }) => {
       const { config, source, unset } = loadConfig({ path: options.config, env: ctx.env, uses: options.offline ? [] : undefined });
       ctx.out(`# ${source}: valid. Effective configuration (defaults filled in, secrets redacted):\n`);
+      for (const warning of configWarnings(config)) ctx.out(`# warning: ${warning}\n`);
       if (unset.length > 0) {
         const names = [...new Set(unset.map((u) => u.name))];
         ctx.out(`# not set in this shell (\`boxwatch run\` and \`notify-test\` need them): ${names.join(', ')}\n`);
@@ -25,3 +28,15 @@ export const registerCheckConfig: RegisterCommand = (program, ctx) => {
       ctx.out(formatConfig(config, { redact: true, unset }));
     });
 };
+
+/** What a valid configuration may get wrong, one sentence each (docs/operations.md). */
+export function configWarnings(config: Pick<Config, 'cluster' | 'archive'>): string[] {
+  const warnings: string[] = [];
+  if (config.cluster !== undefined && config.archive !== undefined) {
+    warnings.push(
+      `cluster: with archive: each replica archives the recordings of the accounts it leads into archive.dir (${config.archive.dir}), ` +
+        'which must be one storage shared by all replicas (docs/operations.md, "The recording archive with replicas")',
+    );
+  }
+  return warnings;
+}

@@ -34,13 +34,17 @@ export interface Replica extends ReplicaInfo {
   beatAt: number;
 }
 
-/** One account's lease. A free lease has holder null (released; its token stays). */
+/** One account's lease. A free lease has holder null (released; its token and expiry stay). */
 export interface Lease {
   account: string;
   holder: string | null;
   /** Raised at every change of holder; never goes down. */
   token: number;
-  /** Until when the holder may work without renewing (ms, the holder's clock). */
+  /**
+   * Until when the holder may work without renewing (ms, the holder's clock). A released lease
+   * keeps the expiry of its last tenure, so how long ago the account was worked stays known
+   * (`leaseInUse`); it may be taken at once all the same.
+   */
   expiresAt: number;
 }
 
@@ -54,7 +58,7 @@ export interface Fence {
 export interface LeaseRepository {
   /** Announces `replica` or refreshes its heartbeat at `now`. */
   heartbeat(replica: ReplicaInfo, now: number): Awaitable<void>;
-  /** The replica stops: its row goes and its leases are released. */
+  /** The replica stops: its row goes and its leases are released (as `release` does). */
   leave(replicaId: string): Awaitable<void>;
   /** Every announced replica (live or not: the caller judges by `beatAt`), ordered by id. */
   replicas(): Awaitable<Replica[]>;
@@ -66,7 +70,7 @@ export interface LeaseRepository {
   acquire(account: string, holder: string, now: number, ttlMs: number): Awaitable<Lease | null>;
   /** Extends the lease to `now + ttlMs` if `fence` still holds it (token unchanged); null when lost. */
   renew(fence: Fence, now: number, ttlMs: number): Awaitable<Lease | null>;
-  /** Gives the lease up if `fence` still holds it (the token stays, so the next holder's is higher). */
+  /** Gives the lease up if `fence` still holds it (the token and expiry stay, so the next holder's token is higher). */
   release(fence: Fence): Awaitable<boolean>;
   /** Every account's lease, ordered by account. */
   leases(): Awaitable<Lease[]>;
@@ -88,4 +92,15 @@ export function isLeaseLost(err: unknown): err is LeaseLostError {
 /** The fence of a lease its holder got back from acquire or renew. */
 export function fenceOf(lease: Lease & { holder: string }): Fence {
   return { account: lease.account, holder: lease.holder, token: lease.token };
+}
+
+/**
+ * Whether an account's lease is, or was within `leaseMs`, worked by some replica: its lease runs,
+ * or it expired or was released less than a lease time ago (its holder may renew it yet, or
+ * another replica is about to take it over). False with no lease at all. An account in use so is
+ * never retired by a replica whose own `gateways:` lacks it (src/alerts/pipeline.ts): during a
+ * rolling reload the replicas' lists differ, and another replica may be polling it right now.
+ */
+export function leaseInUse(lease: Lease | undefined, now: number, leaseMs: number): boolean {
+  return lease !== undefined && lease.expiresAt + leaseMs > now;
 }

@@ -1,6 +1,6 @@
 /**
  * The `archive:` section and the archive rules: defaults, every bad value named by its path, and
- * `boxwatch check-config` (the built executable) exiting 2 on one.
+ * `boxwatch check-config` (the built executable) exiting 2 on one, and warning when replicas archive.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -65,6 +65,19 @@ describe('boxwatch check-config and recordings verify', () => {
     const r = await runBuilt(['check-config', '--config', path]);
     expect(r.code).toBe(2);
     expect(r.err).toContain('archive.concurrency');
+  });
+
+  it('warns (exit 0) that archive.dir must be shared by all replicas when the configuration has cluster: and archive:', async () => {
+    const replicated = join(dir, 'replicated.yaml');
+    writeFileSync(replicated, `gateway: { secret_key: k }\nstorage: { path: ${join(dir, 'r.db')} }\ncalls: {}\narchive: { dir: ./rec }\ncluster: { lease: 10s }\n`);
+    const r = await runBuilt(['check-config', '--config', replicated]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^# warning: cluster: with archive: .*must be one storage shared by all replicas/m);
+    const single = join(dir, 'single.yaml');
+    writeFileSync(single, `gateway: { secret_key: k }\ncalls: {}\narchive: { dir: ./rec }\n`);
+    const s = await runBuilt(['check-config', '--config', single]);
+    expect(s.code).toBe(0);
+    expect(s.out).not.toContain('# warning');
   });
 
   it('recordings verify: no directory is bad usage (exit 2); a database without the archive says so (exit 1)', async () => {

@@ -34,7 +34,7 @@ export class MemoryLeases implements LeaseRepository {
 
   leave(replicaId: string): void {
     this.reachable();
-    for (const l of this.leaseRows.values()) if (l.holder === replicaId) Object.assign(l, { holder: null, expiresAt: 0 });
+    for (const l of this.leaseRows.values()) if (l.holder === replicaId) Object.assign(l, { holder: null });
     this.replicaRows.delete(replicaId);
   }
 
@@ -64,7 +64,7 @@ export class MemoryLeases implements LeaseRepository {
     this.reachable();
     const l = this.held(fence);
     if (l === undefined) return false;
-    Object.assign(l, { holder: null, expiresAt: 0 });
+    Object.assign(l, { holder: null });
     return true;
   }
 

@@ -35,7 +35,7 @@ export class PostgresLeases {
 
   async leave(replicaId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await tx.query('UPDATE leases SET holder = NULL, expires_at = 0 WHERE holder = $1', [replicaId]);
+      await tx.query('UPDATE leases SET holder = NULL WHERE holder = $1', [replicaId]);
       await tx.query('DELETE FROM replicas WHERE id = $1', [replicaId]);
     });
   }
@@ -70,11 +70,12 @@ export class PostgresLeases {
   }
 
   async release(fence: Fence): Promise<boolean> {
-    const rows = await this.db.query('UPDATE leases SET holder = NULL, expires_at = 0 WHERE account = $1 AND holder = $2 AND token = $3 RETURNING account', [fence.account, fence.holder, fence.token]);
+    const rows = await this.db.query('UPDATE leases SET holder = NULL WHERE account = $1 AND holder = $2 AND token = $3 RETURNING account', [fence.account, fence.holder, fence.token]);
     return rows.length > 0;
   }
 
-  async leases(): Promise<Lease[]> {
-    return (await this.db.query<LeaseDbRow>(`SELECT ${LEASE_COLUMNS} FROM leases ORDER BY account COLLATE "C"`)).map(toLease);
+  /** Every account's lease; within `tx` when given (the cycle's transaction reads them: CycleView.leases). */
+  async leases(tx: Pick<Transaction, 'query'> = this.db): Promise<Lease[]> {
+    return (await tx.query<LeaseDbRow>(`SELECT ${LEASE_COLUMNS} FROM leases ORDER BY account COLLATE "C"`)).map(toLease);
   }
 }

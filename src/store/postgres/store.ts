@@ -166,6 +166,7 @@ export class PostgresStore implements DataStore {
         states: await this.alertStates.states(tx),
         silences: await this.silences.silences(now, {}, tx),
         acks: await this.acks.latestByKey(tx),
+        leases: await this.leases.leases(tx),
       };
       const { alerts, result } = decide(view);
       if (alerts.forget !== undefined) await this.history_.forget(tx, alerts.forget, now);

@@ -25,7 +25,7 @@ export class SqliteLeases {
         'INSERT INTO replicas (id, host, pid, started_at, beat_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at, host = excluded.host, pid = excluded.pid',
       ),
       leaveReplica: db.prepare('DELETE FROM replicas WHERE id = ?'),
-      releaseAll: db.prepare('UPDATE leases SET holder = NULL, expires_at = 0 WHERE holder = ?'),
+      releaseAll: db.prepare('UPDATE leases SET holder = NULL WHERE holder = ?'),
       replicas: db.prepare('SELECT id, host, pid, started_at, beat_at FROM replicas ORDER BY id'),
       acquire: db.prepare(
         'INSERT INTO leases (account, holder, token, expires_at, acquired_at) VALUES (?, ?, 1, ?, ?) ' +
@@ -35,7 +35,7 @@ export class SqliteLeases {
       voidClaims: db.prepare("UPDATE outbox SET status = 'pending', lease_until = NULL WHERE account = ? AND status = 'sending'"),
       lease: db.prepare('SELECT account, holder, token, expires_at FROM leases WHERE account = ?'),
       renew: db.prepare('UPDATE leases SET expires_at = ? WHERE account = ? AND holder = ? AND token = ?'),
-      release: db.prepare('UPDATE leases SET holder = NULL, expires_at = 0 WHERE account = ? AND holder = ? AND token = ?'),
+      release: db.prepare('UPDATE leases SET holder = NULL WHERE account = ? AND holder = ? AND token = ?'),
       leases: db.prepare('SELECT account, holder, token, expires_at FROM leases ORDER BY account'),
     };
   }

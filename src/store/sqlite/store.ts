@@ -204,7 +204,7 @@ export class SqliteStore implements DataStore {
       if (fence !== undefined) checkFence(this.db, fence);
       const recorded = this.writer.record(write);
       // The fleet as the writer just wrote it (inside this transaction), not read back.
-      const view: CycleView = { boxes: this.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now), acks: this.acks.latestByKey() };
+      const view: CycleView = { boxes: this.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now), acks: this.acks.latestByKey(), leases: this.leases.leases() };
       const { alerts, result } = decide(view);
       if (alerts.forget !== undefined && alerts.forget.length > 0) this.forgetIn(alerts.forget, now);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);
