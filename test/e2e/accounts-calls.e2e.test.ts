@@ -18,6 +18,7 @@ import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { fileRows } from '../helpers/sqlite.js';
+import { runCommand } from '../helpers/cli.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { slackTexts } from './harness.js';
 
@@ -155,6 +156,18 @@ describe('calls of several accounts with the same serials', () => {
     for (const a of byAccount) expect(a.n).toBeGreaterThan(10);
     const firstIds = dbRows<{ call_id: string }>(r, "SELECT call_id FROM calls WHERE call_id IN ('acme/100001', 'globex/100001') ORDER BY call_id").map((c) => c.call_id);
     expect(firstIds).toEqual(['acme/100001', 'globex/100001']);
+    // calls stats --by agent: the same agent ids of two accounts are two rows, with an ACCOUNT column.
+    const since = `${Math.ceil((Date.now() - Date.parse('2026-03-01T00:00:00Z')) / 86_400_000) + 1}d`; // the rig's calls, whenever this runs
+    const stats = await runCommand(['calls', 'stats', '--db', r.dbPath, '--by', 'agent', '--since', since, '--format', 'json']);
+    expect(stats.code).toBe(0);
+    const rows = (JSON.parse(stats.out) as { rows: { account: string; agent: number; placed: number }[] }).rows;
+    for (const a of byAccount) expect(rows.filter((x) => x.account === a.account).reduce((n, x) => n + x.placed, 0)).toBe(a.n);
+    const agent = rows.find((x) => x.account === 'acme')?.agent;
+    expect(rows.filter((x) => x.agent === agent).map((x) => x.account)).toEqual(['acme', 'globex']);
+    const table = (await runCommand(['calls', 'stats', '--db', r.dbPath, '--by', 'agent', '--since', since])).out.split('\n');
+    expect(table[0]).toMatch(/^ACCOUNT\s+AGENT\s+PLACED\s/);
+    expect(table.filter((l) => new RegExp(`^(acme|globex)\\s+${agent}\\s`).test(l))).toHaveLength(2);
+
     // Each account reads its own call list: its own reading position.
     expect(dbRows<{ account: string }>(r, 'SELECT account FROM call_sync ORDER BY account').map((s) => s.account)).toEqual(['acme', 'globex']);
     // ... and its own call-sync series: one account's failing sync shows apart from the other's.
