@@ -62,17 +62,18 @@ export function accountOption(): Option {
 }
 
 /**
- * The account a call command works for: `given` (--account, or the ACCOUNT/ of a box or call id),
- * which must be configured; without it the only account. Several accounts and none given is a
- * UsageError naming them: a call command never picks one silently.
+ * The account a call command works for: `given` (--account, or the ACCOUNT/ of a box or call id;
+ * `said` is how the user wrote it, for the message), which must be configured; without it the only
+ * account. Several accounts and none given is a UsageError naming them: a call command never picks
+ * one silently.
  */
-export function pickAccount(accounts: readonly AccountConfig[], given: string | undefined): string {
+export function pickAccount(accounts: readonly AccountConfig[], given: string | undefined, said = `--account ${given ?? ''}`): string {
   const names = accounts.length === 0 ? [DEFAULT_ACCOUNT] : accounts.map((a) => a.name);
   if (given !== undefined) {
-    if (!names.includes(given)) throw new UsageError(`account ${JSON.stringify(terminalSafe(given))} is not configured (accounts: ${names.join(', ')})`);
+    if (!names.includes(given)) throw new UsageError(`${terminalSafe(said)} is not an account of the configuration (accounts: ${names.join(', ')})`);
     return given;
   }
-  if (names.length > 1) throw new UsageError(`several accounts are configured (${names.join(', ')}): name one with --account NAME`);
+  if (names.length > 1) throw new UsageError(`--account is needed: the configuration has several accounts (${names.join(', ')})`);
   return names[0] as string;
 }
 
@@ -138,14 +139,15 @@ export interface AccountFlags extends GatewayFlags {
 
 /**
  * Runs `fn` with the client of the account a call command works for (`pickAccount`: --account, or
- * `fromId`'s ACCOUNT/), and closes the client afterwards.
+ * the ACCOUNT/ of `id`, a box or call id as given), and closes the client afterwards.
  */
-export async function withAccountGateway<T>(flags: AccountFlags, env: NodeJS.ProcessEnv, fromId: string | undefined, fn: (client: GatewayClient, account: string) => Promise<T>): Promise<T> {
-  if (flags.account !== undefined && fromId !== undefined && flags.account !== fromId) {
-    throw new UsageError(`--account ${terminalSafe(flags.account)} and the account ${terminalSafe(fromId)} of the id given differ`);
+export async function withAccountGateway<T>(flags: AccountFlags, env: NodeJS.ProcessEnv, id: string | undefined, fn: (client: GatewayClient, account: string) => Promise<T>): Promise<T> {
+  const named = id === undefined ? undefined : accountPart(id).account;
+  if (flags.account !== undefined && named !== undefined && flags.account !== named) {
+    throw new UsageError(`${terminalSafe(id ?? '')} is of account ${terminalSafe(named)}, not of --account ${terminalSafe(flags.account)}`);
   }
   const accounts = configuredAccounts(flags.config, env);
-  const account = pickAccount(accounts, flags.account ?? fromId);
+  const account = named === undefined ? pickAccount(accounts, flags.account) : pickAccount(accounts, named, `account ${named} (of ${id ?? ''})`);
   const clients = accountClients((name) => accountSettings(accounts, flags, env, name));
   try {
     return await fn(clients.clientOf(account) as GatewayClient, account);

@@ -45,7 +45,7 @@ async function runCall(opts: CallOptions, ctx: CliContext): Promise<void> {
     throw new UsageError(`--to must be an E.164 phone number (+ then 8 to 15 digits, e.g. +14155550123), got "${opts.to}"`);
   }
   const agentId = positiveInt(opts.agent, '--agent');
-  const result = await withAccountGateway(opts, ctx.env, from.account, async (client) => {
+  const result = await withAccountGateway(opts, ctx.env, opts.from, async (client) => {
     await requireConnected(client, serial, { signal: ctx.signal }).catch((err: unknown) => {
       if (err instanceof BoxwatchError && err.code === 'box_disconnected') throw new BoxwatchError(err.code, `${err.message}; not placing the call`);
       throw err;

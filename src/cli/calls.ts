@@ -148,7 +148,7 @@ async function collect(client: GatewayClient, query: ListQuery, signal: AbortSig
 
 async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
   const query = parseListOptions(opts, systemClock.now());
-  const collected = await withAccountGateway(opts, ctx.env, opts.box === undefined ? undefined : accountPart(opts.box).account, (client) => collect(client, query, ctx.signal));
+  const collected = await withAccountGateway(opts, ctx.env, opts.box, (client) => collect(client, query, ctx.signal));
   const calls = collected.calls
     .slice()
     .sort((a, b) => Date.parse(b.started_at) - Date.parse(a.started_at))
@@ -179,7 +179,7 @@ async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
 async function runShow(id: string, opts: ShowOptions, ctx: CliContext): Promise<void> {
   const given = accountPart(id);
   if (!/^\d+$/.test(given.rest)) throw new UsageError(`call id must be an integer or ACCOUNT/INTEGER, got "${terminalSafe(id)}"`);
-  const call = await withAccountGateway(opts, ctx.env, given.account, (client) => client.getCall(given.rest, { signal: ctx.signal }));
+  const call = await withAccountGateway(opts, ctx.env, id, (client) => client.getCall(given.rest, { signal: ctx.signal }));
   if (opts.format === 'json') {
     ctx.out(JSON.stringify(call, null, 2) + '\n');
     return;

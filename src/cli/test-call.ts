@@ -52,7 +52,7 @@ async function runTestCall(opts: RunOptions, ctx: CliContext): Promise<void> {
   try {
     const serial = given === undefined ? undefined : ((await boxIdArgument(store, given)) ?? given);
     // A box of an account not configured here is a bad argument: one line, exit 2, nothing stored.
-    if (serial !== undefined) pickAccount(config.gateways, accountOf(serial));
+    if (serial !== undefined) pickAccount(config.gateways, accountOf(serial), `account ${accountOf(serial)} (of --box ${serial})`);
     if (serial !== undefined && !boxMatches(serial, entry.boxes)) {
       throw new UsageError(`box ${terminalSafe(serial)} is not selected by test call ${entry.name} (boxes: ${entry.boxes.join(', ')})`);
     }

@@ -106,12 +106,12 @@ describe('call commands with several accounts', () => {
   }, 60_000);
 
   it.each([
-    ['calls list without --account', ['calls', 'list'], /^error: several accounts are configured \(acme, globex\): name one with --account NAME\nsee boxwatch [a-z -]+ --help\n$/],
-    ['calls show of a bare id', ['calls', 'show', '100001'], /^error: several accounts are configured \(acme, globex\): name one with --account NAME\nsee boxwatch [a-z -]+ --help\n$/],
-    ['call from a bare serial', ['call', '--from', 'BX-00001', '--to', PHONE, '--agent', '101'], /^error: several accounts are configured \(acme, globex\): name one with --account NAME\nsee boxwatch [a-z -]+ --help\n$/],
-    ['an account not configured', ['calls', 'list', '--account', 'nope'], /^error: account "nope" is not configured \(accounts: acme, globex\)\nsee boxwatch [a-z -]+ --help\n$/],
-    ['call from a box of an account not configured', ['call', '--from', 'nope/BX-00001', '--to', PHONE, '--agent', '101'], /^error: account "nope" is not configured \(accounts: acme, globex\)\nsee boxwatch [a-z -]+ --help\n$/],
-    ['--account and the id of another', ['calls', 'show', 'acme/100001', '--account', 'globex'], /^error: --account globex and the account acme of the id given differ\nsee boxwatch [a-z -]+ --help\n$/],
+    ['calls list without --account', ['calls', 'list'], /^error: --account is needed: the configuration has several accounts \(acme, globex\)\nsee boxwatch [a-z -]+ --help\n$/],
+    ['calls show of a bare id', ['calls', 'show', '100001'], /^error: --account is needed: the configuration has several accounts \(acme, globex\)\nsee boxwatch [a-z -]+ --help\n$/],
+    ['call from a bare serial', ['call', '--from', 'BX-00001', '--to', PHONE, '--agent', '101'], /^error: --account is needed: the configuration has several accounts \(acme, globex\)\nsee boxwatch [a-z -]+ --help\n$/],
+    ['an account not configured', ['calls', 'list', '--account', 'nope'], /^error: --account nope is not an account of the configuration \(accounts: acme, globex\)\nsee boxwatch [a-z -]+ --help\n$/],
+    ['call from a box of an account not configured', ['call', '--from', 'nope/BX-00001', '--to', PHONE, '--agent', '101'], /^error: account nope \(of nope\/BX-00001\) is not an account of the configuration \(accounts: acme, globex\)\nsee boxwatch [a-z -]+ --help\n$/],
+    ['--account and the id of another', ['calls', 'show', 'acme/100001', '--account', 'globex'], /^error: acme\/100001 is of account acme, not of --account globex\nsee boxwatch [a-z -]+ --help\n$/],
   ])('%s: one line (and the help hint), exit 2', async (_name, argv, message) => {
     const r = await boxwatch(...argv);
     expect(r).toMatchObject({ code: 2, out: '' });
@@ -121,7 +121,7 @@ describe('call commands with several accounts', () => {
   it('`test-call run --box` of an account not configured: one line, exit 2, no test call stored', async () => {
     const r = await boxwatch('test-call', 'run', '--box', 'nope/BX-00001');
     expect(r).toMatchObject({ code: 2, out: '' });
-    expect(r.err).toBe('error: account "nope" is not configured (accounts: acme, globex)\nsee boxwatch test-call run --help\n');
+    expect(r.err).toBe('error: account nope (of --box nope/BX-00001) is not an account of the configuration (accounts: acme, globex)\nsee boxwatch test-call run --help\n');
     expect(fileRows(dbPath, 'SELECT * FROM test_calls')).toEqual([]);
     // The same box of a configured account is placed through that account.
     const ok = await boxwatch('test-call', 'run', '--box', 'globex/BX-00001');

@@ -118,10 +118,12 @@ describeWithPostgres('PostgreSQL history', () => {
         }
         expect((await store.valueAt('acme/BX-001', 'firmware', at(25)))?.value).toBe('fw-b');
         expect((await store.valueAt('acme/BX-001', 'firmware', at(31)))?.value).toBe('fw-1');
-        // Observed without a break across both handovers (a gap would show as less observed time).
+        // Observed without a break across both handovers (a gap would show as less observed time:
+        // at least a poll interval). Within 1 ms: the first cycles of both accounts race (a and b
+        // load their writers at once), and a writer that loads after the other account's cycle
+        // of the same instant was stored records its own 1 ms later (cycle times only move forward).
         const observed = new Map((await store.uptime(at(0), at(59))).map((r) => [r.serial, r.observedMs]));
-        expect(observed.get('acme/BX-003')).toBe(59 * 30_000);
-        expect(observed.get('globex/BX-001')).toBe(59 * 30_000);
+        for (const serial of ['acme/BX-003', 'globex/BX-001']) expect(59 * 30_000 - (observed.get(serial) ?? 0)).toBeOneOf([0, 1]);
         expect(observed.get('acme/BX-011')).toBe(39 * 30_000);
       }
     } finally {

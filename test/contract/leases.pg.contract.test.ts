@@ -10,6 +10,7 @@ import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
 import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { checkFence } from '../../src/store/postgres/leases.js';
+import { CYCLE_WRITE_LOCK } from '../../src/store/postgres/store.js';
 import { describeWithPostgres, PostgresServer } from '../helpers/postgres.js';
 import { okCycle, snap } from '../store/model.js';
 import { fencingContract, leasesContract } from './leases.contract.js';
@@ -72,6 +73,45 @@ describeWithPostgres('PostgreSQL leases', () => {
       await client.end();
       await a.close();
       await b.close();
+    }
+  });
+
+  it("a fenced cycle write waiting for another replica's cycle write does not hold up the renewal of its lease", async () => {
+    const url = await server.cleanDatabase('renewal');
+    const a = await PostgresStore.open(url);
+    const { default: pg } = await import('pg');
+    const other = new pg.Client({ connectionString: url }); // another replica's cycle write, in flight
+    const watcher = new pg.Client({ connectionString: url });
+    await other.connect();
+    await watcher.connect();
+    /** Resolves once a statement starting with `sql` waits for a lock (pg_stat_activity), or never. */
+    let watching = true;
+    const waitingFor = async (sql: string): Promise<void> => {
+      while (watching) {
+        const { rows } = await watcher.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1", [`${sql}%`]);
+        if (rows.length > 0) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await new Promise(() => undefined);
+    };
+    try {
+      const T = Date.parse('2026-05-01T09:00:00Z');
+      const fence = fenceOf((await a.leases.acquire('acme', 'replica-a', T, 30_000)) as Lease & { holder: string });
+      await other.query('BEGIN');
+      await other.query('SELECT pg_advisory_xact_lock($1)', [CYCLE_WRITE_LOCK]);
+      const write = a.commitCycle(okCycle(T + 5_000, [snap('acme/BX-1', { lastSeen: T + 5_000 })]), T + 5_000, () => ({ alerts: { states: new Map(), dropped: [], transitions: [], queued: [] }, result: null }), fence);
+      await waitingFor('SELECT pg_advisory_xact_lock');
+      // The renewal goes through while A's write waits for the other one.
+      const renewal = a.leases.renew(fence, T + 10_000, 30_000).then((l) => l?.expiresAt);
+      expect(await Promise.race([renewal, waitingFor('UPDATE leases').then(() => 'the renewal waits for the cycle write')])).toBe(T + 40_000);
+      await other.query('COMMIT');
+      await write; // and the write, its fence still good, is stored
+      expect((await a.lastCycle())?.startedAt).toBe(T + 5_000);
+    } finally {
+      watching = false;
+      await other.end();
+      await watcher.end();
+      await a.close();
     }
   });
 });

@@ -12,21 +12,14 @@
  * each replica says which accounts it leads, `/metrics` has boxwatch_lease_held, `boxwatch status`
  * who serves each account.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { runBuilt } from '../helpers/cli-process.js';
-import { DaemonProcesses } from '../helpers/daemon-process.js';
 import { findPostgres, freePort, pgRows, PostgresServer } from '../helpers/postgres.js';
-import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
-import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
-import { countByBoxAndStatus, Flapping, replicaKeyVar, sqliteRows, webhookAlertCounts, writeReplicaConfig } from '../helpers/replica-config.js';
+import { countByBoxAndStatus, Flapping, sqliteRows, startReplicaRig, webhookAlertCounts, writeReplicaConfig, type ReplicaRig } from '../helpers/replica-config.js';
 import { ensureBuilt } from './build.js';
 
 const ACCOUNTS = ['acme', 'globex', 'initech', 'umbrella'];
-const KEYS = Object.fromEntries(ACCOUNTS.map((a) => [replicaKeyVar(a), `${a}-secret-key`]));
 
 /** The database the replicas share: its `storage:` section, the environment it needs, and a way to read it. */
 interface SharedStore {
@@ -57,38 +50,30 @@ const STORES: { name: string; missing?: string; open(dir: string): Promise<Share
 
 for (const kind of STORES) {
   describe.skipIf(kind.missing !== undefined)(`failover between three replicas of four accounts, on ${kind.name}${kind.missing === undefined ? '' : ` (skipped: ${kind.missing})`}`, () => {
-    const sims = new Map<string, RunningSimulator>();
-    let slack: SlackReceiver;
-    let hook: HttpReceiver;
-    let dir: string;
+    let rig: ReplicaRig;
     let store: SharedStore;
-    let daemons: DaemonProcesses;
 
     beforeAll(async () => {
       await ensureBuilt();
-      for (const [i, account] of ACCOUNTS.entries()) {
-        const sim = await startSimulator({ port: 0, key: `${account}-secret-key`, devices: 3, seed: 5 + i }); // real clock, speed 1
-        sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'connect' });
-        sims.set(account, sim);
-      }
-      slack = await startSlackReceiver();
-      hook = await startHttpReceiver({ path: '/hook' });
-      dir = mkdtempSync(join(tmpdir(), 'boxwatch-failover-'));
-      store = await kind.open(dir);
-      daemons = new DaemonProcesses({ ...KEYS, ...store.env });
+      rig = await startReplicaRig({
+        accounts: ACCOUNTS,
+        devices: 3,
+        seed: 5,
+        prefix: 'boxwatch-failover-',
+        env: async (dir) => {
+          store = await kind.open(dir);
+          return store.env;
+        },
+      });
     }, 120_000);
 
     afterAll(async () => {
-      daemons?.killAll();
-      for (const sim of sims.values()) await sim.close();
-      await slack?.close();
-      await hook?.close();
+      await rig?.close();
       store?.close();
-      if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
     function writeConfig(name: string, port: number): string {
-      return writeReplicaConfig({ dir, name, port, accounts: sims, storage: store.storage, slackUrl: slack.url, hookUrl: hook.url });
+      return writeReplicaConfig({ dir: rig.dir, name, port, accounts: rig.sims, storage: store.storage, slackUrl: rig.slack.url, hookUrl: rig.hook.url });
     }
     /** A count of `sql` (`SELECT COUNT(*) AS n ...`); `none` while the tables are not there yet. */
     const count = async (sql: string, none = 1): Promise<number> => Number((await store.rows<{ n: number | string }>(sql))[0]?.n ?? none);
@@ -110,6 +95,7 @@ for (const kind of STORES) {
     }
 
     it('the leader of an account is killed while boxes flap: its accounts are taken over, every transition is delivered once (a send in flight at most twice)', async () => {
+      const { daemons, sims, slack, hook, dir } = rig;
       const names = ['replica-a', 'replica-b', 'replica-c'];
       const ports = new Map<string, number>();
       for (const n of names) ports.set(n, await freePort());

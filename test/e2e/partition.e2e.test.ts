@@ -8,17 +8,11 @@
  * receiver counts items, a Slack receiver messages): no double delivery. The step-down and
  * takeover times are printed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { DaemonProcesses } from '../helpers/daemon-process.js';
-import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
 import { describeWithPostgres, freePort, pgRows, PostgresServer } from '../helpers/postgres.js';
-import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
-import { countByBoxAndStatus, Flapping, replicaKeyVar, webhookAlertCounts, writeReplicaConfig } from '../helpers/replica-config.js';
+import { countByBoxAndStatus, Flapping, replicaKeyVar, startReplicaRig, webhookAlertCounts, writeReplicaConfig, type ReplicaRig } from '../helpers/replica-config.js';
 import { ensureBuilt } from './build.js';
 
 const ACCOUNTS = ['acme', 'globex'];
@@ -27,10 +21,7 @@ const KEYS = Object.fromEntries(ACCOUNTS.map((a) => [replicaKeyVar(a), `${a}-sec
 describeWithPostgres('a partition between the leading replica and PostgreSQL', () => {
   let server: PostgresServer;
   let proxy: TcpProxy;
-  const sims = new Map<string, RunningSimulator>();
-  let slack: SlackReceiver;
-  let hook: HttpReceiver;
-  let dir: string;
+  let rig: ReplicaRig;
   let url: string;
   const daemons: DaemonProcesses[] = [];
 
@@ -39,28 +30,18 @@ describeWithPostgres('a partition between the leading replica and PostgreSQL', (
     server = await PostgresServer.start();
     url = await server.createDatabase('partition');
     proxy = await startTcpProxy({ host: '127.0.0.1', port: server.port });
-    for (const [i, account] of ACCOUNTS.entries()) {
-      const sim = await startSimulator({ port: 0, key: `${account}-secret-key`, devices: 3, seed: 21 + i });
-      sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'connect' });
-      sims.set(account, sim);
-    }
-    slack = await startSlackReceiver();
-    hook = await startHttpReceiver({ path: '/hook' });
-    dir = mkdtempSync(join(tmpdir(), 'boxwatch-partition-'));
+    rig = await startReplicaRig({ accounts: ACCOUNTS, devices: 3, seed: 21, prefix: 'boxwatch-partition-' });
   }, 120_000);
 
   afterAll(async () => {
     for (const d of daemons) d.killAll();
     await proxy?.close();
-    for (const sim of sims.values()) await sim.close();
-    await slack?.close();
-    await hook?.close();
+    await rig?.close();
     server?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   function writeConfig(name: string, port: number): string {
-    return writeReplicaConfig({ dir, name, port, accounts: sims, storage: '{ url: "${BOXWATCH_DATABASE_URL}" }', slackUrl: slack.url, hookUrl: hook.url });
+    return writeReplicaConfig({ dir: rig.dir, name, port, accounts: rig.sims, storage: '{ url: "${BOXWATCH_DATABASE_URL}" }', slackUrl: rig.slack.url, hookUrl: rig.hook.url });
   }
 
   const rows = <R>(sql: string): Promise<R[]> => pgRows<R>(url, sql);
@@ -79,6 +60,7 @@ describeWithPostgres('a partition between the leading replica and PostgreSQL', (
   const quiet = async () => Number((await rows<{ n: string }>("SELECT (SELECT count(*) FROM outbox WHERE status IN ('pending', 'sending')) + (SELECT count(*) FROM notification_queue) AS n"))[0]?.n ?? 1) === 0;
 
   it('the cut leader steps down before its lease expires, the other takes its account over, nothing is delivered twice', async () => {
+    const { sims, slack, hook } = rig;
     const proxied = url.replace(`:${server.port}/`, `:${proxy.port}/`);
     const a = new DaemonProcesses({ ...KEYS, BOXWATCH_DATABASE_URL: proxied });
     const b = new DaemonProcesses({ ...KEYS, BOXWATCH_DATABASE_URL: url });

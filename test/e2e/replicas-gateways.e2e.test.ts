@@ -10,49 +10,26 @@
  * (before the fix they flapped FIRING/RESOLVED every cycle). Once replica-b stops and nobody has
  * worked initech for a lease time, replica-a retires it: one RESOLVED per alert, with the reason.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_REMOVED } from '../../src/alerts/pipeline.js';
-import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
-import { DaemonProcesses } from '../helpers/daemon-process.js';
-import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
-import { freePort } from '../helpers/postgres.js';
-import { replicaKeyVar, sqliteRows, webhookAlertCounts, writeReplicaConfig } from '../helpers/replica-config.js';
-import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
+import { sqliteRows, startReplicaRig, webhookAlertCounts, type ReplicaRig } from '../helpers/replica-config.js';
 import { ensureBuilt } from './build.js';
 
 const ACCOUNTS = ['acme', 'initech'];
 
 describe('replicas whose gateways: differ (a rolling reload)', () => {
-  const sims = new Map<string, RunningSimulator>();
-  let slack: SlackReceiver;
-  let hook: HttpReceiver;
-  let dir: string;
+  let rig: ReplicaRig;
   let dbPath: string;
-  let daemons: DaemonProcesses;
 
   beforeAll(async () => {
     await ensureBuilt();
-    for (const [i, account] of ACCOUNTS.entries()) {
-      const sim = await startSimulator({ port: 0, key: `${account}-secret-key`, devices: 2, seed: 41 + i });
-      sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: account === 'initech' ? 'disconnect' : 'connect' });
-      sims.set(account, sim);
-    }
-    slack = await startSlackReceiver();
-    hook = await startHttpReceiver({ path: '/hook' });
-    dir = mkdtempSync(join(tmpdir(), 'boxwatch-gateways-'));
-    dbPath = join(dir, 'boxwatch.db');
-    daemons = new DaemonProcesses(Object.fromEntries(ACCOUNTS.map((a) => [replicaKeyVar(a), `${a}-secret-key`])));
+    rig = await startReplicaRig({ accounts: ACCOUNTS, devices: 2, seed: 41, prefix: 'boxwatch-gateways-', disconnected: ['initech'] });
+    dbPath = join(rig.dir, 'boxwatch.db');
   }, 120_000);
 
   afterAll(async () => {
-    daemons?.killAll();
-    for (const sim of sims.values()) await sim.close();
-    await slack?.close();
-    await hook?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.close();
   });
 
   const rows = <T>(sql: string): T[] => sqliteRows<T>(dbPath, sql);
@@ -62,8 +39,8 @@ describe('replicas whose gateways: differ (a rolling reload)', () => {
     rows("SELECT serial, to_status AS \"to\", summary FROM alert_transitions WHERE serial LIKE 'initech/%' ORDER BY id");
 
   it("the replica without the account leaves it alone while the other works it: no flapping; it retires it once nobody has worked it for a lease time", async () => {
-    const config = async (name: string, accounts: string[]): Promise<string> =>
-      writeReplicaConfig({ dir, name, port: await freePort(), accounts: new Map(accounts.map((a) => [a, sims.get(a)!])), storage: `{ path: "${dbPath}" }`, slackUrl: slack.url, hookUrl: hook.url });
+    const { daemons, hook } = rig;
+    const config = (name: string, accounts: string[]): Promise<string> => rig.config(name, `{ path: "${dbPath}" }`, accounts);
     // replica-a first, so that it leads acme; then replica-b takes initech, which only it knows.
     const a = daemons.spawn(await config('replica-a', ['acme']));
     await daemons.until('replica-a leads acme', () => holder('acme') === 'replica-a', 60_000);

@@ -108,3 +108,50 @@ describe('call --from', () => {
     }
   });
 });
+
+describe('calls list and calls show with several accounts (gateways:)', () => {
+  it("read the gateway of the account --account, a box's or a call's ACCOUNT/ names; several accounts and no account is exit 2", async () => {
+    const multi = await startSimulator({ port: 0, key: 'MULTI', devices: 2, seed: 8, clock: new FakeClock(Date.now()), accounts: 2, sharedSerials: true, historyCalls: 30 });
+    try {
+      const path = join(dir, 'accounts.yaml');
+      writeFileSync(path, `gateways:\n  - { name: acme, base_url: "${multi.url}", secret_key: "\${ACME_KEY}" }\n  - { name: globex, base_url: "${multi.url}", secret_key: "\${GLOBEX_KEY}" }\n`);
+      const keys = { ACME_KEY: 'MULTI-1', GLOBEX_KEY: 'MULTI-2' };
+      const book = (i: number) => (multi.accounts[i] as RunningSimulator['accounts'][number]).sim.calls.page(1000, 1).items;
+      const listed = async (argv: string[]): Promise<{ call_id: string; from: string; to: string }[]> => {
+        const r = await runBuilt(['calls', 'list', '--all', '--format', 'json', '--config', path, ...argv], { env: keys });
+        expect(r.code).toBe(0);
+        return JSON.parse(r.out) as { call_id: string; from: string; to: string }[];
+      };
+      const ids = (calls: readonly ({ call_id: string; to: string } | { id: number; to: string })[]) => calls.map((c) => `${'call_id' in c ? c.call_id : String(c.id)} ${c.to}`).sort();
+      expect(ids(await listed(['--account', 'globex']))).toEqual(ids(book(1)));
+      expect(ids(await listed(['--account', 'acme']))).toEqual(ids(book(0)));
+      // a box id names the account, and the box's gateway serial filters
+      const fromBox = await listed(['--box', 'globex/BX-00002']);
+      expect(ids(fromBox)).toEqual(ids(book(1).filter((c) => c.from === 'box:BX-00002')));
+      // a call key as stored (ACCOUNT/ID) is read from its account
+      const call = book(1)[0] as { id: number; to: string };
+      expect((book(0)[0] as { to: string }).to).not.toBe(call.to); // the same id in acme is another call
+      const shown = await runBuilt(['calls', 'show', `globex/${call.id}`, '--format', 'json', '--config', path], { env: keys });
+      expect(shown.code).toBe(0);
+      expect((JSON.parse(shown.out) as { to: string }).to).toBe(call.to);
+      // call --from ACCOUNT/SERIAL places the call through that account
+      for (const a of multi.accounts) a.sim.fleet.apply(a.sim.fleet.boxes, { kind: 'connect' });
+      const placed = await runBuilt(['call', '--from', 'globex/BX-00001', '--to', '+14155550199', '--agent', '101', '--config', path], { env: keys });
+      expect(placed.code).toBe(0);
+      expect([book(0), book(1)].map((b) => b.filter((c) => c.to === '+14155550199' && c.from === 'box:BX-00001').length)).toEqual([0, 1]);
+      // several accounts and none named; an account that is not configured; a box of another account
+      for (const [argv, message] of [
+        [[], '--account is needed: the configuration has several accounts (acme, globex)'],
+        [['--account', 'initech'], '--account initech is not an account of the configuration (accounts: acme, globex)'],
+        [['--account', 'acme', '--box', 'globex/BX-00001'], 'globex/BX-00001 is of account globex, not of --account acme'],
+      ] as [string[], string][]) {
+        const r = await runBuilt(['calls', 'list', '--config', path, ...argv], { env: keys });
+        expect(r.code).toBe(2);
+        expect(r.err).toContain(message);
+        expect(r.out + r.err).not.toContain('MULTI-');
+      }
+    } finally {
+      await multi.close();
+    }
+  });
+});

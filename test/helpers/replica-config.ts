@@ -3,14 +3,19 @@
  * account of `accounts` polled every second from its simulator, a 3 s lease, one disconnected
  * rule, and a Slack and a webhook receiver. Account keys are read from `KEY_<ACCOUNT>` (see
  * `replicaKeyVar`); `storage` is the YAML of the storage section (a SQLite path or a database URL).
- * Also what these tests make boxes flap with, count deliveries with, and read a replicas' SQLite
- * file with.
+ * Also the rig they start from (`startReplicaRig`: simulators, receivers, processes), what they
+ * make boxes flap with, count deliveries with, and read a replicas' SQLite file with.
  */
 import Database from 'better-sqlite3';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SimBox } from '../../src/sim/fleet.js';
-import type { RunningSimulator } from '../../src/sim/server.js';
+import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { DaemonProcesses } from './daemon-process.js';
+import { startHttpReceiver, type HttpReceiver } from './http-receiver.js';
+import { freePort } from './postgres.js';
+import { startSlackReceiver, type SlackReceiver } from './slack-receiver.js';
 
 export interface ReplicaConfig {
   dir: string;
@@ -50,6 +55,65 @@ log: { level: info, format: json }
 `,
   );
   return path;
+}
+
+/** What the replica tests run their `boxwatch run` processes against (`startReplicaRig`). */
+export interface ReplicaRig {
+  /** Account name -> its simulator (over real HTTP, real clock). */
+  sims: Map<string, RunningSimulator>;
+  slack: SlackReceiver;
+  hook: HttpReceiver;
+  /** A fresh directory for the configurations (and a SQLite file), removed by `close`. */
+  dir: string;
+  /** The replicas' processes, with every account's key in their environment (and `env`). */
+  daemons: DaemonProcesses;
+  /** Writes replica `name`'s configuration (`writeReplicaConfig`) on a free port, for `accounts` (default: every account). */
+  config(name: string, storage: string, accounts?: readonly string[]): Promise<string>;
+  /** Kills the processes still running and stops everything. */
+  close(): Promise<void>;
+}
+
+/**
+ * One simulator per account (`devices` boxes each, seeds `seed`, `seed + 1`, ...; every box
+ * connected, or disconnected for the accounts in `disconnected`), a Slack and a webhook receiver,
+ * a temporary directory and the replicas' DaemonProcesses: the rig every replica test starts from.
+ */
+export async function startReplicaRig(o: {
+  accounts: readonly string[];
+  devices: number;
+  seed: number;
+  /** The temporary directory's name prefix. */
+  prefix: string;
+  /** More environment for the processes (a database URL), made once the directory exists. */
+  env?: (dir: string) => Record<string, string> | Promise<Record<string, string>>;
+  disconnected?: readonly string[];
+}): Promise<ReplicaRig> {
+  const sims = new Map<string, RunningSimulator>();
+  for (const [i, account] of o.accounts.entries()) {
+    const sim = await startSimulator({ port: 0, key: `${account}-secret-key`, devices: o.devices, seed: o.seed + i });
+    sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: o.disconnected?.includes(account) ? 'disconnect' : 'connect' });
+    sims.set(account, sim);
+  }
+  const slack = await startSlackReceiver();
+  const hook = await startHttpReceiver({ path: '/hook' });
+  const dir = mkdtempSync(join(tmpdir(), o.prefix));
+  const daemons = new DaemonProcesses({ ...Object.fromEntries(o.accounts.map((a) => [replicaKeyVar(a), `${a}-secret-key`])), ...(await o.env?.(dir)) });
+  return {
+    sims,
+    slack,
+    hook,
+    dir,
+    daemons,
+    config: async (name, storage, accounts = o.accounts) =>
+      writeReplicaConfig({ dir, name, port: await freePort(), accounts: new Map(accounts.map((a) => [a, sims.get(a) as RunningSimulator])), storage, slackUrl: slack.url, hookUrl: hook.url }),
+    async close() {
+      daemons.killAll(); // SIGKILL ends a stopped process too
+      for (const sim of sims.values()) await sim.close();
+      await slack.close();
+      await hook.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** How many of `rows` there are per box and status (`"SERIAL status"` -> count). */

@@ -40,7 +40,7 @@ import { PostgresTestCallsRepo } from './test-calls.js';
 import { PostgresTransitions } from './transitions.js';
 
 /** Key of the transaction-scoped advisory lock that serializes replicas' cycle writes ('bxwc'). */
-const CYCLE_WRITE_LOCK = 0x62787763;
+export const CYCLE_WRITE_LOCK = 0x62787763;
 
 export interface PostgresStoreOptions extends PostgresOptions {
   clock?: Clock;
@@ -152,13 +152,16 @@ export class PostgresStore implements DataStore {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(async (tx) => {
       if (fence !== undefined) {
-        // A replica that lost the account's lease writes nothing (LeaseLostError); a takeover waits for this transaction.
-        await checkFence(tx, fence);
         // Replicas write other accounts' cycles meanwhile: cycle writes are serialized by a lock
         // that ends with the transaction (nothing can be left behind by a lost connection). The
         // history writer reads an account's state again only when another process recorded that
         // account since it did (PostgresHistory.record); ids come from the database's sequences.
         await tx.query('SELECT pg_advisory_xact_lock($1)', [CYCLE_WRITE_LOCK]);
+        // Then the fence: a replica that lost the account's lease writes nothing (LeaseLostError);
+        // a takeover waits for this transaction. Checked after the lock, so that the lease row is
+        // not held while this write waits for another replica's: the lease's renewal (an UPDATE
+        // of that row) would wait as long, and leases ran out under load (BENCHMARKS.md, "Two replicas").
+        await checkFence(tx, fence);
       }
       const recorded = await this.history_.record(tx, write);
       const view: CycleView = {
