@@ -5,12 +5,12 @@
  * schema's output (see `Camelize`); durations are milliseconds there.
  */
 import { z } from 'zod';
-import cron from 'node-cron';
 import { readDuration, tryParseDuration } from '../duration.js';
 import { templateProblem } from '../notify/templates.js';
 import { DEFAULT_MAX_BODY } from '../gateway/client.js';
 import { E164 } from '../gateway/messages.js';
 import { ACCOUNT_NAME, DEFAULT_ACCOUNT } from '../box-id.js';
+import { isCronExpression } from '../poller/scheduler.js';
 
 import { isArchiveRuleKind, isCallRuleKind, SEVERITIES, type RuleKind } from '../vocabulary.js';
 
@@ -95,7 +95,7 @@ const gatewayFields = {
 
 const gatewaySchema = z.strictObject(gatewayFields);
 
-const cronSchedule = z.string().refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "*/30 * * * * *")' });
+const cronSchedule = z.string().refine(isCronExpression, { error: 'invalid cron expression (5 or 6 fields; e.g. "*/30 * * * * *")' });
 
 /** An account name (src/box-id.ts): it prefixes the serials of the account's boxes. */
 const accountName = z.string().regex(ACCOUNT_NAME, { error: 'must be lowercase letters, digits, "-" and "_" (at most 63), starting with a letter or digit' });
@@ -144,7 +144,7 @@ function isTimeZone(name: string): boolean {
 const callsSchema = z.strictObject({
   schedule: z
     .string()
-    .refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "0 * * * * *")' })
+    .refine(isCronExpression, { error: 'invalid cron expression (5 or 6 fields; e.g. "0 * * * * *")' })
     .default('0 * * * * *'),
   /** Calls per list page (the simulator's maximum is 100). */
   per_page: z.int().min(1).max(1000).default(100),
@@ -194,7 +194,7 @@ const testCallSchema = z.strictObject({
   boxes: z.preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.string().min(1)).min(1)),
   to: z.string().regex(E164, { error: 'must be an E.164 phone number (+ then 8 to 15 digits, e.g. +14155550123)' }),
   agent: z.int().min(1),
-  schedule: z.string().refine((s) => cron.validate(s), { error: 'invalid cron expression (5 or 6 fields; e.g. "0 0 9 * * *")' }),
+  schedule: z.string().refine(isCronExpression, { error: 'invalid cron expression (5 or 6 fields; e.g. "0 0 9 * * *")' }),
   daily_cap: z.strictObject({
     /** Test calls per box and UTC day, at most. */
     per_box: z.int().min(1).max(1_000),

@@ -1,9 +1,13 @@
 /**
- * Runs the poll cycle on a node-cron schedule, never overlapping: a tick that finds the previous
- * cycle still running is skipped and counted. `stop()` stops the schedule and waits for the cycle
- * in flight. Schedules are read in `timezone` (`poll.timezone`, default UTC), never the host's.
+ * Runs the poll cycle on a cron schedule, never overlapping: a tick that finds the previous cycle
+ * still running is skipped and counted. `stop()` stops the schedule and waits for the cycle in
+ * flight. Schedules are read in `timezone` (`poll.timezone`, default UTC), never the host's.
+ * croner parses the expressions and finds their next times; the timer is ours, so a run missed
+ * because the process was blocked or suspended is logged and not run late (see `arm`). In UTC the
+ * times are computed without `Intl` (a fixed offset), which spares the daemon the ICU data
+ * (about 8 MiB of RSS, BENCHMARKS.md "Fifth pass of issue 14").
  */
-import cron from 'node-cron';
+import { Cron } from 'croner';
 import type { Logger } from '../log.js';
 import { isoTime } from '../time.js';
 
@@ -21,7 +25,7 @@ export interface Scheduler {
 export const DEFAULT_TIMEZONE = 'UTC';
 
 export interface SchedulerOptions {
-  /** node-cron expression; omit to drive ticks only by calling tick() (tests). */
+  /** Cron expression (5 fields, or 6 with seconds first); omit to drive ticks only by calling tick() (tests). */
   schedule?: string;
   /** IANA time zone the schedule is read in (default UTC). */
   timezone?: string;
@@ -58,20 +62,7 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
     return 'ran';
   };
 
-  const task = options.schedule
-    ? cron.schedule(
-        options.schedule,
-        () => {
-          void tick();
-        },
-        { timezone: options.timezone ?? DEFAULT_TIMEZONE },
-      )
-    : null;
-  // node-cron notices a run it missed (the process was blocked or suspended at that second) and,
-  // unless someone listens, prints a raw warning on stdout: it goes through our log instead.
-  task?.on('execution:missed', (ctx) => {
-    options.logger.warn({ at: isoTime(ctx.date.getTime()) }, 'a scheduled run was missed: the process was busy or suspended at that time');
-  });
+  const timer = options.schedule ? scheduleTimer(options.schedule, options.timezone ?? DEFAULT_TIMEZONE, () => void tick(), options.logger) : null;
 
   return {
     tick,
@@ -82,11 +73,11 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
       return inFlight !== null;
     },
     nextRun() {
-      return task?.getNextRun()?.getTime() ?? null;
+      return timer?.next() ?? null;
     },
     async stop() {
       stopped = true;
-      if (task) await task.destroy();
+      timer?.stop();
       if (inFlight) await inFlight;
     },
   };
@@ -94,11 +85,64 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
 
 /** Milliseconds between two consecutive runs of a cron expression (for the details budget). */
 export function scheduleIntervalMs(expression: string, timezone = DEFAULT_TIMEZONE): number {
-  const task = cron.createTask(expression, () => undefined, { timezone });
+  const [a, b] = parseSchedule(expression, timezone).nextRuns(2);
+  return a && b ? b.getTime() - a.getTime() : 30_000;
+}
+
+/** True for an expression the scheduler accepts: 5 fields, or 6 with seconds first (config validation). */
+export function isCronExpression(expression: string): boolean {
   try {
-    const [a, b] = task.getNextRuns(2);
-    return a && b ? b.getTime() - a.getTime() : 30_000;
-  } finally {
-    void task.destroy();
+    parseSchedule(expression, DEFAULT_TIMEZONE);
+    return true;
+  } catch {
+    return false;
   }
+}
+
+/** A run late by more than this was missed: it is logged, not run late. */
+const MISSED_AFTER_MS = 1_000;
+/** setTimeout's longest delay; a later run is reached by waking once more. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+/**
+ * The expression as croner reads it, without a job of its own: in UTC as a fixed offset (no
+ * `Intl`), elsewhere in the IANA zone. Day of month and day of week must both match
+ * (`0 0 0 13 * fri`: Fridays the 13th), not either one as in classic cron.
+ */
+function parseSchedule(expression: string, timezone: string): Cron {
+  const zone = timezone === 'UTC' || timezone === 'Etc/UTC' ? { utcOffset: 0 } : { timezone };
+  return new Cron(expression.replace(FULL_NAME, (name) => name.slice(0, 3)), { ...zone, mode: '5-or-6-parts', domAndDow: true, paused: true });
+}
+
+/** Month and day names written in full (`monday`, `january`), which croner reads as `mon`, `jan` only. */
+const FULL_NAME = /\b(?:january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/gi;
+
+/**
+ * Calls `run` at each time of the schedule. A timer that fires more than a second after its time
+ * (the event loop was blocked, the machine suspended) runs nothing for the times it passed but
+ * logs each of them; the next time still ahead is armed.
+ */
+function scheduleTimer(expression: string, timezone: string, run: () => void, logger: Logger): { next(): number; stop(): void } {
+  const cron = parseSchedule(expression, timezone);
+  const after = (ms: number): number => (cron.nextRun(new Date(ms)) as Date).getTime();
+  let due = after(Date.now());
+  let timeout: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    timeout = setTimeout(fire, Math.min(Math.max(due - Date.now(), 0), MAX_DELAY_MS));
+  };
+  const fire = (): void => {
+    const now = Date.now();
+    while (due <= now) {
+      const following = after(due);
+      if (following > now && now - due <= MISSED_AFTER_MS) run();
+      else logger.warn({ at: isoTime(due) }, 'a scheduled run was missed: the process was busy or suspended at that time');
+      due = following;
+    }
+    arm();
+  };
+  arm();
+  return {
+    next: () => due,
+    stop: () => clearTimeout(timeout),
+  };
 }

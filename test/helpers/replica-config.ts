@@ -9,6 +9,7 @@
 import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { expect } from 'vitest';
 import { join } from 'node:path';
 import type { SimBox } from '../../src/sim/fleet.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
@@ -128,6 +129,22 @@ export function webhookAlertCounts(requests: readonly { body: unknown }[]): Map<
   return countByBoxAndStatus(
     requests.flatMap((r) => (r.body as { alerts: { status: string; labels: { serial?: string } }[] }).alerts.map((a) => ({ serial: String(a.labels.serial), status: a.status }))),
   );
+}
+
+/**
+ * Asserts that a webhook receiver got each notified transition (`expected`: "SERIAL status" ->
+ * count) once and nothing else, counting a message sent again once: a re-send repeats the
+ * message's body, so the only duplicates allowed are whole repeated messages, at most `maxResent`
+ * (the one send per notifier in flight when a leader died or froze). Returns how many were repeated.
+ */
+export function expectEachDeliveredOnce(expected: ReadonlyMap<string, number>, requests: readonly { raw: string; body: unknown }[], maxResent = 1): number {
+  const distinct = [...new Map(requests.map((r) => [r.raw, r])).values()];
+  const got = webhookAlertCounts(distinct);
+  for (const [key, n] of expected) expect(got.get(key) ?? 0, key).toBe(n);
+  for (const key of got.keys()) expect(expected.has(key), `${key} was never a transition`).toBe(true);
+  const resent = requests.length - distinct.length;
+  expect(resent, 'messages sent again').toBeLessThanOrEqual(maxResent);
+  return resent;
 }
 
 /** The rows of `sql` on the SQLite file the replicas share, read-only ([] before the file or its tables exist). */

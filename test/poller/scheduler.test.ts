@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger, silentLogger } from '../../src/log.js';
-import { startScheduler } from '../../src/poller/scheduler.js';
+import { scheduleIntervalMs, startScheduler } from '../../src/poller/scheduler.js';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -109,13 +109,54 @@ describe('the time zone of the schedule (poll.timezone)', () => {
     expect(nextNine('Asia/Tokyo')).toMatch(/T00:00:00\.000Z$/);
   });
 
+  it('reads UTC without Intl (whose ICU data would cost the daemon about 8 MiB)', () => {
+    const dateTimeFormat = vi.spyOn(Intl, 'DateTimeFormat');
+    try {
+      expect(nextNine('UTC')).toMatch(/T09:00:00\.000Z$/);
+      expect(scheduleIntervalMs('*/30 * * * * *')).toBe(30_000);
+      expect(dateTimeFormat).not.toHaveBeenCalled();
+    } finally {
+      dateTimeFormat.mockRestore();
+    }
+  });
+
   it('an unknown time zone is a configuration error naming poll.timezone', () => {
     expect(() => parseConfig('gateway: { secret_key: k }\npoll: { timezone: Mars/Olympus }\n', {}, 'test')).toThrow(/poll\.timezone: unknown time zone/);
   });
 });
 
+describe('the expression', () => {
+  it('has 5 fields (minutes first) or 6 (seconds first)', () => {
+    expect(scheduleIntervalMs('*/5 * * * *')).toBe(300_000);
+    expect(scheduleIntervalMs('*/5 * * * * *')).toBe(5_000);
+  });
+
+  it('names months and days short or in full', () => {
+    const next = (schedule: string): number | null => {
+      const scheduler = startScheduler({ schedule, logger: silentLogger, task: async () => undefined });
+      try {
+        return scheduler.nextRun();
+      } finally {
+        void scheduler.stop();
+      }
+    };
+    expect(next('0 0 9 * january monday')).toBe(next('0 0 9 * 1 1'));
+    expect(next('0 0 9 * Jan MON')).toBe(next('0 0 9 * 1 1'));
+  });
+
+  it('needs both the day of month and the day of week when both are given: Friday the 13th', () => {
+    const scheduler = startScheduler({ schedule: '0 0 0 13 * fri', logger: silentLogger, task: async () => undefined });
+    try {
+      const next = new Date(scheduler.nextRun() as number);
+      expect([next.getUTCDate(), next.getUTCDay(), next.getUTCHours()]).toEqual([13, 5, 0]);
+    } finally {
+      void scheduler.stop();
+    }
+  });
+});
+
 describe('a missed run', () => {
-  it('is told through the log, not as node-cron raw text on stdout', async () => {
+  it('is told through the log with its time, nothing raw on stdout', async () => {
     const lines: string[] = [];
     const destination = new Writable({
       write(chunk: Buffer, _enc, done) {

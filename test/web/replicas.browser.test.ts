@@ -80,6 +80,9 @@ describe.skipIf(!hasChromium)('the replica serving each account, on the dashboar
       const h = holders();
       return ACCOUNTS.map((a) => h.get(a)).sort().join() === 'replica-a,replica-b';
     }, 90_000);
+
+    const base = `http://127.0.0.1:${ports.get('replica-c')}`;
+    await daemons.until('replica-c answers', () => fetch(`${base}/api/cluster`).then((r) => r.ok, () => false), 60_000); // it may not listen yet
     // A replica that died a minute ago: its heartbeat and its lease of `initech` are old.
     const db = new Database(dbPath);
     db.pragma('busy_timeout = 10000');
@@ -87,8 +90,6 @@ describe.skipIf(!hasChromium)('the replica serving each account, on the dashboar
     db.prepare('INSERT INTO replicas (id, host, pid, started_at, beat_at) VALUES (?, ?, ?, ?, ?)').run('ghost-1', HOSTILE, 4242, longAgo - 60_000, longAgo);
     db.prepare('INSERT INTO leases (account, holder, token, expires_at, acquired_at) VALUES (?, ?, 7, ?, ?)').run('initech', 'ghost-1', longAgo, longAgo - 3_000);
     db.close();
-
-    const base = `http://127.0.0.1:${ports.get('replica-c')}`;
     const cluster = (await (await fetch(`${base}/api/cluster`)).json()) as { replica: { id: string; leads: string[] }; accounts: AccountServerJson[] };
     const h = holders();
     expect(cluster.replica).toEqual({ id: 'replica-c', leads: [] });
