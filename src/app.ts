@@ -44,11 +44,12 @@ import { alertViewSource } from './views/alerts.js';
 import { apiReader } from './views/api-reader.js';
 import { createCallIngest, type CallIngest, type CallSyncResult } from './calls/index.js';
 import { registerCallMetrics } from './calls/metrics.js';
-import { createArchiver, withArchiveFacts, registerArchiveMetrics, type ArchiveFs, type Archiver, type ArchivePassResult } from './archive/index.js';
+import { createArchiver, archiveFactsFor, withArchiveFacts, registerArchiveMetrics, type ArchiveFs, type Archiver, type ArchivePassResult } from './archive/index.js';
 import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/test-calls.js';
 import { createReplica, type Replica } from './cluster/replica.js';
 import { isLeaseLost, type Fence } from './cluster/leases.js';
 import { accountOf } from './box-id.js';
+import { rulesOfAccount } from './rules/index.js';
 
 export interface AppDeps<S extends DataStore = DataStore> {
   config: Config;
@@ -244,11 +245,26 @@ export function createApp(deps: AppDeps): App {
         },
       })
     : null;
+  /**
+   * The account in whose cycles this process judges its archive's `archive_failing` rule: the
+   * first configured account it works for (replicas: leads now) that the rule applies to. One
+   * archive failure is one alert, under that account's fleet key, not one per account. Replicas
+   * each have their own archive (docs/operations.md), so each replica's failure is its own alert,
+   * under the first account it leads.
+   */
+  const archiveJudge = (ruleName: string): string | undefined => {
+    const rule = config.rules.find((r) => r.name === ruleName);
+    return accounts.map((a) => a.config.name).find((name) => (replica === null || replica.holds(name)) && rule !== undefined && rulesOfAccount([rule], name).length > 0);
+  };
   /** The fleet's counts for templates (`fleet.*`), as of the last cycle (read at start, then kept by each cycle). */
   let fleet: FleetStats | undefined;
   const pipeline = new AlertPipeline({
     config,
-    callFacts: (account) => withArchiveFacts(callIngests.get(account)?.facts() ?? null, archive?.facts() ?? null),
+    callFacts: (account) =>
+      withArchiveFacts(
+        callIngests.get(account)?.facts() ?? null,
+        archiveFactsFor(archive?.facts() ?? null, (rule) => archiveJudge(rule) === account),
+      ),
     // Judged with the call facts: only after a successful call sync of the account are its test calls' ends known.
     testCallVerdicts: (account) => (testCalls !== null && callIngests.get(account)?.facts() ? testCalls.verdicts(clock.now()) : null),
   });
@@ -529,13 +545,16 @@ export function createApp(deps: AppDeps): App {
           ...(deps.archiveFs && { fs: deps.archiveFs }),
         })
       : null;
-  let lastCalls: CallSyncResult | undefined;
+  /** Per account, the result of its last call sync (what `runCallsOnce` returns). */
+  const lastCalls = new Map<string, CallSyncResult>();
   /** One call sync of an account; replicas: only by the replica that leads it. */
   const callsCycle = (run: AccountRun) => async (): Promise<void> => {
     const ingest = callIngests.get(run.config.name);
     if (!ingest || (replica !== null && !replica.holds(run.config.name))) return;
+    // Its own result: the accounts' syncs run at the same moment, and each awaits between here and the offer.
+    let result: CallSyncResult;
     try {
-      lastCalls = await ingest.run(controller.signal);
+      result = await ingest.run(controller.signal);
     } catch (err) {
       if (controller.signal.aborted) return;
       const code = storeFailureCode(err);
@@ -543,10 +562,11 @@ export function createApp(deps: AppDeps): App {
       run.logger.error({ code, err: errorMessage(err) }, 'call sync could not be stored; the next cycle reads again');
       return;
     }
-    callMetrics?.observeSync(lastCalls);
-    if (lastCalls.outcome === 'ok') await testCalls?.refresh(); // their calls' statuses changed
+    lastCalls.set(run.config.name, result);
+    callMetrics?.observeSync(run.config.name, result);
+    if (result.outcome === 'ok') await testCalls?.refresh(); // their calls' statuses changed
     if (archive) {
-      archive.offer(lastCalls.recordings);
+      archive.offer(result.recordings);
       void archive.pass();
     }
   };
@@ -644,9 +664,9 @@ export function createApp(deps: AppDeps): App {
       for (const [i, run] of accounts.entries()) {
         const scheduler = callsSchedulers[i];
         if (scheduler === undefined || (account !== undefined && run.config.name !== account)) continue;
-        lastCalls = undefined;
+        lastCalls.delete(run.config.name);
         await scheduler.tick();
-        result = lastCalls;
+        result = lastCalls.get(run.config.name);
       }
       return result;
     },

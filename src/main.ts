@@ -30,6 +30,15 @@ function onReload(listener: () => void): () => void {
   };
 }
 
+/**
+ * The reader of our output went away (`boxwatch calls show 1 | head -1`): a normal end of the
+ * command, as for any Unix tool, not a crash with a stack trace. Any other output error is one.
+ */
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+  process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+});
+
 const code = await runCli(
   process.argv.slice(2),
   {

@@ -186,7 +186,7 @@ describe('boxwatch calls show', () => {
 describe('usage errors: exit 2, a clear message, no request', () => {
   const from = 'box:BX-00001';
   const cases: [string, string[], NodeJS.ProcessEnv | null, RegExp][] = [
-    ['from not a serial', ['call', '--from', 'box:a b', '--to', PHONE, '--agent', '101'], null, /--from must be a box serial, SERIAL or box:SERIAL/],
+    ['from not a serial', ['call', '--from', 'box:a b', '--to', PHONE, '--agent', '101'], null, /--from must be a box serial, SERIAL, box:SERIAL or ACCOUNT\/SERIAL/],
     ['to not E.164', ['call', '--from', from, '--to', '4155550123', '--agent', '101'], null, /--to must be an E\.164 phone number/],
     ['agent not an integer', ['call', '--from', from, '--to', PHONE, '--agent', 'sales'], null, /--agent must be a positive integer, got "sales"/],
     ['missing --to', ['call', '--from', from, '--agent', '101'], null, /required option '--to <number>' not specified/],
@@ -202,7 +202,7 @@ describe('usage errors: exit 2, a clear message, no request', () => {
     ['box filter', ['calls', 'list', '--box', 'a b'], null, /--box must be a box serial/],
     ['since', ['calls', 'list', '--since', 'yesterday'], null, /--since must be a duration/],
     ['empty status', ['calls', 'list', '--status', ' '], null, /--status must not be empty/],
-    ['show id', ['calls', 'show', 'abc'], null, /call id must be an integer, got "abc"/],
+    ['show id', ['calls', 'show', 'abc'], null, /call id must be an integer or ACCOUNT\/INTEGER, got "abc"/],
     ['show without id', ['calls', 'show'], null, /missing required argument 'id'/],
     ['unknown option', ['calls', 'list', '--colour'], null, /unknown option '--colour'/],
   ];

@@ -37,3 +37,21 @@ export function withArchiveFacts(calls: CallFacts | null, archive: { at: number;
   if (calls === null) return { at: archive.at, byRule: archive.byRule };
   return { at: calls.at, byRule: new Map([...calls.byRule, ...archive.byRule]) };
 }
+
+/**
+ * The archive rules' facts as the cycle of one account judges them. The archive is the process's
+ * own (one directory, one failure), so `archive_failing` is judged once per process: only in the
+ * cycle of the account `judgesFailure(rule)` says (app.ts: the first account this process works
+ * for that the rule applies to); every other account's cycle sees no failure, so it raises none
+ * and resolves one it raised before (an earlier lease, an older version). `recording_lost` is per
+ * box: every account's cycle judges its own boxes.
+ */
+export function archiveFactsFor(
+  facts: { at: number; byRule: ReadonlyMap<string, ArchiveRuleFacts> } | null,
+  judgesFailure: (rule: string) => boolean,
+): { at: number; byRule: ReadonlyMap<string, ArchiveRuleFacts> } | null {
+  if (facts === null) return null;
+  const byRule = new Map(facts.byRule);
+  for (const [name, f] of byRule) if (f.kind === 'archive_failing' && f.failing !== null && !judgesFailure(name)) byRule.set(name, { kind: f.kind, failing: null });
+  return { at: facts.at, byRule };
+}

@@ -1,10 +1,15 @@
 /**
  * Gateway address and key for the call commands, like every command from the configuration file
- * (`--config`, BOXWATCH_CONFIG, ./boxwatch.yaml when it exists; only its `gateway` or `gateways`
- * section is used: with several accounts, the one `account` names, src/box-id.ts), overridden by `--gateway URL` / BOXWATCH_GATEWAY_URL and BOXWATCH_SECRET_KEY. With no
- * configuration file the address defaults to http://127.0.0.1:8080; without any key the
- * simulator's development key is used, but only for a loopback gateway address (a local
- * simulator); any other address needs the real key.
+ * (`--config`, BOXWATCH_CONFIG, ./boxwatch.yaml when it exists; only its `gateway`/`gateways`
+ * sections are used). A single `gateway:` is overridden by `--gateway URL` / BOXWATCH_GATEWAY_URL
+ * and BOXWATCH_SECRET_KEY. With no configuration file the address defaults to
+ * http://127.0.0.1:8080; without any key the simulator's development key is used, but only for a
+ * loopback gateway address (a local simulator); any other address needs the real key.
+ *
+ * With `gateways:` (several accounts) a call command works through one account's own address and
+ * key (`--gateway` still overrides the address): the one named by `--account NAME` (or by the
+ * `ACCOUNT/` of a box or call id), which is required when several are configured
+ * (`pickAccount`). `accountClients` is the one way the call commands make an account's client.
  */
 import { existsSync } from 'node:fs';
 import { Option } from 'commander';
@@ -13,8 +18,9 @@ import { terminalSafe } from './output.js';
 import { UsageError } from '../errors.js';
 import { createGatewayClient } from '../gateway/client.js';
 import { BOX_FROM } from '../gateway/messages.js';
-import { splitBoxKey } from '../box-id.js';
 import type { GatewayClient } from '../gateway/types.js';
+import { DEFAULT_ACCOUNT } from '../box-id.js';
+import type { AccountConfig } from '../config/index.js';
 import { DEV_KEY } from '../sim/dev-key.js';
 
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
@@ -37,44 +43,80 @@ export interface GatewaySettings {
 export interface GatewayFlags {
   gateway?: string;
   config?: string;
-  /** The account of `gateways:` (needed when there are several). */
-  account?: string;
+}
+
+/** The configuration's accounts, when a file is named or ./boxwatch.yaml exists (else none). */
+export function configuredAccounts(configFlag: string | undefined, env: NodeJS.ProcessEnv): readonly AccountConfig[] {
+  const path = resolveConfigPath({ path: configFlag, env });
+  if (path === DEFAULT_CONFIG_PATH && configFlag === undefined && !existsSync(path)) return [];
+  return loadConfig({ path, env, uses: ['gateway', 'gateways'] }).config.gateways;
+}
+
+/** True for the accounts of a single `gateway:` section (or of no configuration): env and flags override it. */
+function isSingleGateway(accounts: readonly AccountConfig[]): boolean {
+  return accounts.length === 0 || (accounts.length === 1 && accounts[0]?.name === DEFAULT_ACCOUNT);
 }
 
 export function accountOption(): Option {
-  return new Option('--account <name>', 'the account of gateways: in the configuration (needed when it has several)');
-}
-
-/** The configuration's gateway (of `account` with several accounts), when a file is named or ./boxwatch.yaml exists. */
-function configuredGateway(configFlag: string | undefined, env: NodeJS.ProcessEnv, account: string | undefined): Partial<GatewaySettings> {
-  const path = resolveConfigPath({ path: configFlag, env });
-  if (path === DEFAULT_CONFIG_PATH && configFlag === undefined && !existsSync(path)) {
-    if (account !== undefined) throw new UsageError(`--account ${terminalSafe(account)} needs a configuration file with gateways: (none at ${path})`);
-    return {};
-  }
-  const { gateways } = loadConfig({ path, env, uses: ['gateway', 'gateways'] }).config;
-  const names = gateways.map((g) => g.name).join(', ');
-  if (account === undefined && gateways.length > 1) throw new UsageError(`--account is needed: the configuration has several accounts (${names})`);
-  const gateway = account === undefined ? gateways[0] : gateways.find((g) => g.name === account);
-  if (gateway === undefined) throw new UsageError(`--account ${terminalSafe(account ?? '')} is not an account of the configuration (accounts: ${names})`);
-  return { url: gateway.baseUrl, key: gateway.secretKey };
+  return new Option('--account <name>', 'the account of gateways: to use (needed when several are configured)');
 }
 
 /**
- * The account a box id or call key (`ACCOUNT/...`, src/box-id.ts) names, with `--account`: they
- * must agree (a UsageError otherwise); neither: none (the configuration's only account).
+ * The account a call command works for: `given` (--account, or the ACCOUNT/ of a box or call id;
+ * `said` is how the user wrote it, for the message), which must be configured; without it the only
+ * account. Several accounts and none given is a UsageError naming them: a call command never picks
+ * one silently.
  */
-export function accountNamed(key: string | undefined, flag: string | undefined): { account?: string } {
-  const named = key?.includes('/') === true ? splitBoxKey(key).account : undefined;
-  if (named !== undefined && flag !== undefined && named !== flag) throw new UsageError(`${terminalSafe(key ?? '')} is of account ${terminalSafe(named)}, not of --account ${terminalSafe(flag)}`);
-  const account = named ?? flag;
-  return account === undefined ? {} : { account };
+export function pickAccount(accounts: readonly AccountConfig[], given: string | undefined, said = `--account ${given ?? ''}`): string {
+  const names = accounts.length === 0 ? [DEFAULT_ACCOUNT] : accounts.map((a) => a.name);
+  if (given !== undefined) {
+    if (!names.includes(given)) throw new UsageError(`${terminalSafe(said)} is not an account of the configuration (accounts: ${names.join(', ')})`);
+    return given;
+  }
+  if (names.length > 1) throw new UsageError(`--account is needed: the configuration has several accounts (${names.join(', ')})`);
+  return names[0] as string;
 }
 
-/** Resolves the gateway URL and key; throws UsageError for a bad URL or a missing key. */
-export function resolveGateway(flags: GatewayFlags, env: NodeJS.ProcessEnv): GatewaySettings {
-  const configured = configuredGateway(flags.config, env, flags.account);
-  const raw = flags.gateway ?? (env.BOXWATCH_GATEWAY_URL || configured.url || DEFAULT_GATEWAY_URL);
+/**
+ * The address and key of `account` (undefined when it is not configured): of a single `gateway:`
+ * as resolveGateway takes it, of an entry of `gateways:` its own (`--gateway` still overrides the address).
+ */
+export function accountSettings(accounts: readonly AccountConfig[], flags: GatewayFlags, env: NodeJS.ProcessEnv, account: string): GatewaySettings | undefined {
+  if (isSingleGateway(accounts)) return account === DEFAULT_ACCOUNT ? resolveGateway(flags, env, accounts[0]) : undefined;
+  const entry = accounts.find((a) => a.name === account);
+  return entry === undefined ? undefined : checkedSettings(flags.gateway ?? entry.baseUrl, entry.secretKey);
+}
+
+/** One client per account, made at its first use (`clientOf`: undefined for an account not configured); `close` closes them all. */
+export function accountClients(settingsOf: (account: string) => GatewaySettings | undefined): { clientOf(account: string): GatewayClient | undefined; close(): Promise<void> } {
+  const clients = new Map<string, GatewayClient>();
+  return {
+    clientOf(account) {
+      const known = clients.get(account);
+      if (known !== undefined) return known;
+      const settings = settingsOf(account);
+      if (settings === undefined) return undefined;
+      const client = createGatewayClient({ baseUrl: settings.url, secretKey: settings.key });
+      clients.set(account, client);
+      return client;
+    },
+    async close() {
+      await Promise.all([...clients.values()].map((c) => c.close()));
+    },
+  };
+}
+
+/**
+ * Resolves the URL and key of a single gateway (`configured`: the configuration's, if any); throws
+ * UsageError for a bad URL or a missing key.
+ */
+export function resolveGateway(flags: GatewayFlags, env: NodeJS.ProcessEnv, configured: AccountConfig | undefined = configuredAccounts(flags.config, env)[0]): GatewaySettings {
+  const raw = flags.gateway ?? (env.BOXWATCH_GATEWAY_URL || configured?.baseUrl || DEFAULT_GATEWAY_URL);
+  return checkedSettings(raw, env.BOXWATCH_SECRET_KEY || configured?.secretKey);
+}
+
+/** `raw` checked as a gateway URL, with `key` (a loopback address without one: the development key). */
+function checkedSettings(raw: string, key: string | undefined): GatewaySettings {
   let url: URL;
   try {
     url = new URL(raw);
@@ -84,7 +126,6 @@ export function resolveGateway(flags: GatewayFlags, env: NodeJS.ProcessEnv): Gat
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`invalid gateway URL "${raw}": use http:// or https://`);
   }
-  const key = env.BOXWATCH_SECRET_KEY || configured.key;
   if (key !== undefined && key !== '') return { url: raw, key };
   if (LOOPBACK_HOSTS.has(url.hostname)) return { url: raw, key: DEV_KEY };
   throw new UsageError(
@@ -92,14 +133,36 @@ export function resolveGateway(flags: GatewayFlags, env: NodeJS.ProcessEnv): Gat
   );
 }
 
-/** Runs `fn` with a client for `settings` and closes the client afterwards. */
-export async function withGateway<T>(settings: GatewaySettings, fn: (client: GatewayClient) => Promise<T>): Promise<T> {
-  const client = createGatewayClient({ baseUrl: settings.url, secretKey: settings.key });
-  try {
-    return await fn(client);
-  } finally {
-    await client.close();
+export interface AccountFlags extends GatewayFlags {
+  account?: string;
+}
+
+/**
+ * Runs `fn` with the client of the account a call command works for (`pickAccount`: --account, or
+ * the ACCOUNT/ of `id`, a box or call id as given), and closes the client afterwards.
+ */
+export async function withAccountGateway<T>(flags: AccountFlags, env: NodeJS.ProcessEnv, id: string | undefined, fn: (client: GatewayClient, account: string) => Promise<T>): Promise<T> {
+  const named = id === undefined ? undefined : accountPart(id).account;
+  if (flags.account !== undefined && named !== undefined && flags.account !== named) {
+    throw new UsageError(`${terminalSafe(id ?? '')} is of account ${terminalSafe(named)}, not of --account ${terminalSafe(flags.account)}`);
   }
+  const accounts = configuredAccounts(flags.config, env);
+  const account = named === undefined ? pickAccount(accounts, flags.account) : pickAccount(accounts, named, `account ${named} (of ${id ?? ''})`);
+  const clients = accountClients((name) => accountSettings(accounts, flags, env, name));
+  try {
+    return await fn(clients.clientOf(account) as GatewayClient, account);
+  } finally {
+    await clients.close();
+  }
+}
+
+/**
+ * An id given with its account, `ACCOUNT/ID` (as stored and shown elsewhere: src/box-id.ts), or a
+ * bare id: its account (undefined for a bare one) and the part after it.
+ */
+export function accountPart(text: string): { account: string | undefined; rest: string } {
+  const slash = text.indexOf('/');
+  return slash < 0 ? { account: undefined, rest: text } : { account: text.slice(0, slash), rest: text.slice(slash + 1) };
 }
 
 

@@ -3,6 +3,9 @@
  * per box or agent: calls placed, completed, failed and the failed share of the final calls,
  * stuck (initiated longer than calls.stuck_after), median duration of the completed calls, and
  * recordings archived and lost. Times on the database's clock (a demo database's own).
+ *
+ * Agent ids are each vendor account's own: `--by agent` counts every account's agents apart, with
+ * an ACCOUNT column when the rows are of several accounts (as `status` shows boxes).
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
@@ -46,10 +49,13 @@ async function runStats(opts: StatsOptions, ctx: CliContext): Promise<void> {
     const stuckAfter = config?.calls?.stuckAfter ?? DEFAULT_STUCK_AFTER_MS;
     const rows = await store.calls.stats({ since: from, by, stuckBefore: now - stuckAfter });
     const json = rows.map((r) => callStatsJson(r, by));
+    // Several accounts' agents: an ACCOUNT column before AGENT.
+    const several = by === 'agent' && new Set(json.map((r) => r.account)).size > 1;
     const total = rows.reduce((t, r) => ({ placed: t.placed + r.placed, completed: t.completed + r.completed, failed: t.failed + r.failed }), { placed: 0, completed: 0, failed: 0 });
     printRows(ctx, opts.format, {
-      headers: [by === 'box' ? 'BOX' : 'AGENT', 'PLACED', 'TEST', 'COMPLETED', 'FAILED', 'FAILED %', 'STUCK', 'MEDIAN', 'ARCHIVED', 'LOST'],
+      headers: [...(several ? ['ACCOUNT'] : []), by === 'box' ? 'BOX' : 'AGENT', 'PLACED', 'TEST', 'COMPLETED', 'FAILED', 'FAILED %', 'STUCK', 'MEDIAN', 'ARCHIVED', 'LOST'],
       rows: json.map((r) => [
+        ...(several ? [terminalSafe(r.account ?? '')] : []),
         by === 'box' ? terminalSafe(r.box ?? '') : String(r.agent),
         String(r.placed),
         String(r.testCalls),

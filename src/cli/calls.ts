@@ -5,6 +5,10 @@
  * this side, page by page (`page` from 1), and sorts by start time, newest first. Without `--all`
  * it stops once `--limit` calls (default 20) matched or after 10 pages, and says so on stderr
  * when more may exist; `--all` reads every page and shows every match.
+ *
+ * With `gateways:` both read one account's gateway, with its key: `--account NAME` (or, for
+ * `show`, a call id written `ACCOUNT/ID` as the database and the API show it); several accounts and
+ * none named is exit 2 naming them.
  */
 import { UsageError } from '../errors.js';
 import type { CallSummary } from '../gateway/schemas.js';
@@ -13,8 +17,7 @@ import { tryParseDuration, formatDuration } from '../duration.js';
 import { readTime, TIME_HELP } from '../time.js';
 import { systemClock } from '../clock.js';
 import type { CliContext, RegisterCommand } from './context.js';
-import { splitBoxKey } from '../box-id.js';
-import { accountNamed, accountOption, boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, resolveGateway, terminalSafe, withGateway } from './call-gateway.js';
+import { accountOption, accountPart, boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, terminalSafe, withAccountGateway } from './call-gateway.js';
 import { formatOption, formatTable, type OutputFormat } from './output.js';
 import { registerCallStats } from './calls-stats.js';
 
@@ -30,16 +33,16 @@ interface ListOptions {
   agent?: string;
   box?: string;
   since?: string;
+  account?: string;
   gateway?: string;
   config?: string;
-  account?: string;
   format: OutputFormat;
 }
 
 interface ShowOptions {
+  account?: string;
   gateway?: string;
   config?: string;
-  account?: string;
   format: OutputFormat;
 }
 
@@ -53,20 +56,20 @@ export const registerCalls: RegisterCommand = (program, ctx) => {
     .option('--limit <n>', `show at most N matching calls without --all (default ${DEFAULT_LIMIT})`)
     .option('--status <status>', 'only calls with this status (initiated, completed, failed, ...)')
     .option('--agent <id>', 'only calls handled by this agent')
-    .option('--box <serial>', 'only calls placed from this box (SERIAL, box:SERIAL, or ACCOUNT/SERIAL for the account of gateways:)')
+    .option('--box <serial>', 'only calls placed from this box (SERIAL, box:SERIAL or ACCOUNT/SERIAL)')
     .option('--since <when>', `only calls started within this duration (24h, 7d) or since this time (${TIME_HELP})`)
+    .addOption(accountOption())
     .addOption(gatewayOption())
     .addOption(configOption())
-    .addOption(accountOption())
     .addOption(formatOption(['table', 'json']))
     .action((opts: ListOptions) => runList(opts, ctx));
   calls
     .command('show')
     .description('show one call: status, times, duration, recording, transcript, variables')
-    .argument('<id>', 'call id (ACCOUNT/ID as stored for an account of gateways:)')
+    .argument('<id>', 'call id (ACCOUNT/ID names the account too)')
+    .addOption(accountOption())
     .addOption(gatewayOption())
     .addOption(configOption())
-    .addOption(accountOption())
     .addOption(formatOption(['table', 'json']))
     .action((id: string, opts: ShowOptions) => runShow(id, opts, ctx));
   registerCallStats(calls, ctx);
@@ -92,8 +95,8 @@ function parseListOptions(opts: ListOptions, now: number): ListQuery {
     tests.push((c) => c.agent_id === agent);
   }
   if (opts.box !== undefined) {
-    const serial = boxSerial(opts.box.includes('/') ? splitBoxKey(opts.box).serial : opts.box);
-    if (serial === undefined) throw new UsageError(`--box must be a box serial such as SN-0001, got "${opts.box}"`);
+    const serial = boxSerial(accountPart(opts.box).rest);
+    if (serial === undefined) throw new UsageError(`--box must be a box serial such as SN-0001 (or ACCOUNT/SERIAL), got "${terminalSafe(opts.box)}"`);
     tests.push((c) => c.from === `box:${serial}`);
   }
   if (opts.since !== undefined) {
@@ -145,8 +148,7 @@ async function collect(client: GatewayClient, query: ListQuery, signal: AbortSig
 
 async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
   const query = parseListOptions(opts, systemClock.now());
-  const gateway = resolveGateway({ ...opts, ...accountNamed(opts.box, opts.account) }, ctx.env);
-  const collected = await withGateway(gateway, (client) => collect(client, query, ctx.signal));
+  const collected = await withAccountGateway(opts, ctx.env, opts.box, (client) => collect(client, query, ctx.signal));
   const calls = collected.calls
     .slice()
     .sort((a, b) => Date.parse(b.started_at) - Date.parse(a.started_at))
@@ -174,11 +176,10 @@ async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
   if (collected.truncated !== undefined) ctx.err(`note: ${collected.truncated}; more calls may match (use --all)\n`);
 }
 
-async function runShow(key: string, opts: ShowOptions, ctx: CliContext): Promise<void> {
-  const id = key.includes('/') ? splitBoxKey(key).serial : key;
-  if (!/^\d+$/.test(id)) throw new UsageError(`call id must be an integer, got "${terminalSafe(key)}"`);
-  const gateway = resolveGateway({ ...opts, ...accountNamed(key, opts.account) }, ctx.env);
-  const call = await withGateway(gateway, (client) => client.getCall(id, { signal: ctx.signal }));
+async function runShow(id: string, opts: ShowOptions, ctx: CliContext): Promise<void> {
+  const given = accountPart(id);
+  if (!/^\d+$/.test(given.rest)) throw new UsageError(`call id must be an integer or ACCOUNT/INTEGER, got "${terminalSafe(id)}"`);
+  const call = await withAccountGateway(opts, ctx.env, id, (client) => client.getCall(given.rest, { signal: ctx.signal }));
   if (opts.format === 'json') {
     ctx.out(JSON.stringify(call, null, 2) + '\n');
     return;

@@ -15,12 +15,10 @@ import { maskNumber } from '../calls/privacy.js';
 import { createTestCalls } from '../calls/test-calls.js';
 import { loadConfig, type TestCallConfig } from '../config/index.js';
 import { BoxwatchError, UsageError } from '../errors.js';
-import { createGatewayClient } from '../gateway/client.js';
-import type { GatewayClient } from '../gateway/types.js';
-import { boxMatches, DEFAULT_ACCOUNT } from '../box-id.js';
+import { accountOf, boxMatches } from '../box-id.js';
 import { silentLogger } from '../log.js';
 import { openDataStore } from '../store/index.js';
-import { boxSerial, configOption, resolveGateway, terminalSafe } from './call-gateway.js';
+import { accountClients, accountPart, accountSettings, boxSerial, configOption, pickAccount, terminalSafe } from './call-gateway.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { boxIdArgument } from './store-access.js';
 
@@ -50,20 +48,11 @@ async function runTestCall(opts: RunOptions, ctx: CliContext): Promise<void> {
   const store = await openDataStore(config.storage);
   // One client per account, made when its first box is called from (the address and key of a
   // single gateway: as every call command takes them: --gateway, BOXWATCH_SECRET_KEY, the file).
-  const clients = new Map<string, GatewayClient>();
-  const single = config.gateways.length === 1 && config.gateways[0]?.name === DEFAULT_ACCOUNT;
-  const clientOf = (account: string): GatewayClient | undefined => {
-    const known = clients.get(account);
-    if (known !== undefined) return known;
-    const gateway = config.gateways.find((g) => g.name === account);
-    if (gateway === undefined) return undefined;
-    const settings = single ? resolveGateway({ config: opts.config }, ctx.env) : { url: gateway.baseUrl, key: gateway.secretKey };
-    const client = createGatewayClient({ baseUrl: settings.url, secretKey: settings.key });
-    clients.set(account, client);
-    return client;
-  };
+  const { clientOf, close } = accountClients((account) => accountSettings(config.gateways, { config: opts.config }, ctx.env, account));
   try {
     const serial = given === undefined ? undefined : ((await boxIdArgument(store, given)) ?? given);
+    // A box of an account not configured here is a bad argument: one line, exit 2, nothing stored.
+    if (serial !== undefined) pickAccount(config.gateways, accountOf(serial), `account ${accountOf(serial)} (of --box ${serial})`);
     if (serial !== undefined && !boxMatches(serial, entry.boxes)) {
       throw new UsageError(`box ${terminalSafe(serial)} is not selected by test call ${entry.name} (boxes: ${entry.boxes.join(', ')})`);
     }
@@ -82,17 +71,16 @@ async function runTestCall(opts: RunOptions, ctx: CliContext): Promise<void> {
         throw new BoxwatchError(attempt.skip === 'cap' ? 'cap_reached' : attempt.skip === 'disconnected' ? 'box_disconnected' : 'not_placed', `test call from ${attempt.serial} not placed: ${attempt.reason}`);
     }
   } finally {
-    await Promise.all([...clients.values()].map((c) => c.close()));
+    await close();
     await store.close();
   }
 }
 
 /** `--box`: `ACCOUNT/SERIAL` as it is, else the serial of `SERIAL` or `box:SERIAL`. */
 function boxArgument(text: string): string | undefined {
-  const slash = text.indexOf('/');
-  if (slash < 0) return boxSerial(text);
-  const serial = boxSerial(text.slice(slash + 1));
-  return serial === undefined ? undefined : `${text.slice(0, slash)}/${serial}`;
+  const { account, rest } = accountPart(text);
+  const serial = boxSerial(rest);
+  return serial === undefined || account === undefined ? serial : `${account}/${serial}`;
 }
 
 function pickEntry(entries: readonly TestCallConfig[], name: string | undefined): TestCallConfig {

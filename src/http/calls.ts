@@ -5,6 +5,7 @@
  * clock (call times are its own). Without a `calls:` section they answer 404.
  */
 import type { CallsRepo } from '../store/calls-repo.js';
+import type { Store } from '../store/types.js';
 import { bucketMsFor, callJson, failurePercent, type CallJson } from '../views/calls.js';
 import { isoTime } from '../time-format.js';
 import { parseRange, queryParams } from './api.js';
@@ -53,10 +54,11 @@ export interface BoxCallsJson {
   calls: CallJson[];
 }
 
-/** `/api/boxes/:serial/calls`. */
-export async function boxCallsJson(reader: CallsReader | undefined, serial: string, query: URLSearchParams): Promise<BoxCallsJson> {
+/** `/api/boxes/:serial/calls`; the box is looked up like every `/api/boxes/:serial` endpoint (its id exactly: 404 when no box has it). */
+export async function boxCallsJson(reader: CallsReader | undefined, store: Pick<Store, 'box'>, serial: string, query: URLSearchParams): Promise<BoxCallsJson> {
   const { repo, now } = readerOrOff(reader);
   const params = queryParams(query, ['since', 'from', 'to', 'limit']);
+  if (!(await store.box(serial))) throw notFound(`unknown box serial "${serial}"`);
   const { from, to } = parseRange(params, now());
   const bucketMs = bucketMsFor(to - from);
   const counts = new Map((await repo.failureBuckets(serial, from, to, bucketMs)).map((b) => [b.index, b]));

@@ -164,7 +164,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (serial === undefined || serial === '') return undefined;
     if (segments.length === 3) return async () => json(200, await boxDetailJson(store, serial, options.alerts, clock.now()));
     if (d === 'history') return async (q) => json(200, await historyJson(store, serial, q, clock.now()));
-    if (d === 'calls') return async (q) => json(200, await boxCallsJson(options.calls, serial, q));
+    if (d === 'calls') return async (q) => json(200, await boxCallsJson(options.calls, store, serial, q));
     return undefined;
   };
   const route = (segments: string[]): Route | undefined => {

@@ -96,6 +96,7 @@ export interface StuckCalls {
 
 /** The figures of `boxwatch calls stats` for one box or agent (`key`). */
 export interface CallStats {
+  /** The box id, or the agent's key: its id for the account `default`, else `ACCOUNT/ID` (each account's agents apart). */
   key: string;
   placed: number;
   completed: number;

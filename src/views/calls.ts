@@ -7,6 +7,7 @@
  */
 import type { CallRecord, CallStats, FailureCount } from '../store/calls-repo.js';
 import { isoOrNull, isoTime } from '../time-format.js';
+import { splitBoxKey } from '../box-id.js';
 
 export interface CallJson {
   callId: string;
@@ -63,6 +64,8 @@ export function failureCell(c: FailureCount | undefined): string {
 /** One row of `calls stats` as JSON. */
 export interface CallStatsJson {
   box?: string;
+  /** With `agent`: the account whose agent it is (agent ids are each vendor account's own). */
+  account?: string;
   agent?: number;
   placed: number;
   /** Of `placed`, the test calls (`test_calls:`). */
@@ -79,7 +82,7 @@ export interface CallStatsJson {
 
 export function callStatsJson(s: CallStats, by: 'box' | 'agent'): CallStatsJson {
   return {
-    ...(by === 'box' ? { box: s.key } : { agent: Number(s.key) }),
+    ...(by === 'box' ? { box: s.key } : { account: splitBoxKey(s.key).account, agent: Number(splitBoxKey(s.key).serial) }),
     placed: s.placed,
     testCalls: s.test,
     completed: s.completed,

@@ -220,7 +220,7 @@ describe('call ingestion', () => {
     expect(rows.some((x) => x.started_at > t - H)).toBe(true);
     expect(rows.some((x) => x.started_at > t - 3 * H && x.started_at < t - H - 10 * M)).toBe(false);
     const metrics = await r.app.metrics.text();
-    expect(metrics).toMatch(/boxwatch_call_sync_gaps_skipped_total 1/);
+    expect(metrics).toMatch(/boxwatch_call_sync_gaps_skipped_total{account="default"} 1/);
   });
 
   it('survives 429, 503 and malformed call lists, and loses nothing', async () => {

@@ -4,9 +4,9 @@
  * Slack receiver and a real SMTP server. Each schedule tick is driven by runTestCallsOnce(); every
  * simulated minute a call sync, a poll cycle and a delivery pass run.
  */
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../helpers/cli.js';
+import { fileRows } from '../helpers/sqlite.js';
 import { callMinutes, slackTexts, startRig, type Rig } from '../e2e/harness.js';
 
 const M = 60_000;
@@ -60,12 +60,7 @@ function slackAbout(r: Rig, serial: string): string[] {
 }
 
 function dbRows<T>(r: Rig, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(r.dbPath, { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
+  return fileRows<T>(r.dbPath, sql, ...params);
 }
 
 describe('test calls', () => {

@@ -162,6 +162,19 @@ export function callsRepoContract(name: string, make: () => CallsRepoFixture | P
         expect(await repo.failureCounts({ since: T })).toEqual(new Map([['BX-1', { calls: 1, failed: 0 }], ['acme/BX-1', { calls: 1, failed: 1 }]]));
         expect(await repo.known(['7', 'acme/7', 'globex/7'])).toEqual(new Map([['7', { status: 'completed', recording: null }], ['acme/7', { status: 'failed', recording: null }]]));
       });
+
+      it("stats per agent count each account's agents apart (agent ids are the vendor account's own): ACCOUNT/ID outside default", async () => {
+        await write([call('1', { durationSec: 30 }), call('2', { startedAt: T + MINUTE, status: 'failed', agentId: 102 })]);
+        await write([call('acme/1', { serial: 'acme/BX-1', durationSec: 50 }), call('acme/2', { serial: 'acme/BX-1', startedAt: T + MINUTE, durationSec: 70 })], { account: 'acme' });
+        await write([call('globex/1', { serial: 'globex/BX-1', status: 'failed' })], { account: 'globex' });
+        const options = { since: T, stuckBefore: T, by: 'agent' as const };
+        expect(await repo.stats(options)).toEqual([
+          { key: '101', placed: 1, completed: 1, failed: 0, stuck: 0, medianDurationSec: 30, archived: 0, lost: 0, test: 0 },
+          { key: '102', placed: 1, completed: 0, failed: 1, stuck: 0, medianDurationSec: null, archived: 0, lost: 0, test: 0 },
+          { key: 'acme/101', placed: 2, completed: 2, failed: 0, stuck: 0, medianDurationSec: 60, archived: 0, lost: 0, test: 0 },
+          { key: 'globex/101', placed: 1, completed: 0, failed: 1, stuck: 0, medianDurationSec: null, archived: 0, lost: 0, test: 0 },
+        ]);
+      });
     });
 
     describe('lists', () => {

@@ -6,10 +6,9 @@
  * files in a temporary directory and a real Slack receiver. One FakeClock; every simulated minute
  * a call sync, an archive pass, a poll cycle of each account and a delivery pass run.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
@@ -18,6 +17,8 @@ import { parseScenario } from '../../src/sim/scenario.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { fileRows } from '../helpers/sqlite.js';
+import { runCommand } from '../helpers/cli.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { slackTexts } from './harness.js';
 
@@ -43,8 +44,11 @@ afterEach(async () => {
   rig = undefined;
 });
 
-/** acme's BX-00002 fails every call for the first 25 minutes; globex's boxes (same serials) never do. */
-async function startCallsRig(): Promise<CallsRig> {
+/**
+ * acme's BX-00002 fails every call for the first 25 minutes; globex's boxes (same serials) never do.
+ * `archiveIsFile`: the archive directory's path is a regular file (every write fails: ENOTDIR).
+ */
+async function startCallsRig(opts: { archiveIsFile?: boolean } = {}): Promise<CallsRig> {
   const clock = new FakeClock('2026-03-01T12:00:00Z');
   const traffic = 'calls: { per_box_per_hour: 30 }\ntimeline:\n  - { at: 0s, box: "BX-*", connect: true }\n  - { at: 0s, calls_fail: { box: "BX-*", rate: 0 } }\n';
   const sim = await startSimulator({
@@ -64,6 +68,7 @@ async function startCallsRig(): Promise<CallsRig> {
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-accounts-calls-'));
   const dbPath = join(dir, 'boxwatch.db');
   const archiveDir = join(dir, 'recordings');
+  if (opts.archiveIsFile) writeFileSync(archiveDir, 'not a directory\n');
   const text = `
 gateways:
   - { name: acme, base_url: "${sim.url}", secret_key: "\${ACME_KEY}" }
@@ -72,6 +77,7 @@ poll: { schedule: "0 0 1 1 *" }
 storage: { path: "${dbPath}" }
 rules:
   - { name: call-failures, kind: call_failure_rate, window: 10, min_calls: 5, above: 50, clear_below: 20, severity: warning }
+  - { name: disk, kind: archive_failing, severity: critical }
 alerting: { group_wait: 0s }
 calls: { per_page: 100, schedule: "0 0 1 1 *" }
 archive: { dir: "${archiveDir}" }
@@ -114,12 +120,7 @@ http: false
 }
 
 function dbRows<T>(r: CallsRig, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(r.dbPath, { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
+  return fileRows<T>(r.dbPath, sql, ...params);
 }
 
 function slackWith(r: CallsRig, ...texts: string[]): string[] {
@@ -155,8 +156,30 @@ describe('calls of several accounts with the same serials', () => {
     for (const a of byAccount) expect(a.n).toBeGreaterThan(10);
     const firstIds = dbRows<{ call_id: string }>(r, "SELECT call_id FROM calls WHERE call_id IN ('acme/100001', 'globex/100001') ORDER BY call_id").map((c) => c.call_id);
     expect(firstIds).toEqual(['acme/100001', 'globex/100001']);
+    // calls stats --by agent: the same agent ids of two accounts are two rows, with an ACCOUNT column.
+    const since = `${Math.ceil((Date.now() - Date.parse('2026-03-01T00:00:00Z')) / 86_400_000) + 1}d`; // the rig's calls, whenever this runs
+    const stats = await runCommand(['calls', 'stats', '--db', r.dbPath, '--by', 'agent', '--since', since, '--format', 'json']);
+    expect(stats.code).toBe(0);
+    const rows = (JSON.parse(stats.out) as { rows: { account: string; agent: number; placed: number }[] }).rows;
+    for (const a of byAccount) expect(rows.filter((x) => x.account === a.account).reduce((n, x) => n + x.placed, 0)).toBe(a.n);
+    const agent = rows.find((x) => x.account === 'acme')?.agent;
+    expect(rows.filter((x) => x.agent === agent).map((x) => x.account)).toEqual(['acme', 'globex']);
+    const table = (await runCommand(['calls', 'stats', '--db', r.dbPath, '--by', 'agent', '--since', since])).out.split('\n');
+    expect(table[0]).toMatch(/^ACCOUNT\s+AGENT\s+PLACED\s/);
+    expect(table.filter((l) => new RegExp(`^(acme|globex)\\s+${agent}\\s`).test(l))).toHaveLength(2);
+
     // Each account reads its own call list: its own reading position.
     expect(dbRows<{ account: string }>(r, 'SELECT account FROM call_sync ORDER BY account').map((s) => s.account)).toEqual(['acme', 'globex']);
+    // ... and its own call-sync series: one account's failing sync shows apart from the other's.
+    const metrics = await r.app.metrics.text();
+    for (const account of ['acme', 'globex']) expect(metrics).toContain(`boxwatch_call_sync_cycles_total{account="${account}",outcome="ok"} 20`);
+    // Two accounts' syncs at the same moment: each returns (and offers the archive) its own result.
+    r.clock.advance(M);
+    const [acme, globex] = await Promise.all([r.app.runCallsOnce('acme'), r.app.runCallsOnce('globex')]);
+    expect(acme?.recordings.length).toBeGreaterThan(0);
+    expect(acme?.recordings.every((c) => c.callId.startsWith('acme/'))).toBe(true);
+    expect(globex?.recordings.length).toBeGreaterThan(0);
+    expect(globex?.recordings.every((c) => c.callId.startsWith('globex/'))).toBe(true);
 
     // The failure-rate alert fires for acme's BX-00002 only: not for globex's box of the same serial.
     const states = await r.app.alerts.states();
@@ -260,4 +283,16 @@ describe('calls of several accounts with the same serials', () => {
     expect(dbRows<{ n: number }>(r, "SELECT count(*) AS n FROM recordings WHERE archived_at IS NOT NULL AND call_id LIKE 'acme/%'")[0]?.n).toBeGreaterThan(0);
     expect(dbRows<{ call_id: string }>(r, "SELECT call_id FROM recordings WHERE call_id NOT LIKE 'acme/%'")).toEqual([]);
   }, 60_000);
+
+  it('one archive that cannot write its files is one alert and one notification, not one per account', async () => {
+    const r = (rig = await startCallsRig({ archiveIsFile: true }));
+    await r.minutes(10);
+    const disk = [...(await r.app.alerts.states()).values()].filter((s) => s.rule === 'disk');
+    // Judged in the cycle of the first account this process works for, under its fleet key.
+    expect(disk.map((s) => [s.serial, s.status])).toEqual([['acme/', 'firing']]);
+    const told = slackWith(r, 'recording archive cannot write its files');
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain('ENOTDIR');
+    expect(dbRows<{ serial: string }>(r, "SELECT DISTINCT serial FROM alert_transitions WHERE rule = 'disk'")).toEqual([{ serial: 'acme/' }]);
+  }, 120_000);
 });

@@ -14,7 +14,7 @@ import { parseListen } from '../../src/http/listen.js';
 import { silentLogger } from '../../src/log.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { BoxSnapshot } from '../../src/model.js';
-import { openStore } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import type { CycleWrite, Store } from '../../src/store/types.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { bySerial, parsePromText } from './prom-text.js';
@@ -58,7 +58,7 @@ function failedCycle(t: number, code: string): CycleWrite {
 
 let dir: string;
 let clock: FakeClock;
-let store: Store;
+let store: SqliteStore;
 let metrics: Metrics;
 let server: RunningHttpServer;
 let alertsReader: AlertsReader | undefined;
@@ -370,6 +370,22 @@ describe('/api/boxes', () => {
         },
       ],
     });
+  });
+
+  it("/api/boxes/:serial/calls looks the box up like the box's other endpoints: a bare serial of two accounts' boxes is 404, not an empty answer", async () => {
+    server = await startHttpServer({ listen: '127.0.0.1:0', store, metrics, clock, health: { maxCycleAgeMs: MAX_AGE }, logger: silentLogger, calls: { repo: store.calls, now: () => clock.now() } });
+    for (const account of ['acme', 'globex']) {
+      const write = okCycle(T0, [snap(`${account}/BX-00003`)]);
+      record({ ...write, cycle: { ...write.cycle, account } });
+    }
+    for (const path of ['/api/boxes/BX-00003', '/api/boxes/BX-00003/history', '/api/boxes/BX-00003/calls', '/api/boxes/NOPE-1/calls']) {
+      const res = await get(path);
+      expect(res.status, path).toBe(404);
+      expect(res.body, path).toMatchObject({ error: 'not_found', message: expect.stringMatching(/^unknown box serial "(BX-00003|NOPE-1)"$/) });
+    }
+    const res = await get(`/api/boxes/${encodeURIComponent('acme/BX-00003')}/calls`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ box: 'acme/BX-00003', calls: [] });
   });
 
   it('answers one box by its URL-decoded serial, 404 JSON for an unknown one', async () => {

@@ -5,7 +5,7 @@
  * of every (day, box, agent) a write touches, so they never drift from the rows.
  */
 import { dayOf, DAY_MS, type CallRecord, type CallRollup, type CallsRepo, type CallStats, type CallsWrite, type CallSyncState, type FailureCount, type ListedCall, type RecordingState, type StuckCalls } from '../calls-repo.js';
-import { bindings, fromRow, median, type CallRow } from '../sqlite/calls.js';
+import { AGENT_KEY, bindings, fromRow, median, type CallRow } from '../sqlite/calls.js';
 import type { PostgresDatabase } from './database.js';
 
 const BATCH = 500;
@@ -33,7 +33,7 @@ function statsSql(key: string): string {
       count(*) FILTER (WHERE status = 'failed')::bigint AS failed, count(*) FILTER (WHERE status = 'initiated' AND started_at < $2)::bigint AS stuck,
       count(*) FILTER (WHERE recording = 'archived')::bigint AS archived, count(*) FILTER (WHERE recording = 'expired')::bigint AS lost,
       count(*) FILTER (WHERE call_id IN (SELECT call_id FROM test_calls WHERE call_id IS NOT NULL))::bigint AS test
-    FROM calls WHERE started_at >= $1 GROUP BY 1 ORDER BY ${key} COLLATE "C"`;
+    FROM calls WHERE started_at >= $1 GROUP BY 1 ORDER BY (${key}) COLLATE "C"`;
 }
 
 export class PostgresCallsRepo implements CallsRepo {
@@ -121,11 +121,11 @@ export class PostgresCallsRepo implements CallsRepo {
   }
 
   async stats(options: { since: number; by: 'box' | 'agent'; stuckBefore: number }): Promise<CallStats[]> {
-    const key = options.by === 'box' ? 'serial' : 'agent_id::text';
+    const key = options.by === 'box' ? 'serial' : AGENT_KEY;
     const rows = await this.db.query<Omit<CallStats, 'medianDurationSec'>>(statsSql(key), [options.since, options.stuckBefore]);
     const durations = new Map<string, number[]>();
     for (const r of await this.db.query<{ key: string; d: number }>(
-      `SELECT ${key} AS key, duration_sec AS d FROM calls WHERE started_at >= $1 AND status = 'completed' AND duration_sec IS NOT NULL ORDER BY ${key} COLLATE "C", 2`,
+      `SELECT ${key} AS key, duration_sec AS d FROM calls WHERE started_at >= $1 AND status = 'completed' AND duration_sec IS NOT NULL ORDER BY (${key}) COLLATE "C", 2`,
       [options.since],
     )) {
       const list = durations.get(r.key);

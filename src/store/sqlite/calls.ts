@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallStats, type CallsWrite, type CallSyncState, type FailureCount, type ListedCall, type RecordingState, type StuckCalls } from '../calls-repo.js';
+import { DEFAULT_ACCOUNT } from '../../box-id.js';
 
 const BATCH = 500;
 const LISTED = 'SELECT c.*, t.entry AS test_entry FROM calls c LEFT JOIN test_calls t ON t.call_id = c.call_id';
@@ -66,10 +67,10 @@ export class SqliteCallsRepo implements CallsRepo {
       list: p(`${LISTED} WHERE c.started_at >= ? AND c.started_at < ? ORDER BY c.started_at DESC, c.call_id DESC LIMIT ?`),
       listBox: p(`${LISTED} WHERE c.serial = ? AND c.started_at >= ? AND c.started_at < ? ORDER BY c.started_at DESC, c.call_id DESC LIMIT ?`),
       statsBox: p(statsSql('serial')),
-      statsAgent: p(statsSql('CAST(agent_id AS TEXT)')),
+      statsAgent: p(statsSql(AGENT_KEY)),
       durationsBox: p(`SELECT serial AS key, duration_sec AS d FROM calls WHERE started_at >= ? AND status = 'completed' AND duration_sec IS NOT NULL ORDER BY 1, 2`),
       durationsAgent: p(
-        `SELECT CAST(agent_id AS TEXT) AS key, duration_sec AS d FROM calls WHERE started_at >= ? AND status = 'completed' AND duration_sec IS NOT NULL ORDER BY 1, 2`,
+        `SELECT ${AGENT_KEY} AS key, duration_sec AS d FROM calls WHERE started_at >= ? AND status = 'completed' AND duration_sec IS NOT NULL ORDER BY 1, 2`,
       ),
       buckets: p(
         `SELECT CAST((started_at - @from) / @bucket AS INTEGER) AS "index", count(*) AS calls, sum(status = 'failed') AS failed FROM calls
@@ -228,6 +229,13 @@ export class SqliteCallsRepo implements CallsRepo {
     return deleted;
   }
 }
+
+/**
+ * An agent's key in `calls stats --by agent`: agent ids are the vendor account's own, so they are
+ * counted per account, keyed like a box (src/box-id.ts `boxKey`): the id for `default`, else `ACCOUNT/ID`.
+ * The same SQL on SQLite and PostgreSQL.
+ */
+export const AGENT_KEY = `CASE WHEN account = '${DEFAULT_ACCOUNT}' THEN CAST(agent_id AS TEXT) ELSE account || '/' || agent_id END`;
 
 function statsSql(key: string): string {
   return `SELECT ${key} AS key, count(*) AS placed, coalesce(sum(status = 'completed'), 0) AS completed, coalesce(sum(status = 'failed'), 0) AS failed,
