@@ -120,7 +120,7 @@ const FULL_NAME = /\b(?:january|february|march|april|may|june|july|august|septem
 /**
  * Calls `run` at each time of the schedule. A timer that fires more than a second after its time
  * (the event loop was blocked, the machine suspended) runs nothing for the times it passed but
- * logs each of them; the next time still ahead is armed.
+ * logs them in one line; the next time still ahead is armed.
  */
 function scheduleTimer(expression: string, timezone: string, run: () => void, logger: Logger): { next(): number; stop(): void } {
   const cron = parseSchedule(expression, timezone);
@@ -132,11 +132,17 @@ function scheduleTimer(expression: string, timezone: string, run: () => void, lo
   };
   const fire = (): void => {
     const now = Date.now();
+    const missed: number[] = [];
     while (due <= now) {
       const following = after(due);
       if (following > now && now - due <= MISSED_AFTER_MS) run();
-      else logger.warn({ at: isoTime(due) }, 'a scheduled run was missed: the process was busy or suspended at that time');
+      else missed.push(due);
       due = following;
+    }
+    // One line for the runs one wake-up found missed (a suspension of an hour at a 1 s schedule is
+    // one line, not 3,600): the first, the last and how many.
+    if (missed.length > 0) {
+      logger.warn({ at: isoTime(missed[0] as number), last: isoTime(missed[missed.length - 1] as number), missed: missed.length }, 'a scheduled run was missed: the process was busy or suspended at that time');
     }
     arm();
   };

@@ -186,9 +186,12 @@ describe('a missed run', () => {
       process.stdout.write = realWrite;
       console.warn = realWarn;
     }
-    const missed = lines.map((l) => JSON.parse(l) as { level: number; msg: string; at?: string }).filter((l) => /missed/.test(l.msg));
+    const missed = lines.map((l) => JSON.parse(l) as { level: number; msg: string; at?: string; last?: string; missed?: number }).filter((l) => /missed/.test(l.msg));
     expect(missed.length).toBeGreaterThan(0);
     expect(missed[0]).toMatchObject({ level: 40, msg: expect.stringContaining('a scheduled run was missed') as string, at: expect.stringMatching(/Z$/) as string });
+    // The block passed at least two runs' times: one line says so, from the first to the last.
+    expect(missed[0]?.missed).toBeGreaterThanOrEqual(2);
+    expect(Date.parse(missed[0]?.last ?? '') - Date.parse(missed[0]?.at ?? '')).toBe(((missed[0]?.missed ?? 0) - 1) * 1000);
     expect(stdout.join('')).not.toMatch(/missed execution/);
   });
 });
