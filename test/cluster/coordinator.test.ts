@@ -158,15 +158,21 @@ describe('the cluster coordinator', () => {
     expect(b.working.get(stopping[0] as string)?.token).toBe(2); // a new tenure
   });
 
-  it("a dead replica's leases are taken over after they expire, not before; takeover within the lease time plus a round", async () => {
-    cluster = new Cluster();
-    const a = cluster.add('a');
-    await cluster.run(1_000);
-    const b = cluster.add('b');
-    await cluster.run(2 * LEASE);
+  /** Replicas a, then b, in `c`, balanced (two accounts each); a's accounts and when its leases expire. */
+  const twoBalancedReplicas = async (c: Cluster) => {
+    const a = c.add('a');
+    await c.run(1_000);
+    const b = c.add('b');
+    await c.run(2 * LEASE);
     const aLeads = a.coordinator.leading();
     expect(aLeads).toHaveLength(2);
-    const expiry = Math.max(...cluster.store.leases().filter((l) => l.holder === 'a').map((l) => l.expiresAt));
+    const expiry = Math.max(...c.store.leases().filter((l) => l.holder === 'a').map((l) => l.expiresAt));
+    return { a, b, aLeads, expiry };
+  };
+
+  it("a dead replica's leases are taken over after they expire, not before; takeover within the lease time plus a round", async () => {
+    cluster = new Cluster();
+    const { a, b, aLeads, expiry } = await twoBalancedReplicas(cluster);
     a.alive = false; // kill -9: no release, no more rounds
     const killedAt = cluster.clock.now();
     let takenAt: number | undefined;
@@ -183,14 +189,8 @@ describe('the cluster coordinator', () => {
 
   it.each(['cut', 'hang'] as const)('a partitioned replica (database calls %s) stops its accounts before its leases expire; the other takes them after', async (how) => {
     cluster = new Cluster();
-    const a = cluster.add('a');
-    await cluster.run(1_000);
-    const b = cluster.add('b');
-    await cluster.run(2 * LEASE);
-    const aLeads = a.coordinator.leading();
-    expect(aLeads).toHaveLength(2);
+    const { a, b, aLeads, expiry } = await twoBalancedReplicas(cluster);
     a.link[how] = true;
-    const expiry = Math.max(...cluster.store.leases().filter((l) => l.holder === 'a').map((l) => l.expiresAt));
     let stoppedAt: number | undefined;
     let takenAt: number | undefined;
     while (takenAt === undefined && cluster.clock.now() < expiry + LEASE) {
