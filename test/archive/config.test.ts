@@ -9,22 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { parseConfig } from '../../src/config/index.js';
 import { openStore } from '../../src/store/index.js';
-import { ConfigError } from '../../src/errors.js';
 import { ensureBuilt } from '../e2e/build.js';
 import { runBuilt } from '../helpers/cli-process.js';
+import { configProblems } from '../helpers/config-problems.js';
 
 const ENV = { KEY: 'k-123' };
 const BASE = 'gateway: { secret_key: "${KEY}" }\ncalls: {}\n';
 
-function problems(text: string): string[] {
-  try {
-    parseConfig(text, ENV, 'test.yaml');
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  throw new Error('expected the configuration to be invalid');
-}
+const problems = (text: string): string[] => configProblems(text, ENV);
 
 describe('archive configuration', () => {
   it('is off without an archive: section, and has the documented defaults with one', () => {
