@@ -58,7 +58,11 @@ export interface Metrics {
   setAlertsProvider(provider: () => Awaitable<FiringAlertCount[]>): void;
   setOutboxProvider(provider: () => Awaitable<OutboxDepth[]>): void;
   cycleStatus(): CycleStatus;
-  /** Renders the per-box families now if the fleet changed (the daemon calls it after each cycle), so that scrapes find them ready. */
+  /**
+   * Renders the per-box families now if the fleet changed, so that scrapes find them ready (the
+   * daemon calls it after each cycle); only while someone scrapes: when the text was not read
+   * since the previous call, nothing is rendered (the next scrape renders what it needs).
+   */
   prepare(): Promise<void>;
   /** The exposition text (Prometheus text format, content type `registry.contentType`). */
   text(): Promise<string>;
@@ -129,6 +133,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     return entry.labels;
   };
   let rendered: { from: BoxState[]; text: string; agePrefixes: string[]; lastSeen: number[] } | null = null;
+  /** Whether the text was read since the last `prepare()`: a daemon nobody scrapes renders nothing after its cycles. */
+  let scraped = false;
   const render = async (): Promise<NonNullable<typeof rendered>> => {
     const all = await boxesNow(boxes);
     if (rendered !== null && rendered.from === all) return rendered;
@@ -338,9 +344,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     cycleStatus: () => cycleStatusOf(statusOf),
     async prepare() {
+      if (!scraped) return;
+      scraped = false;
       await render();
     },
     async text() {
+      scraped = true;
       const families = await boxFamilies();
       return `${await registry.metrics()}\n${families}`;
     },
