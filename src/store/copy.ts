@@ -29,7 +29,7 @@ export const COPIED_TABLES: readonly TableSpec[] = [
   { name: 'strings', key: ['id'] },
   { name: 'meta', key: ['key'], skip: "key = 'daemon'" },
   { name: 'boxes', key: ['id'] },
-  { name: 'cycles', key: ['started_at'] },
+  { name: 'cycles', key: ['account', 'started_at'] },
   { name: 'samples', key: ['box_id', 'hour'] },
   { name: 'rollups', key: ['box_id', 'hour'] },
   { name: 'alert_states', key: ['rule', 'serial'] },

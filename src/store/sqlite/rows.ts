@@ -13,7 +13,6 @@ export function prepareStatements(db: Database.Database) {
   return {
     insertCycle: p('INSERT INTO cycles (started_at, duration_ms, requests, outcome, error_code, error, boxes, details_fetched, account) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     lastCycle: p('SELECT * FROM cycles ORDER BY started_at DESC LIMIT 1'),
-    maxCycle: p('SELECT max(started_at) FROM cycles').pluck(),
     cycleStarts: p('SELECT started_at FROM cycles WHERE account = ? AND started_at >= ? AND started_at < ? ORDER BY started_at').pluck(),
     lastCycles: p('SELECT account, max(started_at) AS t FROM cycles GROUP BY account'),
     lastCycleOfEach: p('SELECT c.* FROM cycles c JOIN (SELECT account, max(started_at) AS t FROM cycles GROUP BY account) m ON c.account = m.account AND c.started_at = m.t ORDER BY c.account'),
@@ -40,6 +39,7 @@ export function prepareStatements(db: Database.Database) {
     samplesOfHour: p('SELECT hour, box_id, data FROM samples WHERE hour = ?'),
     firstSampleHour: p('SELECT min(hour) FROM samples').pluck(),
     okCycleStarts: p("SELECT started_at FROM cycles WHERE outcome = 'ok' AND started_at >= ? AND started_at < ? ORDER BY started_at").pluck(),
+    okCycleStartsOf: p("SELECT started_at FROM cycles WHERE outcome = 'ok' AND started_at >= ? AND started_at < ? AND account = ? ORDER BY started_at").pluck(),
     samplesFrom: p('SELECT hour, box_id, data FROM samples WHERE hour >= ?'),
     upsertSample: p('INSERT INTO samples (hour, box_id, data) VALUES (?, ?, ?) ON CONFLICT (hour, box_id) DO UPDATE SET data = excluded.data'),
     upsertRollup: p(
@@ -56,7 +56,7 @@ export function prepareStatements(db: Database.Database) {
     setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
     pruneSamples: p(`DELETE FROM samples WHERE (hour, box_id) IN (SELECT hour, box_id FROM samples WHERE hour < ? LIMIT ${PRUNE_BATCH})`),
     pruneRollups: p(`DELETE FROM rollups WHERE box_id = ? AND hour IN (SELECT hour FROM rollups WHERE box_id = ? AND hour < ? LIMIT ${PRUNE_BATCH})`),
-    pruneCycles: p(`DELETE FROM cycles WHERE started_at IN (SELECT started_at FROM cycles WHERE started_at < ? LIMIT ${PRUNE_BATCH})`),
+    pruneCycles: p(`DELETE FROM cycles WHERE (account, started_at) IN (SELECT account, started_at FROM cycles WHERE started_at < ? LIMIT ${PRUNE_BATCH})`),
     boxIds: p('SELECT id FROM boxes ORDER BY id').pluck(),
   };
 }
