@@ -2,7 +2,8 @@
  * The call commands with several accounts (`gateways:`), through the BUILT CLI against the
  * multi-account simulator as an operator runs them (`boxwatch sim --accounts 2 --shared-serials`,
  * keys K-1 and K-2, the same serials BX-00001..3 in both accounts): `call --from ACCOUNT/SERIAL`,
- * `calls list --account`, `calls show ACCOUNT/ID` each go through that account's own gateway key;
+ * `calls list --account` (each account's whole call list, as its gateway lists it), `calls show
+ * ACCOUNT/ID` each go through that account's own gateway key;
  * several accounts and none named, an account not configured, and `test-call run --box` of an
  * account not configured are one line and exit 2 (the last without writing a row).
  */
@@ -11,6 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGatewayClient } from '../../src/gateway/client.js';
 import { ensureBuilt, MAIN } from '../e2e/build.js';
 import { baseEnv, runBuilt } from '../helpers/cli-process.js';
 import type { CliRun } from '../helpers/cli.js';
@@ -23,6 +25,7 @@ let dir: string;
 let sim: ChildProcess;
 let cfg: string;
 let dbPath: string;
+let simUrl: string;
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -42,6 +45,7 @@ beforeAll(async () => {
     });
     sim.on('exit', (code) => reject(new Error(`simulator exited (${code}): ${out}`)));
   });
+  simUrl = url;
   dbPath = join(dir, 'bw.db');
   cfg = join(dir, 'cfg.yaml');
   writeFileSync(
@@ -75,7 +79,34 @@ interface ListedCall {
   agent_id: number;
 }
 
+/** "CALL_ID TO" of every call the account's gateway lists, asked with the account's own key. */
+async function gatewayCalls(key: string): Promise<string[]> {
+  const client = createGatewayClient({ baseUrl: simUrl, secretKey: key, retries: 0 });
+  try {
+    const calls: string[] = [];
+    for (let page = 1; ; page += 1) {
+      const { items, meta } = await client.listCalls({ page });
+      calls.push(...items.map((c) => `${c.call_id} ${c.to}`));
+      if (!meta.has_next) return calls.sort();
+    }
+  } finally {
+    await client.close();
+  }
+}
+
 describe('call commands with several accounts', () => {
+  it("`calls list --account` lists that account's calls as its gateway does, and only those", async () => {
+    for (const [account, key] of [['acme', 'K-1'], ['globex', 'K-2']] as const) {
+      const r = await boxwatch('calls', 'list', '--account', account, '--all', '--format', 'json');
+      expect(r.code).toBe(0);
+      const listed = (JSON.parse(r.out) as ListedCall[]).map((c) => `${c.call_id} ${c.to}`).sort();
+      expect(listed.length).toBeGreaterThan(0);
+      expect(listed).toEqual(await gatewayCalls(key));
+    }
+    // The two accounts number their calls from the same first id: the same id is another call.
+    expect(await gatewayCalls('K-1')).not.toEqual(await gatewayCalls('K-2'));
+  }, 60_000);
+
   it("`call --from ACCOUNT/SERIAL` places the call through that account's gateway; list and show read the account named", async () => {
     const placed = await boxwatch('call', '--from', 'globex/BX-00002', '--to', PHONE, '--agent', '103', '--format', 'json');
     expect(placed.code).toBe(0);
@@ -112,6 +143,7 @@ describe('call commands with several accounts', () => {
     ['an account not configured', ['calls', 'list', '--account', 'nope'], /^error: --account nope is not an account of the configuration \(accounts: acme, globex\)\nsee boxwatch [a-z -]+ --help\n$/],
     ['call from a box of an account not configured', ['call', '--from', 'nope/BX-00001', '--to', PHONE, '--agent', '101'], /^error: account nope \(of nope\/BX-00001\) is not an account of the configuration \(accounts: acme, globex\)\nsee boxwatch [a-z -]+ --help\n$/],
     ['--account and the id of another', ['calls', 'show', 'acme/100001', '--account', 'globex'], /^error: acme\/100001 is of account acme, not of --account globex\nsee boxwatch [a-z -]+ --help\n$/],
+    ['--account and a box of another', ['calls', 'list', '--account', 'acme', '--box', 'globex/BX-00001'], /^error: globex\/BX-00001 is of account globex, not of --account acme\nsee boxwatch [a-z -]+ --help\n$/],
   ])('%s: one line (and the help hint), exit 2', async (_name, argv, message) => {
     const r = await boxwatch(...argv);
     expect(r).toMatchObject({ code: 2, out: '' });

@@ -70,6 +70,8 @@ export interface ReplicaRig {
   daemons: DaemonProcesses;
   /** Writes replica `name`'s configuration (`writeReplicaConfig`) on a free port, for `accounts` (default: every account). */
   config(name: string, storage: string, accounts?: readonly string[]): Promise<string>;
+  /** Replica name -> the HTTP port its configuration listens on (set by `config`). */
+  ports: Map<string, number>;
   /** Kills the processes still running and stops everything. */
   close(): Promise<void>;
 }
@@ -99,14 +101,19 @@ export async function startReplicaRig(o: {
   const hook = await startHttpReceiver({ path: '/hook' });
   const dir = mkdtempSync(join(tmpdir(), o.prefix));
   const daemons = new DaemonProcesses({ ...Object.fromEntries(o.accounts.map((a) => [replicaKeyVar(a), `${a}-secret-key`])), ...(await o.env?.(dir)) });
+  const ports = new Map<string, number>();
   return {
     sims,
     slack,
     hook,
     dir,
     daemons,
-    config: async (name, storage, accounts = o.accounts) =>
-      writeReplicaConfig({ dir, name, port: await freePort(), accounts: new Map(accounts.map((a) => [a, sims.get(a) as RunningSimulator])), storage, slackUrl: slack.url, hookUrl: hook.url }),
+    ports,
+    async config(name, storage, accounts = o.accounts) {
+      const port = await freePort();
+      ports.set(name, port);
+      return writeReplicaConfig({ dir, name, port, accounts: new Map(accounts.map((a) => [a, sims.get(a) as RunningSimulator])), storage, slackUrl: slack.url, hookUrl: hook.url });
+    },
     async close() {
       daemons.killAll(); // SIGKILL ends a stopped process too
       for (const sim of sims.values()) await sim.close();

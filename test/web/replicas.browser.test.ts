@@ -11,21 +11,15 @@
  * replica-c, which took it over.
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountServerJson } from '../../src/cluster/servers.js';
-import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { ensureBuilt } from '../e2e/build.js';
 import { hasChromium, launchBrowser, type Browser } from '../helpers/browser.js';
 import { runBuilt } from '../helpers/cli-process.js';
-import { DaemonProcesses } from '../helpers/daemon-process.js';
-import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
-import { freePort } from '../helpers/postgres.js';
-import { replicaKeyVar, sqliteRows, writeReplicaConfig } from '../helpers/replica-config.js';
-import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
+import { sqliteRows, startReplicaRig, type ReplicaRig } from '../helpers/replica-config.js';
 
 const ACCOUNTS = ['acme', 'globex'];
 const HOSTILE = '<img src=x onerror=alert(1)>';
@@ -33,36 +27,20 @@ const NAMES = ['replica-a', 'replica-b', 'replica-c'];
 
 
 describe.skipIf(!hasChromium)('the replica serving each account, on the dashboard and in boxwatch status', () => {
-  const sims = new Map<string, RunningSimulator>();
-  const daemons = new DaemonProcesses(Object.fromEntries(ACCOUNTS.map((a) => [replicaKeyVar(a), `${a}-secret-key`])));
-  const ports = new Map<string, number>();
-  let slack: SlackReceiver;
-  let hook: HttpReceiver;
+  let rig: ReplicaRig;
   let browser: Browser;
-  let dir: string;
   let dbPath: string;
 
   beforeAll(async () => {
     await ensureBuilt();
-    for (const [i, account] of ACCOUNTS.entries()) {
-      const sim = await startSimulator({ port: 0, key: `${account}-secret-key`, devices: 2, seed: 41 + i });
-      sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'connect' });
-      sims.set(account, sim);
-    }
-    slack = await startSlackReceiver();
-    hook = await startHttpReceiver({ path: '/hook' });
-    dir = mkdtempSync(join(tmpdir(), 'boxwatch-replicas-page-'));
-    dbPath = join(dir, 'boxwatch.db');
+    rig = await startReplicaRig({ accounts: ACCOUNTS, devices: 2, seed: 41, prefix: 'boxwatch-replicas-page-' });
+    dbPath = join(rig.dir, 'boxwatch.db');
     browser = await launchBrowser();
   }, 120_000);
 
   afterAll(async () => {
-    daemons.killAll();
     await browser?.close();
-    for (const sim of sims.values()) await sim.close();
-    await slack?.close();
-    await hook?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.close();
   });
 
   /** Each account's lease holder in the database. */
@@ -71,10 +49,9 @@ describe.skipIf(!hasChromium)('the replica serving each account, on the dashboar
   const servedBy = (page: Page, account: string) => page.locator(`#servers tbody tr[data-account="${account}"] td:nth-child(2)`);
 
   it('the standby’s Fleet page names the replica serving each account, nobody for an expired lease, stays live, and follows a takeover', async () => {
-    for (const n of NAMES) ports.set(n, await freePort());
-    const children = new Map(
-      NAMES.map((n) => [n, daemons.spawn(writeReplicaConfig({ dir, name: n, port: ports.get(n)!, accounts: sims, storage: `{ path: "${dbPath}" }`, slackUrl: slack.url, hookUrl: hook.url }))]),
-    );
+    const { daemons, sims, ports } = rig;
+    const children = new Map<string, ChildProcess>();
+    for (const n of NAMES) children.set(n, daemons.spawn(await rig.config(n, `{ path: "${dbPath}" }`)));
     // The quotas: one account each for the first two ids, none for replica-c (src/cluster/coordinator.ts).
     await daemons.until('replica-a and replica-b lead one account each', () => {
       const h = holders();
