@@ -7,14 +7,22 @@
  * Every round (`tick`, every lease/3):
  * - it refreshes this replica's heartbeat and renews every lease it holds; a renewal refused (the
  *   lease changed hands) stops that account's work at once;
- * - it counts the live replicas (heartbeat newer than the lease time) and gives each its quota of
- *   the accounts: floor(accounts / replicas), one more for the first (accounts mod replicas) ids
- *   in order. Every replica computes the same quotas from the same rows;
- * - a free or expired lease goes to the live replica furthest below its quota (then the one with
- *   the fewest leases, then the lowest id): when that is this replica, it takes it;
- * - leases above this replica's quota are released, after their work has stopped (`stop` resolves
- *   at the end of the cycle or send in flight), so a new replica gets its share without a send
- *   being made twice.
+ * - it releases any lease the rows say it holds that it does not know it holds (an `acquire` it
+ *   gave up waiting for whose transaction committed all the same, a `release` that did not
+ *   finish, a lease left by a step-down): so such a lease is free again within a round, not left
+ *   unworked until it expires;
+ * - it counts the live replicas (heartbeat newer than the lease time) and plans the balance from
+ *   the rows (`planBalance`), the same plan on every replica that reads the same rows:
+ *   - nobody holds more than its fair share, ceil(accounts / replicas): a replica above it releases
+ *     its extras (a new replica started), after their work has stopped (`stop` resolves at the end
+ *     of the cycle or send in flight), so a new replica gets its share without a send being made
+ *     twice;
+ *   - a free or expired lease goes to the live replica with the fewest leases (then the lowest id);
+ *     when that is this replica, it takes it;
+ *   - a replica within its fair share keeps what it holds: a restarted replica does not get its
+ *     accounts back while the others are balanced. Only a real imbalance (one replica holding two
+ *     more than another, counting the free leases as taken) moves a lease, one at a time, given up
+ *     by the one replica holding the most (then the highest id).
  *
  * Stepping down: a lease is renewed every lease/3. When renewals fail (the database unreachable,
  * calls timing out), the account's work stops at `deadline` = start of the last good renewal +
@@ -207,25 +215,23 @@ export class Coordinator {
     const live = replicas.filter((r) => r.id === me || r.beatAt > now - this.leaseMs).map((r) => r.id);
     if (!live.includes(me)) live.push(me);
     live.sort();
-    const quota = quotas(accounts.length, live);
-    const byAccount = new Map(leases.map((l) => [l.account, l]));
-    const count = new Map(live.map((id) => [id, 0]));
-    const free: string[] = [];
+    const holders = new Map<string, string | null>();
     for (const account of accounts) {
-      const l = byAccount.get(account);
+      const l = leases.find((x) => x.account === account);
       const running = l !== undefined && l.holder !== null && l.expiresAt > now;
-      if (running && count.has(l.holder as string)) count.set(l.holder as string, (count.get(l.holder as string) ?? 0) + 1);
-      else if (!running) free.push(account);
-      // else: held by a replica not counted live whose lease still runs: it expires first.
+      holders.set(account, running ? (l.holder as string) : null);
+      if (running && l.holder === me && !this.held.has(account) && (await this.releaseUnknown(fenceOf({ ...l, holder: me })))) holders.set(account, null);
     }
+    const plan = planBalance(accounts, live, holders);
 
-    // Above quota: give the extras up (released once their work stopped), the last accounts first.
+    // Above the fair share: give the extras up (released once their work stopped), the last accounts first.
     const mine = accounts.filter((a) => this.held.has(a) && !(this.held.get(a) as Held).releasing);
-    for (const account of mine.slice(quota.get(me) ?? 0)) this.giveUp(account);
+    for (const account of mine.slice(plan.ceiling)) this.giveUp(account);
+    // Imbalance: the one replica the plan names gives one account up, unless it is releasing one already.
+    const releasing = [...this.held.values()].some((h) => h.releasing);
+    if (plan.shedder === me && !releasing && mine.length > 0) this.giveUp(mine[mine.length - 1] as string);
 
-    for (const account of free) {
-      const taker = pickTaker(live, count, quota);
-      count.set(taker, (count.get(taker) ?? 0) + 1);
+    for (const [account, taker] of plan.takers) {
       if (taker !== me || this.stopped) continue;
       const lease = await this.bounded(this.o.repo.acquire(account, me, now, this.leaseMs));
       if (lease === null || lease.holder === null) continue; // another replica was quicker
@@ -234,6 +240,17 @@ export class Coordinator {
       this.log.info({ account, token: fence.token }, 'lease taken: this replica leads the account');
       this.o.work.start(account, fence);
     }
+  }
+
+  /**
+   * A running lease of this replica that it does not hold (its acquire timed out here but committed
+   * on the server; a release that did not finish; a lease past its step-down deadline): released,
+   * so that it is free at once rather than unworked until it expires. True when it is free now.
+   */
+  private async releaseUnknown(fence: Fence): Promise<boolean> {
+    const released = await this.bounded(this.o.repo.release(fence));
+    if (released) this.log.warn({ account: fence.account, token: fence.token }, 'released a lease this replica held without working it (an acquire or release that timed out but went through)');
+    return released;
   }
 
   /**
@@ -281,18 +298,43 @@ export function newReplicaId(host: string, pid: number): string {
   return `${host}-${pid}-${randomBytes(3).toString('hex')}`;
 }
 
-/** Each live replica's quota of `n` accounts: floor(n / replicas), one more for the first n mod replicas ids. */
-export function quotas(n: number, live: readonly string[]): Map<string, number> {
-  const base = Math.floor(n / live.length);
-  const extra = n % live.length;
-  return new Map(live.map((id, i) => [id, base + (i < extra ? 1 : 0)]));
+/** What one round of the balance decides from the rows; every replica reading the same rows plans the same. */
+export interface BalancePlan {
+  /** The fair share: ceil(accounts / live replicas). A replica above it releases its extras. */
+  ceiling: number;
+  /** Who takes each free account: the live replica with the fewest leases (counting the free ones given before), then the lowest id. */
+  takers: Map<string, string>;
+  /** The one replica that gives one account up for balance (it holds two more than another, counting the takers), else undefined. */
+  shedder: string | undefined;
 }
 
-/** Who takes a free lease: the live replica furthest below its quota, then with the fewest leases, then the lowest id. */
-function pickTaker(live: readonly string[], count: ReadonlyMap<string, number>, quota: ReadonlyMap<string, number>): string {
-  const key = (id: string): [number, number] => [(count.get(id) ?? 0) - (quota.get(id) ?? 0), count.get(id) ?? 0];
-  return [...live].sort((a, b) => {
-    const [ka, kb] = [key(a), key(b)];
-    return ka[0] - kb[0] || ka[1] - kb[1] || (a < b ? -1 : a > b ? 1 : 0);
-  })[0] as string;
+/**
+ * The balance of `accounts` over the `live` replica ids (sorted), from who holds each account
+ * now (`holders`: a running lease's holder, live or not; null when free or expired). A replica
+ * within its fair share keeps what it holds; leases move only to free what is above the fair
+ * share or to even out a difference of two or more, one lease at a time.
+ */
+export function planBalance(accounts: readonly string[], live: readonly string[], holders: ReadonlyMap<string, string | null>): BalancePlan {
+  const count = new Map(live.map((id) => [id, 0]));
+  for (const holder of holders.values()) if (holder !== null && count.has(holder)) count.set(holder, (count.get(holder) as number) + 1);
+  const ceiling = Math.ceil(accounts.length / Math.max(1, live.length));
+  const takers = new Map<string, string>();
+  for (const account of accounts) {
+    if (holders.get(account) !== null) continue; // held (a holder not counted live keeps it until it expires)
+    const taker = pickBy(live, (a, b) => (count.get(a) as number) - (count.get(b) as number) || compareIds(a, b));
+    takers.set(account, taker);
+    count.set(taker, (count.get(taker) as number) + 1);
+  }
+  const counts = [...count.values()];
+  const shedder = Math.max(...counts) - Math.min(...counts) >= 2 ? pickBy(live, (a, b) => (count.get(b) as number) - (count.get(a) as number) || compareIds(b, a)) : undefined;
+  return { ceiling, takers, shedder };
+}
+
+/** The first of `ids` in the order of `compare`. */
+function pickBy(ids: readonly string[], compare: (a: string, b: string) => number): string {
+  return [...ids].sort(compare)[0] as string;
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -7,7 +7,8 @@
  *
  * replica-a leads and its call rule fires for both boxes. It then freezes (its own clock stops:
  * no round, no cycle), replica-b takes the account over, sees the calls succeed and resolves both
- * alerts. replica-a wakes, gets the account back (the lowest id's quota), and its first cycle,
+ * alerts. replica-a wakes and steps down; replica-b stops (SIGTERM: its lease released), so
+ * replica-a gets the account back, and its first cycle,
  * before any call sync of its own, must not fire again from its minutes-old facts (it did: false
  * FIRING pages). Its next call sync judges from the calls as they are: nothing fires.
  */
@@ -117,10 +118,15 @@ http: false
   for (let i = 0; i < 4; i++) await minute(b, [world]);
   expect(await firing()).toEqual([]);
 
-  // replica-a wakes: it stops the account it had, and gets it back (the lowest id's quota).
+  // replica-a wakes: it stops the account it had; replica-b keeps it (balanced: one account, two
+  // replicas) until it stops (SIGTERM: its lease released); replica-a then gets it back.
   const woke = world.now();
   aClock.set(world.now());
-  await run(10_000, [aClock, world]);
+  await run(8_000, [aClock, world]);
+  expect(holder()).toBe('replica-b');
+  await b.stop();
+  apps = apps.filter((x) => x !== b);
+  await run(2_000, [aClock, world]);
   expect(holder()).toBe('replica-a');
   // Its first cycle, before any call sync of its own: the call rule says unknown (nothing fires).
   await minute(a, [aClock, world], false);

@@ -2,10 +2,11 @@
  * The cluster coordinator (src/cluster/coordinator.ts) on a fake clock: several replicas, each
  * with its own connection to one in-memory lease store (test/cluster/memory-leases.ts), running
  * their rounds and deadline checks as `start()` would. After every simulated second the test
- * checks the one rule that matters: no account is led by two replicas at once.
+ * checks the one rule that matters: no account is led by two replicas at once; and it keeps, per
+ * account, the longest time it was led by nobody while a replica ran (`longestUnled`).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Coordinator, quotas, type AccountWork } from '../../src/cluster/coordinator.js';
+import { Coordinator, planBalance, type AccountWork } from '../../src/cluster/coordinator.js';
 import type { Fence, LeaseRepository } from '../../src/cluster/leases.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { MemoryLeases } from './memory-leases.js';
@@ -32,14 +33,18 @@ class Cluster {
   readonly clock = new FakeClock('2026-05-01T09:00:00Z');
   readonly store = new MemoryLeases();
   readonly replicas: Sim[] = [];
-  /** Per account: when it was last led by a replica (for takeover times). */
+  /** Times an account was led by two replicas at once (must stay empty). */
   violations: string[] = [];
+  /** The longest time (ms) an account was led by nobody while some replica ran. */
+  longestUnled = 0;
+  private readonly unledSince = new Map<string, number>();
   /** Work stops that resolve only when the test says so (a cycle in flight). */
   slowStops = false;
   private pendingStops: (() => void)[] = [];
 
-  add(id: string): Sim {
-    const link = this.store.link();
+  constructor(readonly accounts: readonly string[] = ACCOUNTS) {}
+
+  add(id: string, link: LeaseRepository & { cut: boolean; hang: boolean } = this.store.link()): Sim {
     const working = new Map<string, Fence>();
     const events: string[] = [];
     const work: AccountWork = {
@@ -54,7 +59,7 @@ class Cluster {
         return new Promise<void>((resolve) => this.pendingStops.push(resolve));
       },
     };
-    const coordinator = new Coordinator({ repo: link, replica: { id, host: `host-${id}`, pid: 1 }, accounts: () => ACCOUNTS, work, clock: this.clock, leaseMs: LEASE });
+    const coordinator = new Coordinator({ repo: link, replica: { id, host: `host-${id}`, pid: 1 }, accounts: () => this.accounts, work, clock: this.clock, leaseMs: LEASE });
     const sim: Sim = { id, coordinator, link, working, events, alive: true, lastTick: -Infinity };
     this.replicas.push(sim);
     return sim;
@@ -78,20 +83,34 @@ class Cluster {
         }
       }
       for (let i = 0; i < 5; i++) await flush();
-      this.checkOneLeader();
+      this.checkLeaders();
     }
   }
 
-  /** The rule: an account is led (holds() and working) by at most one replica at any time. */
-  private checkOneLeader(): void {
-    for (const account of ACCOUNTS) {
+  /** The rule: an account is led (holds() and working) by at most one replica at any time. And how long each was led by none. */
+  private checkLeaders(): void {
+    const now = this.clock.now();
+    for (const account of this.accounts) {
       const leaders = this.replicas.filter((r) => r.alive && r.coordinator.holds(account)).map((r) => r.id);
-      if (leaders.length > 1) this.violations.push(`${new Date(this.clock.now()).toISOString()} ${account}: ${leaders.join(', ')}`);
+      if (leaders.length > 1) this.violations.push(`${new Date(now).toISOString()} ${account}: ${leaders.join(', ')}`);
+      if (leaders.length > 0 || !this.replicas.some((r) => r.alive)) this.unledSince.delete(account);
+      else if (!this.unledSince.has(account)) this.unledSince.set(account, now - 1_000); // led by nobody since the last step at least
+      else this.longestUnled = Math.max(this.longestUnled, now - (this.unledSince.get(account) as number));
     }
   }
 
-  leaderOf(account: string): string | undefined {
-    return this.replicas.find((r) => r.alive && r.coordinator.holds(account))?.id;
+  /** Stops replica `id` as SIGTERM does (its leases released) and starts it again under the same id (a configured `replica_id`). */
+  async restart(id: string, awayMs: number): Promise<Sim> {
+    const old = this.replicas.find((r) => r.alive && r.id === id) as Sim;
+    await old.coordinator.stop();
+    old.alive = false;
+    await this.run(awayMs);
+    return this.add(id);
+  }
+
+  /** Each account's fencing token now: a token that went up is a lease that moved. */
+  tokens(): Record<string, number> {
+    return Object.fromEntries(this.store.leases().map((l) => [l.account, l.token]));
   }
 
   shares(): Record<string, string[]> {
@@ -106,11 +125,22 @@ describe('the cluster coordinator', () => {
     cluster = undefined;
   });
 
-  it('quotas: floor(accounts / replicas), one more for the first ids', () => {
-    expect([...quotas(4, ['a']).values()]).toEqual([4]);
-    expect([...quotas(4, ['a', 'b']).values()]).toEqual([2, 2]);
-    expect([...quotas(4, ['a', 'b', 'c']).values()]).toEqual([2, 1, 1]);
-    expect([...quotas(2, ['a', 'b', 'c']).values()]).toEqual([1, 1, 0]);
+  it('the balance plan: free leases to the fewest, the fair share is a ceiling, only a difference of two moves one lease', () => {
+    const plan = (holders: Record<string, string | null>, live: string[]) => {
+      const p = planBalance(Object.keys(holders).sort(), live, new Map(Object.entries(holders)));
+      return { ceiling: p.ceiling, takers: Object.fromEntries(p.takers), shedder: p.shedder };
+    };
+    // Nothing held: the fewest first, then the lowest id.
+    expect(plan({ w: null, x: null, y: null, z: null }, ['a', 'b', 'c'])).toEqual({ ceiling: 2, takers: { w: 'a', x: 'b', y: 'c', z: 'a' }, shedder: undefined });
+    // Balanced though not as the ids would have it: nothing moves (the lowest id does not get its account back).
+    expect(plan({ x: 'b', y: 'c' }, ['a', 'b', 'c'])).toEqual({ ceiling: 1, takers: {}, shedder: undefined });
+    expect(plan({ w: 'b', x: 'b', y: 'c', z: 'a' }, ['a', 'b', 'c'])).toEqual({ ceiling: 2, takers: {}, shedder: undefined });
+    // Two more than another: the one holding the most gives one up (of two tied, the highest id).
+    expect(plan({ w: 'b', x: 'b', y: 'c', z: 'c' }, ['a', 'b', 'c'])).toEqual({ ceiling: 2, takers: {}, shedder: 'c' });
+    // The free leases counted as taken first: a free lease that evens it out moves nothing else.
+    expect(plan({ w: 'b', x: 'b', y: 'c', z: null }, ['a', 'b', 'c'])).toEqual({ ceiling: 2, takers: { z: 'a' }, shedder: undefined });
+    // A holder not counted live (its heartbeat is old) keeps its running lease until it expires: not free, not counted.
+    expect(plan({ x: 'ghost', y: null }, ['a', 'b'])).toEqual({ ceiling: 1, takers: { y: 'a' }, shedder: undefined });
   });
 
   it('one replica leads all four accounts, working each with the fence of its lease', async () => {
@@ -127,13 +157,13 @@ describe('the cluster coordinator', () => {
 
   it.each([
     [2, [2, 2]],
-    [3, [2, 1, 1]],
+    [3, [1, 1, 2]],
   ])('four accounts over %i replicas started together: %j, each account led by exactly one', async (n, expected) => {
     cluster = new Cluster();
     for (let i = 0; i < n; i++) cluster.add(String.fromCharCode(97 + i));
     await cluster.run(2 * LEASE);
     const shares = cluster.shares();
-    expect(Object.values(shares).map((s) => s.length)).toEqual(expected);
+    expect(Object.values(shares).map((s) => s.length).sort()).toEqual(expected);
     expect(Object.values(shares).flat().sort()).toEqual(ACCOUNTS);
   });
 
@@ -250,5 +280,103 @@ describe('the cluster coordinator', () => {
     expect(a.coordinator.holds('acme')).toBe(false);
     expect(a.events).toContain('stop acme (lost)');
     expect(a.coordinator.fences().map((f) => f.account)).toEqual(['globex', 'initech', 'umbrella']);
+  });
+
+  it('a restarted replica (the lowest id) gets nothing back while the others are balanced: no lease moves on its return', async () => {
+    cluster = new Cluster(['acme', 'globex']);
+    cluster.add('a');
+    await cluster.run(1_000);
+    cluster.add('b');
+    await cluster.run(LEASE);
+    cluster.add('c');
+    await cluster.run(LEASE);
+    const [aLeads] = cluster.shares().a as string[];
+    const [bLeads] = cluster.shares().b as string[];
+    expect(cluster.shares().c).toEqual([]); // 1, 1 and 0: balanced, c waits
+    const before = cluster.tokens();
+
+    // a restarts (SIGTERM, then started again under its replica_id): c takes the account a released.
+    await cluster.restart('a', 5_000);
+    const away = cluster.tokens();
+    expect(away).toEqual({ ...before, [aLeads as string]: (before[aLeads as string] as number) + 1 });
+    await cluster.run(3 * LEASE);
+    expect(cluster.shares()).toEqual({ b: [bLeads], c: [aLeads], a: [] }); // a is back and balanced: it waits
+    expect(cluster.tokens()).toEqual(away); // no lease moved on its return
+    expect(cluster.longestUnled).toBeLessThanOrEqual(LEASE);
+  });
+
+  it('three replicas started one after another and restarted in turn end balanced, with nothing led by none for a lease and no lease moving once balanced', async () => {
+    const accounts = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7'];
+    cluster = new Cluster(accounts);
+    const sorted = () => Object.values((cluster as Cluster).shares()).map((x) => x.length).sort();
+    for (const id of ['c', 'a', 'b']) {
+      cluster.add(id);
+      await cluster.run(LEASE / 2);
+    }
+    await cluster.run(2 * LEASE);
+    expect(sorted()).toEqual([2, 2, 3]);
+    for (const id of ['a', 'b', 'c', 'a']) {
+      await cluster.restart(id, LEASE / 2);
+      await cluster.run(2 * LEASE);
+      expect(sorted(), `after the restart of ${id}`).toEqual([2, 2, 3]);
+      expect(Object.values(cluster.shares()).flat().sort()).toEqual(accounts);
+    }
+    // Balanced, it stays so: no lease moves (no two replicas handing an account back and forth).
+    const settled = cluster.tokens();
+    await cluster.run(5 * LEASE);
+    expect(cluster.tokens()).toEqual(settled);
+    expect(cluster.longestUnled).toBeLessThanOrEqual(LEASE);
+  });
+
+  it('a replica that comes back to a real imbalance gets its share one account at a time', async () => {
+    cluster = new Cluster();
+    cluster.add('a');
+    cluster.add('b');
+    cluster.add('c');
+    await cluster.run(2 * LEASE);
+    const holderOfTwo = Object.entries(cluster.shares()).find(([, s]) => s.length === 2)?.[0] as string;
+    const others = ['a', 'b', 'c'].filter((id) => id !== holderOfTwo);
+    // One of the replicas with one account is restarted: away, the others hold 2 and 2; back, it gets one of them.
+    const restarted = others[0] as string;
+    await cluster.restart(restarted, LEASE / 2);
+    expect(cluster.shares()[restarted]).toEqual([]);
+    await cluster.run(2 * LEASE);
+    expect(Object.values(cluster.shares()).map((x) => x.length).sort()).toEqual([1, 1, 2]);
+    expect(cluster.shares()[restarted]).toHaveLength(1);
+    expect(cluster.longestUnled).toBeLessThanOrEqual(LEASE);
+  });
+
+  it('an acquire the replica gave up waiting for that committed all the same is released and taken again at the next round, not left unworked until it expires', async () => {
+    cluster = new Cluster();
+    const link = cluster.store.link();
+    const store = cluster.store;
+    let abandoned: number | undefined;
+    // The first acquire of acme commits on the server, but its answer never comes back (a connection lost after the commit).
+    link.acquire = (account, holder, now, ttlMs) => {
+      if (account !== 'acme' || abandoned !== undefined) return store.acquire(account, holder, now, ttlMs);
+      abandoned = store.acquire(account, holder, now, ttlMs)?.expiresAt;
+      return new Promise(() => undefined);
+    };
+    const a = cluster.add('a', link);
+    while (!a.coordinator.holds('acme') && cluster.clock.now() < (abandoned ?? Infinity) + LEASE) await cluster.run(1_000);
+    expect(abandoned).toBeDefined();
+    expect(a.coordinator.holds('acme'), 'acme is led again').toBe(true);
+    expect(cluster.clock.now(), 'acme is led again before the abandoned lease expired').toBeLessThan(abandoned as number);
+    expect(a.working.get('acme')).toEqual({ account: 'acme', holder: 'a', token: 2 }); // the abandoned tenure (1) was released, a new one taken
+    expect(a.coordinator.leading()).toEqual(ACCOUNTS);
+    expect(a.events.filter((e) => e.includes('acme'))).toEqual(['start acme #2']);
+  });
+
+  it('a replica killed and started again under its replica_id releases the leases of its earlier life at once and takes them again', async () => {
+    cluster = new Cluster();
+    const a = cluster.add('a');
+    await cluster.run(1_000);
+    const expiry = Math.min(...cluster.store.leases().map((l) => l.expiresAt));
+    a.alive = false; // kill -9: its leases run on
+    const again = cluster.add('a');
+    await cluster.run(LEASE / 3 + 1_000);
+    expect(cluster.clock.now()).toBeLessThan(expiry);
+    expect(again.coordinator.leading()).toEqual(ACCOUNTS);
+    expect(Object.values(cluster.tokens())).toEqual([2, 2, 2, 2]);
   });
 });
