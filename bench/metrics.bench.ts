@@ -76,7 +76,7 @@ try {
     // What the daemon does after a cycle: publish the boxes it read, render the fleet once.
     now += 30_000;
     store.recordCycle(cycle(now, i));
-    snapshot.publish(now, store.boxes());
+    snapshot.publish(now, ['default'], store.boxes());
     prepare.push(await cpu(() => metrics.prepare()));
     now += 1_000;
     for (let k = 0; k < 5; k++) server_.push(await cpu(() => metrics.text()));

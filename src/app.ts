@@ -406,7 +406,7 @@ export function createApp(deps: AppDeps): App {
   const cycleWith = async (run: AccountRun, fence: Fence | undefined): Promise<void> => {
     const { config: account, client } = run;
     let cycleAlerts: CycleAlerts | null = null;
-    let committed: { startedAt: number; boxes: BoxState[] } | null = null;
+    let committed: { startedAt: number; accounts: string[]; boxes: BoxState[] } | null = null;
     const startedAt = clock.now();
     let result: CycleResult;
     try {
@@ -426,10 +426,11 @@ export function createApp(deps: AppDeps): App {
           const now = clock.now();
           // last_seen is stored on our clock already (the poller corrects the gateway's skew).
           let boxes: BoxState[] = [];
+          // The cycle reads only its part of the fleet (its account's boxes and alerts).
           const { recorded, result } = await store.commitCycle(write, now, (view) => {
-            boxes = view.boxes; // the fleet as this cycle left it: the snapshot below
+            boxes = view.boxes; // the cycle's part of the fleet as it left it: the snapshot below
             return pipeline.decide(write.cycle, view, now, null);
-          }, fence);
+          }, fence, pipeline.scope(account.name));
           cycleAlerts = result;
           if (result.forgotten.length > 0) logger.warn({ serials: result.forgotten }, 'boxes missing longer than forget_after were forgotten (their history is kept)');
           if (result.removedAccounts !== null) {
@@ -438,7 +439,11 @@ export function createApp(deps: AppDeps): App {
           }
           // The fleet without the boxes this cycle made leave it.
           const gone = new Set([...result.forgotten, ...(result.removedAccounts?.boxes ?? [])]);
-          committed = { startedAt: recorded.startedAt, boxes: gone.size === 0 ? boxes : boxes.filter((b) => !gone.has(b.serial)) };
+          committed = {
+            startedAt: recorded.startedAt,
+            accounts: [account.name, ...(result.removedAccounts?.accounts ?? [])],
+            boxes: gone.size === 0 ? boxes : boxes.filter((b) => !gone.has(b.serial)),
+          };
           if (recorded.clockBehindMs > 0) {
             logger.warn(
               { behindMs: recorded.clockBehindMs, recordedAt: new Date(recorded.startedAt).toISOString() },
@@ -467,10 +472,10 @@ export function createApp(deps: AppDeps): App {
     checkWal();
     const states = await alerts.states();
     run.heartbeat.afterCycle(result.cycle, firingCounts(states.values()).reduce((n, c) => n + c.count, 0));
-    const done = committed as { startedAt: number; boxes: BoxState[] } | null;
+    const done = committed as { startedAt: number; accounts: string[]; boxes: BoxState[] } | null;
     if (done !== null) {
-      snapshot.publish(done.startedAt, done.boxes);
-      fleet = fleetStats(done.boxes, states.values());
+      snapshot.publish(done.startedAt, done.accounts, done.boxes);
+      fleet = fleetStats(await snapshot.boxes(), states.values());
     }
     if (http !== null) await metrics.prepare();
     if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);

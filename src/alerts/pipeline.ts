@@ -19,7 +19,7 @@ import { evaluateCycle, isActive, ruleRef, type CycleResult as EngineResult } fr
 import { GATEWAY_RULE_NAMES, gatewayEvaluations, isGatewayDown } from './gateway.js';
 import { fanOut } from './group.js';
 import { toAlertItem } from './message.js';
-import type { AlertWrite, CycleView } from './repositories.js';
+import type { AlertWrite, CycleScope, CycleView } from './repositories.js';
 import type { AlertState, RuleEvaluation } from './types.js';
 import { leaseInUse, type Lease } from '../cluster/leases.js';
 import { DEFAULT_LEASE_MS } from '../cluster/coordinator.js';
@@ -103,6 +103,15 @@ function retireRemovedAccounts(
 }
 
 /**
+ * What a cycle of `account` judges, hence reads (CycleView): its own account's boxes and alerts;
+ * the first configured account's cycle also every account no longer configured (it retires them:
+ * retireRemovedAccounts). The one place that says which cycle retires removed accounts.
+ */
+export function cycleScope(configured: readonly string[], account: string): CycleScope {
+  return account === configured[0] ? { account, alsoNotIn: configured } : { account };
+}
+
+/**
  * The rule evaluations of one cycle: the built-in gateway rules, and (when the cycle succeeded)
  * every configured rule for every known box (fleet rules once, serial ''). Pure; `rules test` runs the same function.
  *
@@ -182,9 +191,15 @@ function statesByRule(states: ReadonlyMap<string, AlertState>): Map<string, Map<
 export class AlertPipeline {
   constructor(private readonly deps: AlertPipelineDeps) {}
 
+  /** The part of the fleet a cycle of `account` reads for `decide` (cycleScope). */
+  scope(account: string): CycleScope {
+    return cycleScope(this.deps.config.gateways.map((a) => a.name), account);
+  }
+
   /**
    * Evaluates every rule for every box after a cycle was recorded. `view.boxes` are the stored
-   * states after the cycle; `gatewayNow` is the gateway's clock at `now` (from the HTTP Date header).
+   * states after the cycle (of the cycle's scope, or the whole fleet); `gatewayNow` is the
+   * gateway's clock at `now` (from the HTTP Date header).
    */
   decide(cycle: Pick<CycleRecord, 'outcome' | 'errorCode' | 'rejected' | 'gatewayClockSkewMs' | 'account'>, view: CycleView, now: number, gatewayNow: number | null): { alerts: AlertWrite<AlertItem>; result: CycleAlerts } {
     const { config } = this.deps;
@@ -199,7 +214,7 @@ export class AlertPipeline {
     const acks = view.acks ?? new Map<string, Ack>();
     const accounts = config.gateways.map((a) => a.name);
     const leaseMs = config.cluster?.lease ?? DEFAULT_LEASE_MS;
-    const removed = account === accounts[0] ? retireRemovedAccounts(accounts, view, { now, acks, repeatIntervalMs: config.alerting.repeatInterval, leaseMs }) : null;
+    const removed = cycleScope(accounts, account).alsoNotIn !== undefined ? retireRemovedAccounts(accounts, view, { now, acks, repeatIntervalMs: config.alerting.repeatInterval, leaseMs }) : null;
     const own = evaluateCycle(prev, evaluations, {
       now,
       acks,

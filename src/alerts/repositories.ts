@@ -18,6 +18,7 @@
 import type { Awaitable } from '../awaitable.js';
 import type { Fence, Lease } from '../cluster/leases.js';
 import type { AlertItem } from '../notify/types.js';
+import { accountOf } from '../box-id.js';
 import type { BoxState, CycleWrite, RecordedCycle } from '../store/types.js';
 import type { Ack } from './acks.js';
 import type { Silence } from './silences.js';
@@ -43,11 +44,28 @@ export interface QueuedRow<I> extends QueuedItem<I> {
   id: number;
 }
 
+/**
+ * The accounts whose boxes and alerts a cycle judges, so the part of the fleet the store reads
+ * for it (CycleView): the cycle's own account and, when `alsoNotIn` is given, every account not
+ * in that list (the cycle that retires accounts removed from the configuration: cycleScope in
+ * src/alerts/pipeline.ts decides which). Without a scope, the whole fleet.
+ */
+export interface CycleScope {
+  account: string;
+  alsoNotIn?: readonly string[];
+}
+
+/** True when a box id or fleet key belongs to the scope (CycleScope). */
+export function inScope(scope: CycleScope, key: string): boolean {
+  const account = accountOf(key);
+  return account === scope.account || (scope.alsoNotIn !== undefined && !scope.alsoNotIn.includes(account));
+}
+
 /** What the store reads for the alert stage of a cycle, inside the cycle's transaction. */
 export interface CycleView {
-  /** Box states after the cycle was recorded. */
+  /** Box states after the cycle was recorded (not forgotten), of the cycle's scope (CycleScope). */
   boxes: BoxState[];
-  /** Every alert not at rest. */
+  /** Every alert not at rest, of the cycle's scope (CycleScope). */
   states: ReadonlyMap<string, AlertState>;
   /** Silences not ended at the cycle's `now` (pending and active). */
   silences: Silence[];
@@ -75,8 +93,10 @@ export interface CycleCommitter<I> {
   /**
    * With a `fence` (replicas), nothing is written unless the fence still holds the account's lease
    * in this very transaction (LeaseLostError), and the queued items belong to the fence's account.
+   * With a `scope`, the view holds the boxes and alert states of the scope's accounts only (the
+   * rest of the fleet is not read); without, the whole fleet's.
    */
-  commitCycle<T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }, fence?: Fence): Awaitable<{ recorded: RecordedCycle; result: T }>;
+  commitCycle<T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }, fence?: Fence, scope?: CycleScope): Awaitable<{ recorded: RecordedCycle; result: T }>;
 }
 
 /** A batch of queued items leaving the queue as one outbox message (null: only drop the items). */

@@ -1,44 +1,88 @@
 /**
- * The fleet as of the last recorded poll cycle, read from the store once per cycle. /metrics and
- * the heavy API answers are rendered from it at most once per cycle, however many clients ask in
- * between; a request never reads or renders the whole fleet while a newer answer would be the
- * same. A new cycle row in the store (recorded by this process or any other) starts a new
- * snapshot: the check is one indexed lookup of the latest cycle.
+ * The fleet as of the last recorded poll cycles, kept per account. /metrics and the heavy API
+ * answers are rendered from it at most once per change, however many clients ask in between; a
+ * request never reads or renders the whole fleet while a newer answer would be the same.
+ *
+ * Each account's part is the account's boxes as its latest cycle left them. A cycle of this
+ * process publishes its accounts' parts (the daemon read them for the alert rules already); a
+ * cycle stored by another process (a replica leading other accounts, or the daemon beside a CLI)
+ * is seen at the next request: the latest cycle's start is one indexed lookup, and when it is one
+ * the parts do not hold, the latest cycle of each account says which accounts' parts to read
+ * again; the others stay. So no process reads the whole fleet once per cycle.
  */
+import { DEFAULT_ACCOUNT, fleetKey } from '../box-id.js';
 import type { BoxState, Store } from '../store/types.js';
 
 export interface FleetSnapshot {
-  /** Every box as of the last cycle: the same array until the next cycle is recorded. */
+  /** Every box as of the last cycles: the same array until a part changes. */
   boxes(): Promise<BoxState[]>;
-  /** `compute(boxes)` once per cycle, remembered under `key` until the next cycle. */
+  /** `compute(boxes)` once per change of the fleet, remembered under `key` until the next. */
   memo<T>(key: string, compute: (boxes: BoxState[]) => T): Promise<T>;
   /**
-   * The boxes as the cycle that started at `startedAt` committed them (the daemon has read them
-   * for the alert rules already): the next snapshot without reading the store again.
+   * What a cycle of this process committed, that started at `startedAt`: `boxes` are the boxes of
+   * `accounts` (the cycle's own, and any it retired) as it left them. Those accounts' parts are
+   * replaced without reading the store; the others stay.
    */
-  publish(startedAt: number, boxes: BoxState[]): void;
+  publish(startedAt: number, accounts: readonly string[], boxes: readonly BoxState[]): void;
 }
 
-export function fleetSnapshot(store: Pick<Store, 'boxes' | 'lastCycle'>): FleetSnapshot {
-  let version: number | null | undefined;
-  let boxes: BoxState[] = [];
+/** One account's boxes, as its cycle that started at `at` left them. */
+interface Part {
+  at: number;
+  boxes: readonly BoxState[];
+}
+
+export function fleetSnapshot(store: Pick<Store, 'boxes' | 'lastCycle' | 'lastCycles'>): FleetSnapshot {
+  const parts = new Map<string, Part>();
+  /** The newest cycle start the parts take into account (published, or seen when they were read); undefined: never read. */
+  let latest: number | undefined;
+  let merged: BoxState[] | null = null;
   const memos = new Map<string, unknown>();
-  const current = async (): Promise<BoxState[]> => {
-    const latest = (await store.lastCycle())?.startedAt ?? null;
-    if (latest !== version) {
-      const list = await store.boxes();
-      version = latest;
-      boxes = list;
-      memos.clear();
+  let refreshing: Promise<void> | null = null;
+
+  const changed = (): void => {
+    merged = null;
+    memos.clear();
+  };
+  /** Reads the whole fleet the first time, then again only the accounts whose latest stored cycle the parts do not hold. */
+  const refresh = async (): Promise<void> => {
+    const newest = (await store.lastCycle())?.startedAt ?? -Infinity;
+    if (latest !== undefined && newest <= latest) return;
+    const cycles = await store.lastCycles();
+    if (latest === undefined) {
+      const fleet = await store.boxes();
+      const at = new Map(cycles.map((c) => [c.account ?? DEFAULT_ACCOUNT, c.startedAt]));
+      for (const account of new Set([...at.keys(), ...fleet.map((b) => b.account)])) {
+        const part = parts.get(account);
+        const stored = at.get(account) ?? -Infinity;
+        // A part published meanwhile by this process's cycle is at least as new.
+        if (part === undefined || part.at < stored) parts.set(account, { at: stored, boxes: fleet.filter((b) => b.account === account) });
+      }
+    } else {
+      for (const c of cycles) {
+        const account = c.account ?? DEFAULT_ACCOUNT;
+        const part = parts.get(account);
+        if (part === undefined || part.at < c.startedAt) parts.set(account, { at: c.startedAt, boxes: await store.boxes(account) });
+      }
     }
-    return boxes;
+    latest = Math.max(latest ?? -Infinity, newest);
+    changed();
+  };
+  const current = async (): Promise<BoxState[]> => {
+    // One refresh at a time: concurrent requests wait for the same one.
+    refreshing ??= refresh().finally(() => {
+      refreshing = null;
+    });
+    await refreshing;
+    merged ??= mergeParts(parts);
+    return merged;
   };
   return {
     boxes: current,
-    publish(startedAt, list) {
-      version = startedAt;
-      boxes = list;
-      memos.clear();
+    publish(startedAt, accounts, boxes) {
+      for (const account of accounts) parts.set(account, { at: startedAt, boxes: boxes.filter((b) => b.account === account) });
+      if (latest !== undefined) latest = Math.max(latest, startedAt);
+      changed();
     },
     async memo<T>(key: string, compute: (boxes: BoxState[]) => T): Promise<T> {
       const list = await current();
@@ -46,4 +90,50 @@ export function fleetSnapshot(store: Pick<Store, 'boxes' | 'lastCycle'>): FleetS
       return memos.get(key) as T;
     },
   };
+}
+
+/**
+ * The parts' boxes in one list, by serial in the store's order (UTF-8 bytes, that is code
+ * points), each part being in that order already. Another account's box ids all start with
+ * `ACCOUNT/` (src/box-id.ts; an account name holds no '/'), so those parts follow one another in
+ * the order of their prefixes; only the default account's bare serials fall among them.
+ */
+function mergeParts(parts: ReadonlyMap<string, Part>): BoxState[] {
+  const prefixed = [...parts.keys()].filter((a) => a !== DEFAULT_ACCOUNT).sort((a, b) => compareCodePoints(fleetKey(a), fleetKey(b)));
+  const others = prefixed.flatMap((a) => (parts.get(a) as Part).boxes);
+  const bare = parts.get(DEFAULT_ACCOUNT)?.boxes ?? [];
+  const all: BoxState[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < bare.length && j < others.length) {
+    const a = bare[i] as BoxState;
+    const b = others[j] as BoxState;
+    if (compareCodePoints(a.serial, b.serial) <= 0) {
+      all.push(a);
+      i++;
+    } else {
+      all.push(b);
+      j++;
+    }
+  }
+  for (; i < bare.length; i++) all.push(bare[i] as BoxState);
+  for (; j < others.length; j++) all.push(others[j] as BoxState);
+  return all;
+}
+
+/**
+ * Code point order of two strings (UTF-8 byte order, SQLite's BINARY and PostgreSQL's "C"):
+ * UTF-16 unit order except that a surrogate (a code point above U+FFFF) sorts after U+E000..U+FFFF.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const sx = x >= 0xd800 && x < 0xe000;
+    const sy = y >= 0xd800 && y < 0xe000;
+    return sx === sy ? x - y : sx ? 1 : -1;
+  }
+  return a.length - b.length;
 }

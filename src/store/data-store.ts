@@ -6,7 +6,7 @@
  * a SqliteStore, never of a DataStore.
  */
 import type { AckRepository } from '../alerts/acks.js';
-import type { AlertQueries, AlertWrite, CycleView, GroupQueue, SilenceWrites } from '../alerts/repositories.js';
+import type { AlertQueries, AlertWrite, CycleScope, CycleView, GroupQueue, SilenceWrites } from '../alerts/repositories.js';
 import type { Awaitable } from '../awaitable.js';
 import type { Fence, LeaseRepository } from '../cluster/leases.js';
 import type { OutboxRepository } from '../notify/outbox.js';
@@ -34,7 +34,7 @@ export interface DataStore extends Store {
   /** Replicas and per-account leases (`cluster:`; src/cluster/leases.ts). */
   readonly leases: LeaseRepository;
   /** The daemon's cycle as one unit of work (CycleCommitter of src/alerts/repositories.ts); with a fence, refused once its lease changed hands. */
-  commitCycle<T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<AlertItem>; result: T }, fence?: Fence): Awaitable<{ recorded: RecordedCycle; result: T }>;
+  commitCycle<T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<AlertItem>; result: T }, fence?: Fence, scope?: CycleScope): Awaitable<{ recorded: RecordedCycle; result: T }>;
   /** The outbox of notification messages (`looksRight` checks a message read back). */
   outbox(looksRight: (value: unknown) => boolean): OutboxRepository;
   /** The group_wait queue: alert items released as notification messages. */

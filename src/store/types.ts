@@ -108,8 +108,8 @@ export interface RecordedCycle {
 export interface Store {
   /** Records one cycle (one transaction). Cycle times only move forward; see RecordedCycle. */
   recordCycle(write: CycleWrite): Awaitable<RecordedCycle>;
-  /** The fleet: every box seen, except forgotten ones (forgetBoxes). */
-  boxes(): Awaitable<BoxState[]>;
+  /** The fleet: every box seen, except forgotten ones (forgetBoxes), by serial; of one account when given. */
+  boxes(account?: string): Awaitable<BoxState[]>;
   /** One box, forgotten or not (its history stays readable). */
   box(serial: string): Awaitable<BoxState | undefined>;
   /**

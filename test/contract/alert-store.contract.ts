@@ -145,6 +145,34 @@ export function alertStoreContract(name: string, make: () => AlertStoreFixture |
         expect(await f.queries.transitionsSince(0)).toHaveLength(1);
       });
 
+      it("with a scope, the alert stage gets only the scope's accounts' boxes and alerts (the accounts not configured too, when asked), and the others' stay as stored", async () => {
+        const accountCycle = (account: string, t: number, serial: string): ReturnType<typeof okCycle> => {
+          const write = okCycle(t, [snap(serial, { lastSeen: t })]);
+          return { ...write, cycle: { ...write.cycle, account } };
+        };
+        const alerts = { default: firing('BX-1', T), acme: firing('acme/BX-1', T), gone: firing('gone/BX-1', T), acmeFleet: firing('acme/', T) };
+        for (const [account, serial, states] of [['default', 'BX-1', [alerts.default]], ['acme', 'acme/BX-1', [alerts.acme, alerts.acmeFleet]], ['gone', 'gone/BX-1', [alerts.gone]]] as const) {
+          await f.committer.commitCycle(accountCycle(account, T, serial), T, () => ({ alerts: { ...nothing, states: new Map(states.map((s) => [s.key, s])) }, result: null }));
+        }
+        let seen: CycleView | undefined;
+        const resolved: AlertState = { ...alerts.acme, status: 'resolved', since: T + 30_000, resolvedAt: T + 30_000, notifiedFiring: false };
+        await f.committer.commitCycle(accountCycle('acme', T + 30_000, 'acme/BX-1'), T + 30_000, (view) => {
+          seen = view;
+          return { alerts: { ...nothing, states: new Map([[resolved.key, resolved], [alerts.acmeFleet.key, alerts.acmeFleet]]) }, result: null };
+        }, undefined, { account: 'acme' });
+        expect(seen?.boxes.map((b) => b.serial)).toEqual(['acme/BX-1']);
+        expect([...(seen?.states.keys() ?? [])].sort()).toEqual([alerts.acmeFleet.key, alerts.acme.key].sort());
+        // The first configured account's scope: its own and every account not configured ("gone").
+        await f.committer.commitCycle(accountCycle('default', T + 30_000, 'BX-1'), T + 30_000, (view) => {
+          seen = view;
+          return { alerts: { ...nothing, states: new Map([[alerts.default.key, alerts.default]]), dropped: [alerts.gone.key] }, result: null };
+        }, undefined, { account: 'default', alsoNotIn: ['default', 'acme'] });
+        expect(seen?.boxes.map((b) => b.serial)).toEqual(['BX-1', 'gone/BX-1']);
+        expect([...(seen?.states.keys() ?? [])].sort()).toEqual([alerts.default.key, alerts.gone.key].sort());
+        // What each cycle wrote is stored; what was out of its scope is as it was.
+        expect(await f.queries.states()).toEqual(new Map([[alerts.default.key, alerts.default], [resolved.key, resolved], [alerts.acmeFleet.key, alerts.acmeFleet]]));
+      });
+
       it('a cycle whose start is not after the last one (the clock stepped back) is still recorded, just after it, and says by how much', async () => {
         await commit(T);
         const back = await commit(T - 90_000, () => nothing, ['BX-1', 'BX-3']);

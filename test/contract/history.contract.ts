@@ -136,6 +136,9 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
         expect(await store.recordCycle(of('acme', okCycle(t, [snap('acme/BX-001', { battery: 40 })])))).toEqual({ startedAt: t + 1, clockBehindMs: 0 });
       }
       expect((await store.boxes()).map((b) => [b.serial, b.account])).toEqual([['BX-001', 'default'], ['acme/BX-001', 'acme']]);
+      expect((await store.boxes('acme')).map((b) => b.serial)).toEqual(['acme/BX-001']); // one account's part of the fleet
+      expect((await store.boxes('default')).map((b) => b.serial)).toEqual(['BX-001']);
+      expect(await store.boxes('initech')).toEqual([]);
       // acme's gateway fails: its box is not polled from then on; the default account's box is.
       const t3 = T0 + 90_000;
       await store.recordCycle(of('default', okCycle(t3, [snap('BX-001', { battery: 59 })])));

@@ -71,3 +71,35 @@ describe('the per-cycle snapshot', () => {
     expect(await age()).toBe(12);
   });
 });
+
+describe('the snapshot of several accounts', () => {
+  const of = (account: string, t: number, serials: string[], battery: number): ReturnType<typeof okCycle> => {
+    const write = okCycle(t, serials.map((s) => snap(s, { battery, lastSeen: t })));
+    return { ...write, cycle: { ...write.cycle, account } };
+  };
+
+  it('is the fleet in the store\'s serial order across accounts; a cycle\'s published part replaces only its account\'s boxes, and another process\'s cycle is read for its account only', async () => {
+    // Bare serials of the default account fall among the ACCOUNT/ ids ("a-b/" sorts before "acme/").
+    store.recordCycle(of('default', T0, ['BX-002', 'b', 'zz', '\u{1F600}', '\uFFFD'], 80));
+    store.recordCycle(of('acme', T0 + 1_000, ['acme/BX-1', 'acme/BX-2'], 70));
+    store.recordCycle(of('a-b', T0 + 2_000, ['a-b/X'], 60));
+    const snapshot = fleetSnapshot(store);
+    const serials = async (): Promise<string[]> => (await snapshot.boxes()).map((b) => b.serial);
+    expect(await serials()).toEqual(store.boxes().map((b) => b.serial));
+    expect(await serials()).toEqual(['BX-002', 'a-b/X', 'acme/BX-1', 'acme/BX-2', 'b', 'zz', '\uFFFD', '\u{1F600}']);
+
+    // This process's cycle of acme publishes acme's part: nothing is read back.
+    const reads = vi.spyOn(store, 'boxes');
+    store.recordCycle(of('acme', T0 + 30_000, ['acme/BX-1', 'acme/BX-2'], 69));
+    snapshot.publish(T0 + 30_000, ['acme'], store.boxes('acme'));
+    reads.mockClear();
+    const fleet = await snapshot.boxes();
+    expect(fleet.map((b) => [b.serial, b.battery])).toEqual([['BX-002', 80], ['a-b/X', 60], ['acme/BX-1', 69], ['acme/BX-2', 69], ['b', 80], ['zz', 80], ['\uFFFD', 80], ['\u{1F600}', 80]]);
+    expect(reads).not.toHaveBeenCalled();
+
+    // Another process stores a cycle of a-b: only a-b's part is read again.
+    store.recordCycle(of('a-b', T0 + 31_000, ['a-b/X'], 59));
+    expect((await snapshot.boxes()).find((b) => b.serial === 'a-b/X')?.battery).toBe(59);
+    expect(reads.mock.calls).toEqual([['a-b']]);
+  });
+});

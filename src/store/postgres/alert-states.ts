@@ -7,7 +7,9 @@
 import { alertKey, parseAlertKey, type AlertState } from '../../alerts/types.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import { AlertStateRows, type StateDbRow } from '../repository-rows.js';
+import type { CycleScope } from '../../alerts/repositories.js';
 import type { PostgresDatabase, Transaction } from './database.js';
+import { accountOfSql, scopeSql } from './scope.js';
 
 export class PostgresAlertStates {
   private readonly rows: AlertStateRows;
@@ -20,9 +22,10 @@ export class PostgresAlertStates {
     this.rows = new AlertStateRows(damaged, now);
   }
 
-  /** Every alert not at rest, keyed as the engine keys them (in `tx` when given). */
-  async states(tx: Transaction = this.db): Promise<Map<string, AlertState>> {
-    const rows = await tx.query<Omit<StateDbRow, 'key'>>('SELECT rule, serial, status, state FROM alert_states');
+  /** Every alert not at rest (of the scope's accounts when given), keyed as the engine keys them (in `tx` when given). */
+  async states(tx: Transaction = this.db, scope?: CycleScope): Promise<Map<string, AlertState>> {
+    const where = scope === undefined ? null : scopeSql(scope, accountOfSql('serial'), 1);
+    const rows = await tx.query<Omit<StateDbRow, 'key'>>(`SELECT rule, serial, status, state FROM alert_states${where === null ? '' : ` WHERE ${where.sql}`}`, where?.params ?? []);
     return this.rows.decode(rows.map((r) => ({ ...r, key: alertKey(r.rule, r.serial) })));
   }
 

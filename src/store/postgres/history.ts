@@ -5,6 +5,7 @@
  * statements whatever the fleet's size (arrays through `unnest`), so a cycle costs a handful of
  * round trips; a query asks for a box's range of rows at once.
  */
+import type { CycleScope } from '../../alerts/repositories.js';
 import { DEFAULT_ACCOUNT } from '../../box-id.js';
 import { HOUR_MS, hourOf } from '../codec.js';
 import { HistoryQueries, runLater, type HistoryRows } from '../history/reader.js';
@@ -13,6 +14,7 @@ import { PRUNE_BATCH, RAW_PRUNED_BEFORE, ROLLUP_COLUMNS, rollupBucketsSql, toBox
 import { BOX_COLUMNS, CycleWriter, boxValues, closedHoursOf, openHourOf, rollupsOf, type BoxWrite, type HistoryPlan } from '../history/writer.js';
 import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../types.js';
 import type { PostgresDatabase, Transaction } from './database.js';
+import { scopeSql } from './scope.js';
 
 /** PostgreSQL types of BOX_COLUMNS, for `unnest`. */
 const BOX_TYPES = ['bigint', 'text', 'integer', 'integer', 'integer', 'text', 'bigint', 'bigint', 'text', 'text', 'bigint'];
@@ -133,6 +135,8 @@ async function internStrings(tx: Transaction, values: readonly string[]): Promis
 
 export class PostgresHistory {
   private readonly writer: CycleWriter;
+  /** The accounts whose part the writer holds (loaded at their first cycle here). */
+  private readonly accounts = new Set<string>();
   private readonly rows: PostgresHistoryRows;
   private readonly queries: HistoryQueries;
 
@@ -150,16 +154,17 @@ export class PostgresHistory {
   /**
    * Records one cycle in `tx` (one at a time: the caller serializes them). If `tx` rolls back, the
    * caller calls `reset()`. Box and string ids come from the database's sequences, so that other
-   * processes writing other accounts (replicas) never give the same; if another process recorded a
-   * cycle of this account since this writer did (its leadership moved), that account's part of the
-   * writer's state is loaded again first (the other accounts' parts are this process's own).
+   * processes writing other accounts (replicas) never give the same. The account's part of the
+   * writer's state is loaded at its first cycle here, and again when another process recorded a
+   * cycle of it since this writer did (its leadership moved); the other accounts' parts stay.
    */
   async record(tx: Transaction, write: CycleWrite): Promise<RecordedCycle> {
     const account = write.cycle.account ?? DEFAULT_ACCOUNT;
     if (!this.writer.loaded) await this.load(tx);
-    else {
-      const stored = await this.rowsIn(tx).lastCycleOf(account);
-      if (this.writer.lastCycleOf(account) !== stored) await this.loadAccount(tx, account, stored);
+    const stored = await this.rowsIn(tx).lastCycleOf(account);
+    if (!this.accounts.has(account) || this.writer.lastCycleOf(account) !== stored) {
+      await this.loadAccount(tx, account, stored);
+      this.accounts.add(account);
     }
     const strings = this.writer.newStrings(write);
     if (strings.length > 0) this.writer.addStrings(await internStrings(tx, strings));
@@ -173,6 +178,7 @@ export class PostgresHistory {
   /** Drops the writer's in-memory state (after a rollback); it is loaded again at the next cycle. */
   reset(): void {
     this.writer.reset();
+    this.accounts.clear();
   }
 
   /** See Store.forgetBoxes; in `tx`. */
@@ -181,15 +187,18 @@ export class PostgresHistory {
     return (await tx.query('UPDATE boxes SET forgotten_at = $1 WHERE serial = ANY($2::text[]) AND forgotten_at IS NULL RETURNING id', [now, serials])).length;
   }
 
+  /**
+   * Loads the writer's state without any account's boxes: each account's part is loaded at its
+   * first cycle here (`loadAccount`), so that a process holds only the accounts it records (a
+   * replica, those it leads), not the whole fleet.
+   */
   private async load(tx: Transaction): Promise<void> {
-    await internStrings(tx, (await tx.query<{ firmware: string }>('SELECT DISTINCT firmware FROM boxes')).map((r) => r.firmware)); // none left for the writer to number
     const lastCycles = await this.rowsIn(tx).lastCyclesOfAccounts();
-    const open = openHourOf(lastCycles);
     this.writer.load({
-      boxes: await tx.query<BoxRow>('SELECT * FROM boxes ORDER BY serial COLLATE "C"'),
+      boxes: [],
       lastCycle: lastCycles.length === 0 ? null : Math.max(...lastCycles.map((c) => c.t)),
       lastCycles,
-      openRows: open === null ? [] : await tx.query<SampleRow>('SELECT hour, box_id, data FROM samples WHERE hour >= $1', [open]),
+      openRows: [],
       strings: await tx.query<{ id: number; value: string }>('SELECT id, value FROM strings'),
     });
   }
@@ -273,9 +282,11 @@ export class PostgresHistory {
 
   // ---------------------------------------------------------------- reading
 
-  /** The fleet (not forgotten), by serial (in `tx` when given: a cycle's). */
-  async boxes(tx: Transaction = this.db): Promise<BoxState[]> {
-    return (await tx.query<BoxRow>('SELECT * FROM boxes WHERE forgotten_at IS NULL ORDER BY serial COLLATE "C"')).map(toBoxState);
+  /** The fleet (not forgotten), by serial; of the scope's accounts when given (in `tx` when given: a cycle's). */
+  async boxes(tx: Transaction = this.db, scope?: CycleScope): Promise<BoxState[]> {
+    const where = scope === undefined ? null : scopeSql(scope, 'account', 1);
+    const sql = `SELECT * FROM boxes WHERE forgotten_at IS NULL${where === null ? '' : ` AND ${where.sql}`} ORDER BY serial COLLATE "C"`;
+    return (await tx.query<BoxRow>(sql, where?.params ?? [])).map(toBoxState);
   }
 
   async box(serial: string): Promise<BoxState | undefined> {
@@ -283,8 +294,21 @@ export class PostgresHistory {
     return row === undefined ? undefined : toBoxState(row);
   }
 
+  /**
+   * The latest cycle of each account: the accounts found one index probe each (a loose scan of
+   * `cycles_account`), then each one's latest cycle, so that the cost does not grow with the
+   * cycles kept (the fleet snapshot asks whenever another process stored a cycle).
+   */
   async lastCycles(): Promise<CycleRecord[]> {
-    return (await this.db.query<CycleRow>('SELECT c.* FROM cycles c JOIN (SELECT account, max(started_at) AS t FROM cycles GROUP BY account) m ON c.account = m.account AND c.started_at = m.t ORDER BY c.account COLLATE "C"')).map(toCycleRecord);
+    return (
+      await this.db.query<CycleRow>(
+        `WITH RECURSIVE a (account) AS (
+           SELECT min(account) FROM cycles
+           UNION ALL SELECT (SELECT min(account) FROM cycles WHERE account > a.account) FROM a WHERE a.account IS NOT NULL)
+         SELECT c.* FROM a CROSS JOIN LATERAL (SELECT * FROM cycles WHERE account = a.account ORDER BY started_at DESC LIMIT 1) c
+         ORDER BY c.account COLLATE "C"`,
+      )
+    ).map(toCycleRecord);
   }
 
   async lastCycle(): Promise<CycleRecord | undefined> {

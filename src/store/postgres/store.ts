@@ -17,7 +17,7 @@
  *   cycle write, the outbox claim and the group queue's release take a fence and check it in
  *   their own transaction.
  */
-import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
+import type { AlertQueries, AlertWrite, CycleScope, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
 import type { Fence } from '../../cluster/leases.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { DamagedRows } from '../damaged-rows.js';
@@ -148,7 +148,7 @@ export class PostgresStore implements DataStore {
    * alert stage needs, runs the pure `decide` on it and writes what it returns, in one
    * transaction. All or nothing: when `decide` throws, nothing of the cycle is stored.
    */
-  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }, fence?: Fence): Promise<{ recorded: RecordedCycle; result: T }> {
+  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }, fence?: Fence, scope?: CycleScope): Promise<{ recorded: RecordedCycle; result: T }> {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(async (tx) => {
       if (fence !== undefined) {
@@ -164,9 +164,11 @@ export class PostgresStore implements DataStore {
         await checkFence(tx, fence);
       }
       const recorded = await this.history_.record(tx, write);
+      // Only the scope's part of the fleet (its own account's, usually) is read: not the whole
+      // fleet once per account and tick.
       const view: CycleView = {
-        boxes: await this.history_.boxes(tx),
-        states: await this.alertStates.states(tx),
+        boxes: await this.history_.boxes(tx, scope),
+        states: await this.alertStates.states(tx, scope),
         silences: await this.silences.silences(now, {}, tx),
         acks: await this.acks.latestByKey(tx),
         leases: await this.leases.leases(tx),
@@ -204,8 +206,8 @@ export class PostgresStore implements DataStore {
 
   // ---------------------------------------------------------------- reading
 
-  boxes(): Promise<BoxState[]> {
-    return this.history_.boxes();
+  boxes(account?: string): Promise<BoxState[]> {
+    return this.history_.boxes(this.db, account === undefined ? undefined : { account });
   }
 
   box(serial: string): Promise<BoxState | undefined> {

@@ -11,7 +11,7 @@
  * notifications) is one such transaction: `commitCycle`.
  */
 import type Database from 'better-sqlite3';
-import type { AlertQueries, AlertWrite, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
+import { inScope, type AlertQueries, type AlertWrite, type CycleScope, type CycleView, type OutboxEntry, type SilenceWrites } from '../../alerts/repositories.js';
 import type { Fence } from '../../cluster/leases.js';
 import { systemClock, type Clock } from '../../clock.js';
 import type { Logger } from '../../log.js';
@@ -197,14 +197,22 @@ export class SqliteStore implements DataStore {
    * The daemon's cycle as one unit of work: records the cycle, reads what the alert stage needs,
    * runs the pure `decide` on it and writes what it returns, in one IMMEDIATE transaction.
    */
-  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }, fence?: Fence): { recorded: RecordedCycle; result: T } {
+  commitCycle<I, T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<I>; result: T }, fence?: Fence, scope?: CycleScope): { recorded: RecordedCycle; result: T } {
     const queue = this.groupQueue<I, unknown>();
     return this.unitOfWork(() => {
       // A replica that lost the account's lease writes nothing (LeaseLostError).
       if (fence !== undefined) checkFence(this.db, fence);
       const recorded = this.writer.record(write);
-      // The fleet as the writer just wrote it (inside this transaction), not read back.
-      const view: CycleView = { boxes: this.boxes(), states: this.alertStates.states(), silences: this.silences.silences(now), acks: this.acks.latestByKey(), leases: this.leases.leases() };
+      // The fleet as the writer just wrote it (inside this transaction), not read back; the scope's part of it.
+      const boxes = this.boxes();
+      const states = this.alertStates.states();
+      const view: CycleView = {
+        boxes: scope === undefined ? boxes : boxes.filter((b) => inScope(scope, b.serial)),
+        states: scope === undefined ? states : new Map([...states].filter(([, st]) => inScope(scope, st.serial))),
+        silences: this.silences.silences(now),
+        acks: this.acks.latestByKey(),
+        leases: this.leases.leases(),
+      };
       const { alerts, result } = decide(view);
       if (alerts.forget !== undefined && alerts.forget.length > 0) this.forgetIn(alerts.forget, now);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);
@@ -318,10 +326,14 @@ export class SqliteStore implements DataStore {
 
   // ---------------------------------------------------------------- reading
 
-  /** The fleet: from the writer's memory once it recorded a cycle (and no other connection wrote since), else read. */
-  boxes(): BoxState[] {
+  /**
+   * The fleet (of one account when given): from the writer's memory once it recorded a cycle (and
+   * no other connection wrote since), else read.
+   */
+  boxes(account?: string): BoxState[] {
     this.followOtherConnections();
-    return this.writer.fleet() ?? (this.s.fleetBoxes.all() as BoxRow[]).map(toBoxState);
+    const fleet = this.writer.fleet() ?? (this.s.fleetBoxes.all() as BoxRow[]).map(toBoxState);
+    return account === undefined ? fleet : fleet.filter((b) => b.account === account);
   }
 
   box(serial: string): BoxState | undefined {
