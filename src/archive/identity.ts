@@ -35,12 +35,16 @@ export function newArchiveId(host = hostname()): string {
  * not one boxwatch wrote.
  */
 export async function archiveIdentity(fs: ArchiveFs, dir: string): Promise<{ id: string; created: boolean }> {
-  await fs.mkdir(dir, { recursive: true });
   const path = join(dir, ARCHIVE_MARKER);
   const id = newArchiveId();
+  const create = () => fs.open(path, 'wx');
   let file;
   try {
-    file = await fs.open(path, 'wx');
+    file = await create().catch(async (err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await fs.mkdir(dir, { recursive: true }); // no directory yet (a file in its place fails the open: ENOTDIR)
+      return create();
+    });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     return { id: await readMarker(path), created: false };
