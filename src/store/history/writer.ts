@@ -12,8 +12,9 @@
  *   no data (a gap).
  * - Each box has one row per hour it was covered in: the covered pieces of the hour and the value
  *   changes, first event full so that every row decodes on its own. The open hour's rows are kept
- *   in memory and written when they change; the open segment's start and last poll live in the
- *   box's row of `boxes`, which every cycle updates anyway.
+ *   in memory and written when they change; the open segment's start lives in the box's row of
+ *   `boxes` (written when it changes: `ListedBoxWrite.changed`), its last poll is the account's
+ *   latest cycle (`HistoryPlan.seen`).
  * - Each account's cycles cover only that account's boxes, in whatever order the accounts'
  *   cycles come. When an account's first cycle of a new hour is recorded, its boxes' rows of the
  *   previous hours are final: the plan lists them (`closedHours`) and the store writes their
@@ -77,6 +78,15 @@ export interface BoxWrite {
   segStart: number | null;
 }
 
+/** A box listed by a cycle: its row's values, and whether they differ from the stored row. */
+export interface ListedBoxWrite extends BoxWrite {
+  /**
+   * False: the row holds these values already (the snapshot's columns and `seg_start` as stored,
+   * not missing, not forgotten): only its last poll moves to the cycle's start.
+   */
+  changed: boolean;
+}
+
 /** A box seen for the first time: its row's values and the account it belongs to (the cycle's). */
 export interface NewBoxWrite extends BoxWrite {
   account: string;
@@ -91,10 +101,16 @@ export interface HistoryPlan {
   strings: { id: number; value: string }[];
   /** Boxes seen for the first time (inserted with first_seen = last_polled = the cycle's start). */
   newBoxes: NewBoxWrite[];
-  /** Every box listed this cycle (the new ones too): its row's values, `last_polled` = the cycle's start, no longer missing or forgotten. */
-  seen: BoxWrite[];
-  /** Boxes whose open segment ended this cycle (seg_start becomes NULL). */
-  closed: number[];
+  /**
+   * Every box listed this cycle (the new ones too): its row's values, last polled at the cycle's
+   * start, no longer missing or forgotten. After the cycle these are exactly the account's boxes
+   * with an open segment (`seg_start` set): every other open segment of the account ends. So the
+   * last poll of a box in its open segment is its account's latest cycle: a store may keep it
+   * there rather than in each row (SQLite does, docs/storage.md).
+   */
+  seen: ListedBoxWrite[];
+  /** Boxes whose open segment ended this cycle (seg_start becomes NULL), with their last poll. */
+  closed: { id: number; lastPolled: number }[];
   /** Serials absent from the list: `missing_since` set to the cycle's start unless already set. */
   missing: string[];
   /** Sample rows to insert or replace. */
@@ -341,8 +357,10 @@ export class CycleWriter {
           this.order = null;
           plan.newBoxes.push({ id: head.id, snap, segStart: t, account });
         }
+        const segStart = head.segStart;
         this.observe(head, [snap.battery, snap.signal, snap.connected ? 1 : 0, this.intern(snap.firmware, plan.strings)], t);
-        plan.seen.push({ id: head.id, snap, segStart: head.segStart });
+        const changed = head.segStart !== segStart || head.forgotten || !sameRow(head.state, snap);
+        plan.seen.push({ id: head.id, snap, segStart: head.segStart, changed });
         head.state = polledState(snap, account, head.state.firstSeen, t);
         head.forgotten = false; // listed again: back in the fleet
       }
@@ -352,8 +370,9 @@ export class CycleWriter {
     // this cycle was observed at t (cycle times only move forward).
     for (const head of heads.values()) {
       if (head.segStart === null || head.lastObs === t || head.account !== account) continue;
-      this.closeSegment(head, Math.min(t, (head.lastObs as number) + this.maxGapMs));
-      plan.closed.push(head.id);
+      const lastPolled = head.lastObs as number;
+      this.closeSegment(head, Math.min(t, lastPolled + this.maxGapMs));
+      plan.closed.push({ id: head.id, lastPolled });
     }
     if (write.cycle.outcome === 'ok') {
       for (const serial of write.missing) {
@@ -465,6 +484,18 @@ function polledState(snap: BoxSnapshot, account: string, firstSeen: number, t: n
     lastSeen: snap.lastSeen, registeredAt: snap.registeredAt, location: snap.location, ip: snap.ip, detailsAt: snap.detailsAt,
     firstSeen, lastPolled: t, missingSince: null,
   };
+}
+
+/**
+ * True when the row of `boxes` that `state` is (as last written) holds the snapshot's values
+ * already and the box is not missing: writing the snapshot would change only `last_polled`.
+ */
+function sameRow(state: BoxState, snap: BoxSnapshot): boolean {
+  return (
+    state.missingSince === null && state.id === snap.id && state.name === snap.name && state.connected === snap.connected && state.battery === snap.battery &&
+    state.signal === snap.signal && state.firmware === snap.firmware && state.lastSeen === snap.lastSeen && state.registeredAt === snap.registeredAt &&
+    state.location === snap.location && state.ip === snap.ip && state.detailsAt === snap.detailsAt
+  );
 }
 
 /** The values of a box row's snapshot columns, in BOX_COLUMNS order. */
