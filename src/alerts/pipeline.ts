@@ -80,7 +80,9 @@ function retireRemovedAccounts(
   view: CycleView,
   ctx: { now: number; acks: ReadonlyMap<string, Ack>; repeatIntervalMs: number; leaseMs: number },
 ): { result: EngineResult; forget: string[]; accounts: string[]; resolved: number } | null {
-  const present = new Set([...[...view.states.values()].map((s) => accountOf(s.serial)), ...view.boxes.map((b) => accountOf(b.serial))]);
+  const present = new Set<string>();
+  for (const s of view.states.values()) present.add(accountOf(s.serial));
+  for (const b of view.boxes) present.add(accountOf(b.serial));
   const retiring = accountsToRetire(configured, present, view.leases ?? [], ctx.now, ctx.leaseMs);
   if (retiring.size === 0) return null;
   const gone = (key: string): boolean => retiring.has(accountOf(key));

@@ -344,14 +344,19 @@ function parseBaseUrl(baseUrl: string): URL {
 
 /**
  * Reads a body up to `limit` bytes. A larger one (by its Content-Length, or as it arrives) is
- * aborted at once, so an endless body costs at most `limit` bytes of memory.
+ * aborted at once, so an endless body costs at most `limit` bytes of memory. A body whose
+ * Content-Length is within the limit is read whole: HTTP's framing ends it at that length.
  */
 async function readBounded(body: Dispatcher.ResponseData['body'], headers: IncomingHttpHeaders, limit: number, endpoint: Endpoint): Promise<string> {
   const tooLarge = (): GatewayError => {
     body.destroy();
     return new GatewayError('too_large', `the ${endpoint} response is larger than ${limit} bytes (gateway.max_body.${endpoint}); aborted`, { endpoint });
   };
-  if (Number(headers['content-length']) > limit) throw tooLarge();
+  const declared = headers['content-length'];
+  if (typeof declared === 'string' && /^\d+$/.test(declared)) {
+    if (Number(declared) > limit) throw tooLarge();
+    return body.text();
+  }
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -372,18 +377,22 @@ export function parseDeviceRecords(records: readonly unknown[]): Pick<DeviceList
   const seen = new Set<string>();
   records.forEach((record, index) => {
     const parsed = deviceSummarySchema.safeParse(record);
-    const rawSerial = (record as { serial_no?: unknown } | null)?.serial_no;
-    const serial = typeof rawSerial === 'string' ? capText(rawSerial, TEXT_CAPS.serial) : null;
     if (!parsed.success) {
-      rejected.push({ index, serial, problem: describeIssues(parsed.error.issues) });
+      rejected.push({ index, serial: rejectedSerial(record), problem: describeIssues(parsed.error.issues) });
     } else if (seen.has(parsed.data.serial_no)) {
-      rejected.push({ index, serial, problem: 'serial_no: listed more than once' });
+      rejected.push({ index, serial: rejectedSerial(record), problem: 'serial_no: listed more than once' });
     } else {
       seen.add(parsed.data.serial_no);
       devices.push(parsed.data);
     }
   });
   return { devices, rejected };
+}
+
+/** The serial of a record set aside, as far as it is a text (cut at its cap), or null. */
+function rejectedSerial(record: unknown): string | null {
+  const raw = (record as { serial_no?: unknown } | null)?.serial_no;
+  return typeof raw === 'string' ? capText(raw, TEXT_CAPS.serial) : null;
 }
 
 const MALFORMED = Symbol('malformed');

@@ -214,9 +214,12 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
   // A box whose record was set aside is listed, just unreadable; when a record had no readable
   // serial, no box can be called missing this cycle (it may be that one).
   const absent = (serial: string): boolean => setAsideSerials !== null && !listed.has(serial) && !setAsideSerials.has(serial);
-  const knownList = [...known];
-  const missing = knownList.filter(([serial, b]) => b.missingSince === null && absent(serial)).map(([, b]) => b.serial);
-  const returned = knownList.filter(([serial, b]) => b.missingSince !== null && listed.has(serial)).map(([, b]) => b.serial);
+  const missing: string[] = [];
+  const returned: string[] = [];
+  for (const [serial, b] of known) {
+    if (b.missingSince === null && absent(serial)) missing.push(b.serial);
+    else if (b.missingSince !== null && listed.has(serial)) returned.push(b.serial);
+  }
 
   const cycle = finish({ outcome: 'ok', errorCode: null, error: null, boxes: summaries.length, detailsFetched: details.size, rejected, detailsSkipped, gatewayClockSkewMs });
   await commit({ cycle, seen, missing }, serverTime);

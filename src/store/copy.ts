@@ -8,12 +8,14 @@
  *
  * The tables have the same columns in both databases (migrations/, migrations/postgres/), except
  * the alert key (rule NUL serial) that SQLite stores and PostgreSQL derives; the copy takes the
- * columns both sides have and derives `key` for SQLite. The daemon's hold (`meta` key `daemon`)
+ * columns both sides have and derives `key` for SQLite; SQLite's `boxes.last_polled` is read as
+ * the store reads it (LAST_POLLED, src/store/sqlite/rows.ts). The daemon's hold (`meta` key `daemon`)
  * is not copied. Tables of later features that one side lacks are left out, and said so.
  */
 import type Database from 'better-sqlite3';
 import { BoxwatchError } from '../errors.js';
 import type { PostgresDatabase, Transaction } from './postgres/database.js';
+import { LAST_POLLED } from './sqlite/rows.js';
 
 /** A table to copy: its key (the copy's order and the keyset of its batches). */
 interface TableSpec {
@@ -23,13 +25,15 @@ interface TableSpec {
   identity?: string;
   /** Rows left out (SQL condition on the source). */
   skip?: string;
+  /** Columns a SQLite source reads through an expression (their stored value is not the whole answer). */
+  sqliteRead?: Readonly<Record<string, string>>;
 }
 
 export const COPIED_TABLES: readonly TableSpec[] = [
   { name: 'strings', key: ['id'] },
   { name: 'meta', key: ['key'], skip: "key = 'daemon'" },
-  { name: 'boxes', key: ['id'] },
-  { name: 'cycles', key: ['started_at'] },
+  { name: 'boxes', key: ['id'], sqliteRead: { last_polled: LAST_POLLED } },
+  { name: 'cycles', key: ['account', 'started_at'] },
   { name: 'samples', key: ['box_id', 'hour'] },
   { name: 'rollups', key: ['box_id', 'hour'] },
   { name: 'alert_states', key: ['rule', 'serial'] },
@@ -144,7 +148,8 @@ export class SqliteCopyEnd implements CopySource, CopyTarget {
 
   async *batches(spec: TableSpec, columns: readonly string[]): AsyncIterable<unknown[][]> {
     let batch: unknown[][] = [];
-    for (const row of this.db.prepare(`SELECT ${quoted(columns)} FROM "${spec.name}" ${where(spec)} ORDER BY ${quoted(spec.key)}`).raw().iterate() as Iterable<unknown[]>) {
+    const read = columns.map((c) => (spec.sqliteRead?.[c] === undefined ? `"${c}"` : `${spec.sqliteRead[c]} AS "${c}"`)).join(', ');
+    for (const row of this.db.prepare(`SELECT ${read} FROM "${spec.name}" ${where(spec)} ORDER BY ${quoted(spec.key)}`).raw().iterate() as Iterable<unknown[]>) {
       batch.push(row);
       if (batch.length === BATCH) {
         yield batch;

@@ -330,6 +330,19 @@ describe('schema violations', () => {
     expect(err.message).toContain('larger than 262144 bytes (gateway.max_body.device_details)');
   });
 
+  it('reads a body within the limit whether its length is declared or it comes in chunks', async () => {
+    const body = JSON.stringify({ status: 'success', data: [DEVICE_SUMMARY, { ...DEVICE_SUMMARY, serial_no: 'SN-0002' }] });
+    let requests = 0;
+    const { client } = await setup((_req, res) => {
+      if ((requests += 1) === 1) return json(res, 200, JSON.parse(body) as object); // Content-Length set
+      res.writeHead(200, { 'content-type': 'application/json' }); // no Content-Length: read as it arrives
+      res.write(body.slice(0, 40));
+      setTimeout(() => res.end(body.slice(40)), 10);
+    });
+    for (let i = 0; i < 2; i++) expect((await client.listDevices()).devices.map((d) => d.serial_no)).toEqual(['SN-0001', 'SN-0002']);
+    expect(requests).toBe(2);
+  });
+
   it('names a mistyped field of device details and does not retry', async () => {
     const { client, server } = await setup((_req, res) =>
       json(res, 200, { status: 'success', data: { ...DEVICE_SUMMARY, signal_strength: 12, registered_at: '2025-01-01T00:00:00Z', location: 'x', ip_address: '10.0.0.1' } }),

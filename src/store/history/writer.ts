@@ -12,16 +12,19 @@
  *   no data (a gap).
  * - Each box has one row per hour it was covered in: the covered pieces of the hour and the value
  *   changes, first event full so that every row decodes on its own. The open hour's rows are kept
- *   in memory and written when they change; the open segment's start and last poll live in the
- *   box's row of `boxes`, which every cycle updates anyway.
+ *   in memory and written when they change; the open segment's start lives in the box's row of
+ *   `boxes` (written when it changes: `ListedBoxWrite.changed`), its last poll is the account's
+ *   latest cycle (`HistoryPlan.seen`).
  * - Each account's cycles cover only that account's boxes, in whatever order the accounts'
  *   cycles come. When an account's first cycle of a new hour is recorded, its boxes' rows of the
  *   previous hours are final: the plan lists them (`closedHours`) and the store writes their
  *   rollups. The open hour is thus per account (the store loads rows back to the oldest one).
- * - Cycle times only move forward. When the wall clock stepped back (NTP correction, VM restore)
- *   a cycle is recorded 1 ms after the previous one instead of being refused, and the caller is
- *   told by how much the clock was behind (it logs and counts it). This holds across restarts:
- *   the previous cycle is loaded from the database.
+ * - Each account's cycle times only move forward. When the wall clock stepped back (NTP
+ *   correction, VM restore) a cycle is recorded 1 ms after the account's previous one instead of
+ *   being refused, and the caller is told by how much the clock was behind (it logs and counts
+ *   it). This holds across restarts: each account's previous cycle is loaded from the database.
+ *   Other accounts' cycles do not move it: two accounts' cycles may start in the same millisecond
+ *   (cycles are keyed by account and start).
  * - Box ids and firmware string ids: on SQLite (one writer per file) they are counted here, so a
  *   plan needs no answer from the database. On PostgreSQL several processes may write one
  *   database (replicas, each leading its accounts): the store asks the database for them first
@@ -46,8 +49,6 @@ import { hourStats, pollCounter, rollupValues, toBoxState, type BoxRow, type Sam
 export interface WriterState {
   /** Every box row, by serial (byte order: SQLite's BINARY, PostgreSQL's "C"). */
   boxes: readonly BoxRow[];
-  /** Start of the latest cycle, or null. */
-  lastCycle: number | null;
   /** Start of the latest cycle of each account (absent: the account has none). */
   lastCycles: readonly { account: string; t: number }[];
   /** The sample rows of the oldest open hour and later (`hour >= openHourOf(lastCycles)`). */
@@ -77,6 +78,15 @@ export interface BoxWrite {
   segStart: number | null;
 }
 
+/** A box listed by a cycle: its row's values, and whether they differ from the stored row. */
+export interface ListedBoxWrite extends BoxWrite {
+  /**
+   * False: the row holds these values already (the snapshot's columns and `seg_start` as stored,
+   * not missing, not forgotten): only its last poll moves to the cycle's start.
+   */
+  changed: boolean;
+}
+
 /** A box seen for the first time: its row's values and the account it belongs to (the cycle's). */
 export interface NewBoxWrite extends BoxWrite {
   account: string;
@@ -91,10 +101,16 @@ export interface HistoryPlan {
   strings: { id: number; value: string }[];
   /** Boxes seen for the first time (inserted with first_seen = last_polled = the cycle's start). */
   newBoxes: NewBoxWrite[];
-  /** Every box listed this cycle (the new ones too): its row's values, `last_polled` = the cycle's start, no longer missing or forgotten. */
-  seen: BoxWrite[];
-  /** Boxes whose open segment ended this cycle (seg_start becomes NULL). */
-  closed: number[];
+  /**
+   * Every box listed this cycle (the new ones too): its row's values, last polled at the cycle's
+   * start, no longer missing or forgotten. After the cycle these are exactly the account's boxes
+   * with an open segment (`seg_start` set): every other open segment of the account ends. So the
+   * last poll of a box in its open segment is its account's latest cycle: a store may keep it
+   * there rather than in each row (SQLite does, docs/storage.md).
+   */
+  seen: ListedBoxWrite[];
+  /** Boxes whose open segment ended this cycle (seg_start becomes NULL), with their last poll. */
+  closed: { id: number; lastPolled: number }[];
   /** Serials absent from the list: `missing_since` set to the cycle's start unless already set. */
   missing: string[];
   /** Sample rows to insert or replace. */
@@ -144,8 +160,7 @@ export class CycleWriter {
   private strings = new Map<string, number>();
   private nextBoxId = 1;
   private nextStringId = 1;
-  private lastCycleT: number | null = null;
-  /** The latest recorded cycle of each account (a clock step back is judged per account). */
+  /** The latest recorded cycle of each account (its cycle times only move forward). */
   private lastOfAccount = new Map<string, number>();
   /** Strings interned while loading (a box's firmware not yet interned), written with the next plan. */
   private pendingStrings: { id: number; value: string }[] = [];
@@ -174,7 +189,6 @@ export class CycleWriter {
     this.strings = new Map(state.strings.map((s) => [s.value, s.id]));
     this.nextStringId = Math.max(0, ...state.strings.map((s) => s.id)) + 1;
     this.nextBoxId = 1;
-    this.lastCycleT = state.lastCycle;
     this.lastOfAccount = new Map(state.lastCycles.map((c) => [c.account, c.t]));
     this.heads = new Map();
     this.pendingStrings = this.addHeads(state.boxes, state.openRows);
@@ -193,10 +207,7 @@ export class CycleWriter {
     this.addStrings(state.strings);
     this.nextStringId = Math.max(this.nextStringId, ...state.strings.map((s) => s.id + 1));
     if (state.lastCycle === null) this.lastOfAccount.delete(state.account);
-    else {
-      this.lastOfAccount.set(state.account, state.lastCycle);
-      this.lastCycleT = Math.max(this.lastCycleT ?? state.lastCycle, state.lastCycle);
-    }
+    else this.lastOfAccount.set(state.account, state.lastCycle);
     this.pendingStrings.push(...this.addHeads(state.boxes, state.openRows));
     this.order = null;
   }
@@ -268,12 +279,12 @@ export class CycleWriter {
     if (heads === null) throw new Error('CycleWriter.record before load');
     const own = write.cycle.startedAt;
     const account = write.cycle.account ?? DEFAULT_ACCOUNT;
-    // Cycle times only move forward, across accounts too (one timeline of open hours): a cycle of
-    // another account recorded meanwhile moves this one just after it, which is no clock step.
-    const last = this.lastCycleT;
-    const startedAt = last !== null && own <= last ? last + 1 : own;
+    // The account's cycle times only move forward: a start not after its previous cycle's (the
+    // clock stepped back) is recorded just after it. Other accounts' cycles are not its timeline.
     const lastOwn = this.lastOfAccount.get(account);
-    const recorded = { startedAt, clockBehindMs: lastOwn !== undefined && own <= lastOwn ? lastOwn - own : 0 };
+    const behind = lastOwn !== undefined && own <= lastOwn;
+    const startedAt = behind ? lastOwn + 1 : own;
+    const recorded = { startedAt, clockBehindMs: behind ? lastOwn - own : 0 };
     const c = write.cycle;
     const plan: HistoryPlan = {
       recorded,
@@ -289,8 +300,7 @@ export class CycleWriter {
     this.pendingStrings = [];
     this.givenBoxIds = boxIds === undefined ? null : [...boxIds];
     try {
-      this.write(write, account, startedAt, heads, plan, this.lastOfAccount.get(account));
-      this.lastCycleT = startedAt;
+      this.write(write, account, startedAt, heads, plan, lastOwn);
       this.lastOfAccount.set(account, startedAt);
     } finally {
       this.dirty.clear();
@@ -325,7 +335,6 @@ export class CycleWriter {
   reset(): void {
     this.heads = null;
     this.order = null;
-    this.lastCycleT = null;
     this.lastOfAccount = new Map();
     this.pendingStrings = [];
   }
@@ -341,8 +350,10 @@ export class CycleWriter {
           this.order = null;
           plan.newBoxes.push({ id: head.id, snap, segStart: t, account });
         }
+        const segStart = head.segStart;
         this.observe(head, [snap.battery, snap.signal, snap.connected ? 1 : 0, this.intern(snap.firmware, plan.strings)], t);
-        plan.seen.push({ id: head.id, snap, segStart: head.segStart });
+        const changed = head.segStart !== segStart || head.forgotten || !sameRow(head.state, snap);
+        plan.seen.push({ id: head.id, snap, segStart: head.segStart, changed });
         head.state = polledState(snap, account, head.state.firstSeen, t);
         head.forgotten = false; // listed again: back in the fleet
       }
@@ -352,8 +363,9 @@ export class CycleWriter {
     // this cycle was observed at t (cycle times only move forward).
     for (const head of heads.values()) {
       if (head.segStart === null || head.lastObs === t || head.account !== account) continue;
-      this.closeSegment(head, Math.min(t, (head.lastObs as number) + this.maxGapMs));
-      plan.closed.push(head.id);
+      const lastPolled = head.lastObs as number;
+      this.closeSegment(head, Math.min(t, lastPolled + this.maxGapMs));
+      plan.closed.push({ id: head.id, lastPolled });
     }
     if (write.cycle.outcome === 'ok') {
       for (const serial of write.missing) {
@@ -465,6 +477,18 @@ function polledState(snap: BoxSnapshot, account: string, firstSeen: number, t: n
     lastSeen: snap.lastSeen, registeredAt: snap.registeredAt, location: snap.location, ip: snap.ip, detailsAt: snap.detailsAt,
     firstSeen, lastPolled: t, missingSince: null,
   };
+}
+
+/**
+ * True when the row of `boxes` that `state` is (as last written) holds the snapshot's values
+ * already and the box is not missing: writing the snapshot would change only `last_polled`.
+ */
+function sameRow(state: BoxState, snap: BoxSnapshot): boolean {
+  return (
+    state.missingSince === null && state.id === snap.id && state.name === snap.name && state.connected === snap.connected && state.battery === snap.battery &&
+    state.signal === snap.signal && state.firmware === snap.firmware && state.lastSeen === snap.lastSeen && state.registeredAt === snap.registeredAt &&
+    state.location === snap.location && state.ip === snap.ip && state.detailsAt === snap.detailsAt
+  );
 }
 
 /** The values of a box row's snapshot columns, in BOX_COLUMNS order. */

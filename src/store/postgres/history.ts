@@ -196,7 +196,6 @@ export class PostgresHistory {
     const lastCycles = await this.rowsIn(tx).lastCyclesOfAccounts();
     this.writer.load({
       boxes: [],
-      lastCycle: lastCycles.length === 0 ? null : Math.max(...lastCycles.map((c) => c.t)),
       lastCycles,
       openRows: [],
       strings: await tx.query<{ id: number; value: string }>('SELECT id, value FROM strings'),
@@ -251,12 +250,13 @@ export class PostgresHistory {
       );
     }
     // A box can both end its segment and go missing: one statement for both (one row, one update).
-    if (plan.closed.length > 0 || plan.missing.length > 0) {
+    const closed = plan.closed.map((c) => c.id); // last_polled is written for every listed box: a closed segment's row has it
+    if (closed.length > 0 || plan.missing.length > 0) {
       w.add(
         `UPDATE boxes SET seg_start = CASE WHEN id = ANY(#::bigint[]) THEN NULL ELSE seg_start END,
            missing_since = CASE WHEN serial = ANY(#::text[]) THEN coalesce(missing_since, #::bigint) ELSE missing_since END
            WHERE id = ANY(#::bigint[]) OR serial = ANY(#::text[])`,
-        [plan.closed, plan.missing, t, plan.closed, plan.missing],
+        [closed, plan.missing, t, closed, plan.missing],
       );
     }
     if (plan.samples.length > 0) {

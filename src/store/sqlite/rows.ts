@@ -7,13 +7,28 @@ import type Database from 'better-sqlite3';
 import type { HistoryRows } from '../history/reader.js';
 import { PRUNE_BATCH, RAW_PRUNED_BEFORE, rollupBucketsSql, type BoxRefRow, type RollupBucketRow, type RollupRow, type SampleRow } from '../history/rows.js';
 
+/**
+ * A box's last poll. The cycle does not write it into every listed box's row (10,000 rows a cycle
+ * that would change for that alone): while a box's segment is open (`seg_start` set) its account's
+ * latest cycle listed it (src/store/history/writer.ts, HistoryPlan.seen), so that cycle's start is
+ * its last poll; a row whose segment is closed holds its own, written when the segment ended. A
+ * database written before (every row holding its last poll) reads the same: its rows with an open
+ * segment hold their account's latest cycle. The stable view v_boxes reads it so too (migration 0018).
+ */
+export const LAST_POLLED = `CASE WHEN seg_start IS NULL THEN last_polled
+  ELSE coalesce((SELECT max(c.started_at) FROM cycles c WHERE c.account = boxes.account), last_polled) END`;
+
+/** The columns of a `boxes` row as read (BoxRow), its last poll included. */
+const BOX_ROW = `id, serial, gateway_id, name, connected, battery, signal, firmware, last_seen, registered_at, location, ip, details_at,
+  first_seen, ${LAST_POLLED} AS last_polled, missing_since, seg_start, forgotten_at, account`;
+const BOX_REF = `id, serial, name, seg_start, ${LAST_POLLED} AS last_polled, first_seen`;
+
 /** Every history statement the store runs, prepared once. */
 export function prepareStatements(db: Database.Database) {
   const p = (sql: string): Database.Statement => db.prepare(sql);
   return {
     insertCycle: p('INSERT INTO cycles (started_at, duration_ms, requests, outcome, error_code, error, boxes, details_fetched, account) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     lastCycle: p('SELECT * FROM cycles ORDER BY started_at DESC LIMIT 1'),
-    maxCycle: p('SELECT max(started_at) FROM cycles').pluck(),
     cycleStarts: p('SELECT started_at FROM cycles WHERE account = ? AND started_at >= ? AND started_at < ? ORDER BY started_at').pluck(),
     lastCycles: p('SELECT account, max(started_at) AS t FROM cycles GROUP BY account'),
     lastCycleOfEach: p('SELECT c.* FROM cycles c JOIN (SELECT account, max(started_at) AS t FROM cycles GROUP BY account) m ON c.account = m.account AND c.started_at = m.t ORDER BY c.account'),
@@ -25,21 +40,22 @@ export function prepareStatements(db: Database.Database) {
       `UPDATE boxes SET gateway_id = ?, name = ?, connected = ?, battery = ?, signal = ?, firmware = ?, last_seen = ?,
          registered_at = ?, location = ?, ip = ?, details_at = ?, last_polled = ?, missing_since = NULL, forgotten_at = NULL, seg_start = ? WHERE id = ?`,
     ),
-    closeSegment: p('UPDATE boxes SET seg_start = NULL WHERE id = ?'),
+    closeSegment: p('UPDATE boxes SET seg_start = NULL, last_polled = ? WHERE id = ?'),
     markMissing: p('UPDATE boxes SET missing_since = coalesce(missing_since, ?) WHERE serial = ?'),
-    allBoxes: p('SELECT * FROM boxes ORDER BY serial'),
+    allBoxes: p(`SELECT ${BOX_ROW} FROM boxes ORDER BY serial`),
     /** Changes when another connection commits (SQLite's PRAGMA data_version). */
     dataVersion: p('PRAGMA data_version').pluck(),
     /** The fleet: every box not forgotten. */
-    fleetBoxes: p('SELECT * FROM boxes WHERE forgotten_at IS NULL ORDER BY serial'),
+    fleetBoxes: p(`SELECT ${BOX_ROW} FROM boxes WHERE forgotten_at IS NULL ORDER BY serial`),
     forgetBox: p('UPDATE boxes SET forgotten_at = ? WHERE serial = ? AND forgotten_at IS NULL'),
-    box: p('SELECT * FROM boxes WHERE serial = ?'),
-    boxRef: p('SELECT id, serial, name, seg_start, last_polled, first_seen FROM boxes WHERE serial = ?'),
-    boxRefs: p('SELECT id, serial, name, seg_start, last_polled, first_seen FROM boxes ORDER BY serial'),
+    box: p(`SELECT ${BOX_ROW} FROM boxes WHERE serial = ?`),
+    boxRef: p(`SELECT ${BOX_REF} FROM boxes WHERE serial = ?`),
+    boxRefs: p(`SELECT ${BOX_REF} FROM boxes ORDER BY serial`),
     sample: p('SELECT data FROM samples WHERE hour = ? AND box_id = ?').pluck(),
     samplesOfHour: p('SELECT hour, box_id, data FROM samples WHERE hour = ?'),
     firstSampleHour: p('SELECT min(hour) FROM samples').pluck(),
     okCycleStarts: p("SELECT started_at FROM cycles WHERE outcome = 'ok' AND started_at >= ? AND started_at < ? ORDER BY started_at").pluck(),
+    okCycleStartsOf: p("SELECT started_at FROM cycles WHERE outcome = 'ok' AND started_at >= ? AND started_at < ? AND account = ? ORDER BY started_at").pluck(),
     samplesFrom: p('SELECT hour, box_id, data FROM samples WHERE hour >= ?'),
     upsertSample: p('INSERT INTO samples (hour, box_id, data) VALUES (?, ?, ?) ON CONFLICT (hour, box_id) DO UPDATE SET data = excluded.data'),
     upsertRollup: p(
@@ -56,7 +72,11 @@ export function prepareStatements(db: Database.Database) {
     setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
     pruneSamples: p(`DELETE FROM samples WHERE (hour, box_id) IN (SELECT hour, box_id FROM samples WHERE hour < ? LIMIT ${PRUNE_BATCH})`),
     pruneRollups: p(`DELETE FROM rollups WHERE box_id = ? AND hour IN (SELECT hour FROM rollups WHERE box_id = ? AND hour < ? LIMIT ${PRUNE_BATCH})`),
-    pruneCycles: p(`DELETE FROM cycles WHERE started_at IN (SELECT started_at FROM cycles WHERE started_at < ? LIMIT ${PRUNE_BATCH})`),
+    // Each account's latest cycle is kept: it is the last poll of the account's boxes whose segment is open (LAST_POLLED).
+    pruneCycles: p(
+      `DELETE FROM cycles WHERE (account, started_at) IN (SELECT account, started_at FROM cycles c WHERE started_at < ?
+         AND started_at < (SELECT max(l.started_at) FROM cycles l WHERE l.account = c.account) LIMIT ${PRUNE_BATCH})`,
+    ),
     boxIds: p('SELECT id FROM boxes ORDER BY id').pluck(),
   };
 }

@@ -59,7 +59,6 @@ export class SqliteHistoryWriter {
     const open = openHourOf(lastCycles);
     this.writer.load({
       boxes: s.allBoxes.all() as BoxRow[],
-      lastCycle: s.maxCycle.get() as number | null,
       lastCycles,
       openRows: open === null ? [] : (s.samplesFrom.all(open) as SampleRow[]),
       strings: s.allStrings.all() as { id: number; value: string }[],
@@ -73,8 +72,10 @@ export class SqliteHistoryWriter {
     s.insertCycle.run(t, c.durationMs, c.requests, c.outcome, c.errorCode, c.error, c.boxes, c.detailsFetched, c.account ?? DEFAULT_ACCOUNT);
     for (const str of plan.strings) s.insertString.run(str.id, str.value);
     for (const b of plan.newBoxes) s.insertBox.run(b.id, b.snap.serial, ...boxValues(b.snap), t, t, b.segStart, b.account);
-    for (const b of plan.seen) s.updateBox.run(...boxValues(b.snap), t, b.segStart, b.id);
-    for (const id of plan.closed) s.closeSegment.run(id);
+    // A listed box whose row holds its values already is not written: its last poll is its
+    // account's latest cycle while its segment is open (LAST_POLLED, rows.ts).
+    for (const b of plan.seen) if (b.changed) s.updateBox.run(...boxValues(b.snap), t, b.segStart, b.id);
+    for (const c of plan.closed) s.closeSegment.run(c.lastPolled, c.id);
     for (const serial of plan.missing) s.markMissing.run(t, serial);
     for (const r of plan.samples) s.upsertSample.run(r.hour, r.box_id, r.data);
     if (plan.closedHours.length === 0) return;
