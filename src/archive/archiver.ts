@@ -13,6 +13,14 @@
  * A write the file system refuses (ENOSPC, EACCES, ...) also marks the archive failing
  * (`archive_failing`) until a write succeeds again.
  *
+ * Which directory (identity.ts): the archive's id, from the marker file of `archive.dir`, is
+ * recorded with every recording archived. Retention deletes only the recordings of this archive
+ * (whose files it knows are in its directory); recordings of another archive directory in the
+ * database (replicas whose `archive.dir` is not one shared storage) are left to the replicas
+ * writing there, said once per directory in the log (`archive.dir is not shared`) and counted in
+ * `boxwatch_archive_recordings_elsewhere`. When this archive gets its id (its marker is made),
+ * the recordings archived before archives had ids whose files it finds in its directory become its.
+ *
  * Calls of several accounts: each recording's call details are read through its own account's
  * client (`clientOf`, from the account of its call key); a call of an account this process does
  * not work for (replicas: not led here) is left to the replica that leads it.
@@ -30,10 +38,11 @@ import { mapWithConcurrency } from '../poller/pool.js';
 import type { DueRecording, RecordingsRepo } from '../store/recordings-repo.js';
 import { DownloadError, openRecording } from './download.js';
 import { readArchiveFacts, type ArchiveFailure, type ArchiveRuleFacts } from './facts.js';
-import { archivePaths, fsErrorCode, nodeFs, recordingExtension, removeWithEmptyParents, STORAGE_ERRORS, writeAtomically, type ArchiveFs } from './files.js';
+import { archivePaths, fileExists, fsErrorCode, nodeFs, recordingExtension, removeWithEmptyParents, STORAGE_ERRORS, writeAtomically, type ArchiveFs } from './files.js';
 import type { ArchiveMetrics } from './metrics.js';
 import { sidecarOf } from './sidecar.js';
 import { Throttle } from './throttle.js';
+import { archiveIdentity } from './identity.js';
 
 /** Backoff between attempts at one recording: up to 30 s after the first failure, doubling to 15 min. */
 export const RETRY_BASE_MS = 30_000;
@@ -99,6 +108,10 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   let facts: { at: number; byRule: ReadonlyMap<string, ArchiveRuleFacts> } | null = null;
   let lastRetention = Number.NEGATIVE_INFINITY;
   let running: Promise<ArchivePassResult> | null = null;
+  /** This archive's id (identity.ts), once read or made. */
+  let archiveId: string | null = null;
+  /** The other archive directories already said in the log. */
+  const elsewhereSaid = new Set<string>();
   let again: Promise<ArchivePassResult> | null = null;
 
   const storageFailed = (code: string, err: unknown): void => {
@@ -116,7 +129,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   };
 
   /** One attempt at one recording: 'archived', 'lost' or 'failed'. Never throws (a pass must never leave an attempt running behind it). */
-  const attempt = async (d: DueRecording): Promise<'archived' | 'lost' | 'failed' | 'aborted'> => {
+  const attempt = async (d: DueRecording, archive: string): Promise<'archived' | 'lost' | 'failed' | 'aborted'> => {
     const { call } = d;
     let url = fresh.get(call.callId);
     fresh.delete(call.callId);
@@ -145,7 +158,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
       const archivedAt = clock.now();
       const sidecar = sidecarOf(call, { file: paths.recording.split('/').pop() as string, ...rec, contentType: opened.contentType, archivedAt }, deps.privacy);
       const side = await writeAtomically(fs, join(config.dir, paths.sidecar), [Buffer.from(`${JSON.stringify(sidecar, null, 2)}\n`)]);
-      await repo.archived({ callId: call.callId, serial: call.serial, path: paths.recording, sha256: rec.sha256, bytes: rec.bytes, sidecar: paths.sidecar, sidecarSha256: side.sha256, archivedAt });
+      await repo.archived({ callId: call.callId, serial: call.serial, path: paths.recording, sha256: rec.sha256, bytes: rec.bytes, sidecar: paths.sidecar, sidecarSha256: side.sha256, archivedAt, archive });
       if (failing !== null) {
         logger.info({ dir: config.dir, since: new Date(failing.since).toISOString() }, 'the recording archive writes its files again');
         failing = null;
@@ -173,9 +186,9 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     }
   };
 
-  /** Deletes archived files older than the retention (at most RETENTION_BATCH per run). */
-  const retention = async (now: number): Promise<number> => {
-    const old = await repo.archivedBefore(now - config.retention, RETENTION_BATCH);
+  /** Deletes this archive's files older than the retention (at most RETENTION_BATCH per run). */
+  const retention = async (now: number, archive: string): Promise<number> => {
+    const old = await repo.archivedBefore(now - config.retention, RETENTION_BATCH, archive);
     const removed: string[] = [];
     for (const r of old) {
       try {
@@ -194,17 +207,60 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     return removed.length;
   };
 
+  /**
+   * This archive's id, read from its directory's marker or made (then the recordings of before
+   * archive ids whose files are here become this archive's). Null while the directory cannot be
+   * written or read: the archive is failing, and the pass archives nothing.
+   */
+  const identity = async (): Promise<string | null> => {
+    if (archiveId !== null) return archiveId;
+    try {
+      const { id, created } = await archiveIdentity(fs, config.dir);
+      if (created) {
+        const before = (await repo.archivedAll()).filter((r) => r.archive === null);
+        const here: string[] = [];
+        for (const r of before) if (await fileExists(join(config.dir, r.path))) here.push(r.callId);
+        await repo.claim(here, id);
+        logger.info({ dir: config.dir, archive: id, recordings: here.length }, 'the recording archive has an id (the .boxwatch-archive file in archive.dir); recordings archived before that whose files are here are recorded as its');
+      }
+      archiveId = id;
+    } catch (err) {
+      const code = fsErrorCode(err);
+      if (code !== undefined && STORAGE_ERRORS.has(code)) storageFailed(code, err);
+      else logger.error({ dir: config.dir, err: errorMessage(err) }, 'cannot read the archive directory’s marker file; the archive waits');
+    }
+    return archiveId;
+  };
+
+  /** Recordings of other archive directories in the database: archive.dir is not one storage shared by the replicas. */
+  const lookElsewhere = async (archive: string): Promise<void> => {
+    const others = (await repo.archives()).filter((a) => a.archive !== archive);
+    deps.metrics?.elsewhere(others.reduce((n, a) => n + a.recordings, 0));
+    for (const o of others) {
+      if (elsewhereSaid.has(o.archive)) continue;
+      elsewhereSaid.add(o.archive);
+      logger.error(
+        { dir: config.dir, archive, other: o.archive, recordings: o.recordings, lastArchivedAt: new Date(o.lastArchivedAt).toISOString() },
+        'archive.dir is not shared between the replicas: the database lists recordings in another archive directory, whose files this replica cannot see; its retention leaves them to the replica writing there (give every replica one shared archive.dir: docs/operations.md)',
+      );
+    }
+  };
+
   const runPass = async (): Promise<ArchivePassResult> => {
     const result: ArchivePassResult = { archived: 0, lost: 0, failed: 0, deleted: 0 };
     try {
       const now = clock.now();
-      if (now - lastRetention >= RETENTION_EVERY_MS) {
-        lastRetention = now;
-        result.deleted = await retention(now);
+      const archive = await identity();
+      if (archive !== null) {
+        if (now - lastRetention >= RETENTION_EVERY_MS) {
+          lastRetention = now;
+          result.deleted = await retention(now, archive);
+        }
+        const due = (await repo.due(now, MAX_PER_PASS)).filter((d) => deps.clientOf(accountOf(d.call.callId)) !== undefined);
+        const outcomes = await mapWithConcurrency(due, config.concurrency, (d) => attempt(d, archive));
+        for (const o of outcomes) if (o !== 'aborted') result[o] += 1;
+        await lookElsewhere(archive);
       }
-      const due = (await repo.due(now, MAX_PER_PASS)).filter((d) => deps.clientOf(accountOf(d.call.callId)) !== undefined);
-      const outcomes = await mapWithConcurrency(due, config.concurrency, attempt);
-      for (const o of outcomes) if (o !== 'aborted') result[o] += 1;
       facts = { at: clock.now(), byRule: await readArchiveFacts(repo, deps.rules, clock.now(), failing) };
       deps.metrics?.size(await repo.totals());
     } catch (err) {

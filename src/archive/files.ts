@@ -148,6 +148,17 @@ export async function fileSha256(path: string): Promise<string | null> {
   return hash.digest('hex');
 }
 
+/** Whether a file exists (read-only; any error but "not there" is thrown). */
+export async function fileExists(path: string): Promise<boolean> {
+  try {
+    await fsp.access(path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
 /** A file-system error code such as ENOSPC, or undefined for other errors. */
 export function fsErrorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;

@@ -6,6 +6,8 @@ export interface ArchiveMetrics {
   lost(): void;
   failed(reason: string): void;
   size(totals: { files: number; bytes: number }): void;
+  /** Archived recordings whose files are in another archive directory than this one's. */
+  elsewhere(recordings: number): void;
 }
 
 export function registerArchiveMetrics(registry: Registry): ArchiveMetrics {
@@ -20,6 +22,11 @@ export function registerArchiveMetrics(registry: Registry): ArchiveMetrics {
   });
   const bytes = new Gauge({ name: 'boxwatch_archive_bytes', help: 'Bytes of the recordings in the archive (sidecars not counted).', registers });
   const files = new Gauge({ name: 'boxwatch_archive_recordings', help: 'Recordings in the archive.', registers });
+  const elsewhere = new Gauge({
+    name: 'boxwatch_archive_recordings_elsewhere',
+    help: 'Replicas: archived recordings whose files are in another archive directory than this replica’s (archive.dir not shared between the replicas); 0 when shared.',
+    registers,
+  });
   return {
     archived: () => archived.inc(),
     lost: () => lost.inc(),
@@ -28,5 +35,6 @@ export function registerArchiveMetrics(registry: Registry): ArchiveMetrics {
       bytes.set(t.bytes);
       files.set(t.files);
     },
+    elsewhere: (n) => elsewhere.set(n),
   };
 }

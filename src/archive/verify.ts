@@ -1,10 +1,14 @@
 /**
  * `boxwatch recordings verify`: every archived recording and its sidecar read back and checked
  * against the SHA-256 recorded when it was written. Read-only; safe while the daemon runs.
+ * Recordings the database says are in another archive directory (another id than the marker of
+ * `dir`: replicas whose archive.dir is not shared, identity.ts) are not looked for here: they are
+ * counted per archive (`elsewhere`), not reported missing.
  */
 import { join } from 'node:path';
 import type { RecordingsRepo } from '../store/recordings-repo.js';
 import { fileSha256 } from './files.js';
+import { readArchiveId } from './identity.js';
 
 export interface VerifyProblem {
   callId: string;
@@ -14,15 +18,26 @@ export interface VerifyProblem {
 }
 
 export interface VerifyResult {
+  /** The id of the archive in `dir` (null: its directory has no marker yet). */
+  archive: string | null;
   /** Recordings checked (each with its sidecar). */
   recordings: number;
   problems: VerifyProblem[];
+  /** Recordings in other archive directories, per archive id: not checked here. */
+  elsewhere: { archive: string; recordings: number }[];
 }
 
 export async function verifyArchive(repo: Pick<RecordingsRepo, 'archivedAll'>, dir: string): Promise<VerifyResult> {
+  const archive = await readArchiveId(dir);
   const problems: VerifyProblem[] = [];
-  const all = await repo.archivedAll();
-  for (const r of all) {
+  const elsewhere = new Map<string, number>();
+  let recordings = 0;
+  for (const r of await repo.archivedAll()) {
+    if (archive !== null && r.archive !== null && r.archive !== archive) {
+      elsewhere.set(r.archive, (elsewhere.get(r.archive) ?? 0) + 1);
+      continue;
+    }
+    recordings += 1;
     for (const [path, expected] of [
       [r.path, r.sha256],
       [r.sidecar, r.sidecarSha256],
@@ -32,5 +47,5 @@ export async function verifyArchive(repo: Pick<RecordingsRepo, 'archivedAll'>, d
       else if (actual !== expected) problems.push({ callId: r.callId, path, problem: 'mismatch' });
     }
   }
-  return { recordings: all.length, problems };
+  return { archive, recordings, problems, elsewhere: [...elsewhere].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, n]) => ({ archive: id, recordings: n })) };
 }

@@ -1,6 +1,7 @@
 /**
  * `boxwatch recordings verify`: checks every file of the recording archive against the SHA-256
- * recorded in the database; one line per missing or mismatched file, and exit 1 when any is bad.
+ * recorded in the database; one line per missing or mismatched file, and exit 1 when any is bad;
+ * one line per other archive directory whose recordings the database lists (not checked here).
  * The archive directory is `--dir`, else the configuration's `archive.dir`.
  */
 import { BoxwatchError, UsageError } from '../errors.js';
@@ -34,11 +35,14 @@ async function runVerify(opts: VerifyOptions, ctx: CliContext): Promise<void> {
   await withStore(opts, ctx, async (store, _now, { config }) => {
     const dir = opts.dir ?? config?.archive?.dir;
     if (dir === undefined) throw new UsageError('no archive directory: give --dir, or a configuration with an archive: section');
-    const { recordings, problems } = await verifyArchive(recordingsOf(store), dir);
-    if (opts.format === 'json') ctx.out(`${JSON.stringify({ dir, recordings, files: recordings * 2, bad: problems }, null, 2)}\n`);
+    const { archive, recordings, problems, elsewhere } = await verifyArchive(recordingsOf(store), dir);
+    if (opts.format === 'json') ctx.out(`${JSON.stringify({ dir, archive, recordings, files: recordings * 2, bad: problems, elsewhere }, null, 2)}\n`);
     else {
       for (const p of problems) ctx.out(`${p.problem === 'missing' ? 'MISSING ' : 'MISMATCH'}  ${terminalSafe(p.path)}  (call ${terminalSafe(p.callId)})\n`);
       ctx.out(`${recordings} recordings (${recordings * 2} files with their sidecars) checked in ${terminalSafe(dir)}: ${problems.length === 0 ? 'all match' : `${problems.length} bad`}\n`);
+      for (const e of elsewhere) {
+        ctx.out(`ELSEWHERE ${e.recordings} recordings in archive ${terminalSafe(e.archive)}, another directory than this one (${terminalSafe(archive ?? '')}): not checked here; replicas whose archive.dir is not shared keep them apart\n`);
+      }
     }
     if (problems.length > 0) throw new BoxwatchError('archive_damaged', `${problems.length} archived file${problems.length === 1 ? ' is' : 's are'} missing or do not match the recorded SHA-256`);
   });

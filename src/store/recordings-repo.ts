@@ -25,6 +25,19 @@ export interface ArchivedRecording {
   sidecarSha256: string;
   /** boxwatch's clock. */
   archivedAt: number;
+  /**
+   * The archive directory its files are in: the id of that `archive.dir`'s marker file
+   * (src/archive/identity.ts); null for recordings archived before archives had ids.
+   */
+  archive: string | null;
+}
+
+/** The archived recordings of one archive directory (`ArchivedRecording.archive`). */
+export interface ArchiveRecordings {
+  archive: string;
+  recordings: number;
+  /** boxwatch's clock: the newest one. */
+  lastArchivedAt: number;
 }
 
 /** Recordings of one box found expired before they could be archived. */
@@ -47,8 +60,12 @@ export interface RecordingsRepo {
   lostSince(since: number): Awaitable<Map<string, LostRecordings>>;
   /** Every archived recording, in path order. */
   archivedAll(): Awaitable<ArchivedRecording[]>;
-  /** Archived recordings archived before `before`, oldest first, at most `limit`. */
-  archivedBefore(before: number, limit: number): Awaitable<ArchivedRecording[]>;
+  /** Archived recordings of archive directory `archive` archived before `before`, oldest first, at most `limit`. */
+  archivedBefore(before: number, limit: number, archive: string): Awaitable<ArchivedRecording[]>;
+  /** Per archive directory, its archived recordings (those archived before archives had ids not counted), by archive id. */
+  archives(): Awaitable<ArchiveRecordings[]>;
+  /** Records that the recordings `callIds` archived before archives had ids are in archive directory `archive`. */
+  claim(callIds: readonly string[], archive: string): Awaitable<void>;
   /** Forgets archived recordings whose files retention deleted (`calls.recording` stays `archived`). */
   remove(callIds: readonly string[]): Awaitable<void>;
   /** Forgets retry and loss records of calls no longer in the calls table (pruned by storage retention); returns how many. */

@@ -14,6 +14,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { nodeFs, type ArchiveFs } from '../../src/archive/index.js';
+import { ARCHIVE_MARKER } from '../../src/archive/identity.js';
 import { maskNumber } from '../../src/calls/privacy.js';
 import { createLogger } from '../../src/log.js';
 import { SILENT_WAV } from '../../src/sim/calls.js';
@@ -99,9 +100,10 @@ function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
+/** The recording and sidecar files under `dir` (not the archive's marker file, `.boxwatch-archive`). */
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
+    .filter((e) => e.isFile() && !(e.parentPath === dir && e.name === ARCHIVE_MARKER))
     .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
     .sort();
 }
@@ -186,6 +188,9 @@ describe('recording archive', () => {
     // Only whole files under their final names: no temporary file is left behind.
     expect(filesUnder(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     expect(filesUnder(dir)).toHaveLength(2 * archived.length);
+    // The directory carries its archive's id, and every recording says it is in it.
+    const id = (JSON.parse(readFileSync(join(dir, ARCHIVE_MARKER), 'utf8')) as { id: string }).id;
+    expect(archived.map((a) => a.archive)).toEqual(archived.map(() => id));
 
     expect(await metric(r, 'boxwatch_recordings_archived_total')).toBe(archived.length);
     expect(await metric(r, 'boxwatch_archive_bytes')).toBe(archived.length * SILENT_WAV.length);
@@ -437,6 +442,6 @@ describe('recording archive', () => {
     r.clock.set(start + 3 * 60 * M); // everything old: the day directories go too
     await r.app.runArchiveOnce();
     expect(filesUnder(dir)).toEqual([]);
-    expect(readdirSync(dir)).toEqual([]);
+    expect(readdirSync(dir)).toEqual([ARCHIVE_MARKER]); // only the archive's id is left
   }, 120_000);
 });

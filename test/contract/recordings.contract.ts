@@ -38,6 +38,7 @@ function archivedRecording(callId: string, over: Partial<ArchivedRecording> = {}
     sidecar: `2026/05/04/${callId}.json`,
     sidecarSha256: `sidecar-sha-${callId}`,
     archivedAt: T + HOUR,
+    archive: 'host-a-00000001',
     ...over,
   };
 }
@@ -64,7 +65,8 @@ export function recordingsRepoContract(name: string, make: () => RecordingsFixtu
       expect(await repo.due(T + DAY, 10)).toEqual([]);
       expect(await repo.lostSince(0)).toEqual(new Map());
       expect(await repo.archivedAll()).toEqual([]);
-      expect(await repo.archivedBefore(T + DAY, 10)).toEqual([]);
+      expect(await repo.archivedBefore(T + DAY, 10, 'host-a-00000001')).toEqual([]);
+      expect(await repo.archives()).toEqual([]);
       expect(await repo.totals()).toEqual({ files: 0, bytes: 0 });
       expect(await repo.pruneOrphans()).toBe(0);
     });
@@ -171,9 +173,38 @@ export function recordingsRepoContract(name: string, make: () => RecordingsFixtu
         await writeCalls([withRecording('c-5', T + 9 * MINUTE)]);
         await repo.failed('c-5', 'BX-1', T + DAY, 'http_503'); // a retry row: not archived
         expect((await repo.archivedAll()).map((r) => r.path)).toEqual(['2026/05/04/Z.wav', '2026/05/04/z.wav', '2026/05/05/a.wav', '2026/05/06/b.wav']);
-        expect((await repo.archivedBefore(T + 3 * HOUR, 10)).map((r) => r.callId)).toEqual(['c-2', 'c-3']);
-        expect((await repo.archivedBefore(T + 5 * HOUR, 3)).map((r) => r.callId)).toEqual(['c-2', 'c-3', 'c-1']);
-        expect(await repo.archivedBefore(T + HOUR, 10)).toEqual([]);
+        const A = 'host-a-00000001';
+        expect((await repo.archivedBefore(T + 3 * HOUR, 10, A)).map((r) => r.callId)).toEqual(['c-2', 'c-3']);
+        expect((await repo.archivedBefore(T + 5 * HOUR, 3, A)).map((r) => r.callId)).toEqual(['c-2', 'c-3', 'c-1']);
+        expect(await repo.archivedBefore(T + HOUR, 10, A)).toEqual([]);
+      });
+
+      it('each recording says its archive directory: archivedBefore gives one archive’s only, archives counts them per archive, claim gives the ones of before archive ids to one', async () => {
+        const recs = [
+          archivedRecording('c-1', { archive: 'host-a-00000001', archivedAt: T + HOUR }),
+          archivedRecording('c-2', { archive: 'host-b-00000002', archivedAt: T + 2 * HOUR }),
+          archivedRecording('c-3', { archive: 'host-b-00000002', archivedAt: T + 3 * HOUR }),
+          archivedRecording('c-4', { archive: null, archivedAt: T + 4 * HOUR }),
+          archivedRecording('c-5', { archive: null, archivedAt: T + 5 * HOUR }),
+        ];
+        await writeCalls(recs.map((r, i) => withRecording(r.callId, T + i * MINUTE)));
+        for (const r of recs) await repo.archived(r);
+        expect((await repo.archivedBefore(T + DAY, 10, 'host-a-00000001')).map((r) => r.callId)).toEqual(['c-1']);
+        expect((await repo.archivedBefore(T + DAY, 10, 'host-b-00000002')).map((r) => r.callId)).toEqual(['c-2', 'c-3']);
+        expect(await repo.archives()).toEqual([
+          { archive: 'host-a-00000001', recordings: 1, lastArchivedAt: T + HOUR },
+          { archive: 'host-b-00000002', recordings: 2, lastArchivedAt: T + 3 * HOUR },
+        ]);
+        await repo.claim(['c-4', 'c-2'], 'host-a-00000001'); // c-2 is another archive's already: it stays so
+        await repo.claim([], 'host-a-00000001');
+        expect((await repo.archivedAll()).map((r) => [r.callId, r.archive])).toEqual([
+          ['c-1', 'host-a-00000001'],
+          ['c-2', 'host-b-00000002'],
+          ['c-3', 'host-b-00000002'],
+          ['c-4', 'host-a-00000001'],
+          ['c-5', null],
+        ]);
+        expect((await repo.archivedBefore(T + DAY, 10, 'host-a-00000001')).map((r) => r.callId)).toEqual(['c-1', 'c-4']);
       });
 
       it('remove forgets archived recordings whose files were deleted; their calls stay archived', async () => {

@@ -5,7 +5,7 @@
  * and the moves of `calls.recording` from `available` to `archived` or `expired`, each in one
  * transaction with its own row.
  */
-import type { ArchivedRecording, DueRecording, LostRecordings, RecordingsRepo } from '../recordings-repo.js';
+import type { ArchivedRecording, ArchiveRecordings, DueRecording, LostRecordings, RecordingsRepo } from '../recordings-repo.js';
 import { fromRow, type CallRow } from '../sqlite/calls.js';
 import { fromArchivedRow, type ArchivedRow } from '../sqlite/recordings.js';
 import type { PostgresDatabase } from './database.js';
@@ -28,11 +28,11 @@ export class PostgresRecordingsRepo implements RecordingsRepo {
   async archived(r: ArchivedRecording): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.query(
-        `INSERT INTO recordings (call_id, serial, path, sha256, bytes, sidecar, sidecar_sha256, archived_at, last_error)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)
+        `INSERT INTO recordings (call_id, serial, path, sha256, bytes, sidecar, sidecar_sha256, archived_at, archive, last_error)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)
          ON CONFLICT (call_id) DO UPDATE SET path = excluded.path, sha256 = excluded.sha256, bytes = excluded.bytes, sidecar = excluded.sidecar,
-           sidecar_sha256 = excluded.sidecar_sha256, archived_at = excluded.archived_at, last_error = NULL`,
-        [r.callId, r.serial, r.path, r.sha256, r.bytes, r.sidecar, r.sidecarSha256, r.archivedAt],
+           sidecar_sha256 = excluded.sidecar_sha256, archived_at = excluded.archived_at, archive = excluded.archive, last_error = NULL`,
+        [r.callId, r.serial, r.path, r.sha256, r.bytes, r.sidecar, r.sidecarSha256, r.archivedAt, r.archive],
       );
       await tx.query(`UPDATE calls SET recording = 'archived' WHERE call_id = $1`, [r.callId]);
     });
@@ -65,9 +65,21 @@ export class PostgresRecordingsRepo implements RecordingsRepo {
     return (await this.db.query<ArchivedRow>('SELECT * FROM recordings WHERE archived_at IS NOT NULL ORDER BY path COLLATE "C"')).map(fromArchivedRow);
   }
 
-  async archivedBefore(before: number, limit: number): Promise<ArchivedRecording[]> {
-    const rows = await this.db.query<ArchivedRow>('SELECT * FROM recordings WHERE archived_at IS NOT NULL AND archived_at < $1 ORDER BY archived_at LIMIT $2', [before, limit]);
+  async archivedBefore(before: number, limit: number, archive: string): Promise<ArchivedRecording[]> {
+    const rows = await this.db.query<ArchivedRow>('SELECT * FROM recordings WHERE archived_at IS NOT NULL AND archived_at < $1 AND archive = $2 ORDER BY archived_at LIMIT $3', [before, archive, limit]);
     return rows.map(fromArchivedRow);
+  }
+
+  async archives(): Promise<ArchiveRecordings[]> {
+    return this.db.query<ArchiveRecordings>(
+      `SELECT archive, count(*)::bigint AS recordings, max(archived_at) AS "lastArchivedAt" FROM recordings
+       WHERE archived_at IS NOT NULL AND archive IS NOT NULL GROUP BY archive ORDER BY archive COLLATE "C"`,
+    );
+  }
+
+  async claim(callIds: readonly string[], archive: string): Promise<void> {
+    if (callIds.length === 0) return;
+    await this.db.query('UPDATE recordings SET archive = $1 WHERE call_id = ANY($2::text[]) AND archive IS NULL AND archived_at IS NOT NULL', [archive, callIds]);
   }
 
   async remove(callIds: readonly string[]): Promise<void> {

@@ -4,7 +4,7 @@
  * `available` to `archived` or `expired`, each in one transaction with its own row.
  */
 import type Database from 'better-sqlite3';
-import type { ArchivedRecording, DueRecording, LostRecordings, RecordingsRepo } from '../recordings-repo.js';
+import type { ArchivedRecording, ArchiveRecordings, DueRecording, LostRecordings, RecordingsRepo } from '../recordings-repo.js';
 import { fromRow, type CallRow } from './calls.js';
 
 const BATCH = 500;
@@ -19,6 +19,8 @@ export interface ArchivedRow {
   sidecar: string;
   sidecar_sha256: string;
   archived_at: number;
+  /** Absent from a database of before schema 21 (read by the CLI without migrating). */
+  archive?: string | null;
 }
 
 export class SqliteRecordingsRepo implements RecordingsRepo {
@@ -32,10 +34,10 @@ export class SqliteRecordingsRepo implements RecordingsRepo {
          WHERE c.recording = 'available' AND coalesce(r.next_attempt_at, 0) <= ? ORDER BY c.ended_at, c.call_id LIMIT ?`,
       ),
       archived: p(
-        `INSERT INTO recordings (call_id, serial, path, sha256, bytes, sidecar, sidecar_sha256, archived_at, last_error)
-         VALUES (@callId, @serial, @path, @sha256, @bytes, @sidecar, @sidecarSha256, @archivedAt, NULL)
+        `INSERT INTO recordings (call_id, serial, path, sha256, bytes, sidecar, sidecar_sha256, archived_at, archive, last_error)
+         VALUES (@callId, @serial, @path, @sha256, @bytes, @sidecar, @sidecarSha256, @archivedAt, @archive, NULL)
          ON CONFLICT(call_id) DO UPDATE SET path = excluded.path, sha256 = excluded.sha256, bytes = excluded.bytes, sidecar = excluded.sidecar,
-           sidecar_sha256 = excluded.sidecar_sha256, archived_at = excluded.archived_at, last_error = NULL`,
+           sidecar_sha256 = excluded.sidecar_sha256, archived_at = excluded.archived_at, archive = excluded.archive, last_error = NULL`,
       ),
       setArchived: p(`UPDATE calls SET recording = 'archived' WHERE call_id = ?`),
       failed: p(
@@ -49,7 +51,11 @@ export class SqliteRecordingsRepo implements RecordingsRepo {
       setExpired: p(`UPDATE calls SET recording = 'expired' WHERE call_id = ? AND recording = 'available'`),
       lostSince: p('SELECT serial, count(*) AS count, max(lost_at) AS last FROM recordings WHERE lost_at >= ? GROUP BY serial'),
       all: p('SELECT * FROM recordings WHERE archived_at IS NOT NULL ORDER BY path'),
-      before: p('SELECT * FROM recordings WHERE archived_at IS NOT NULL AND archived_at < ? ORDER BY archived_at LIMIT ?'),
+      before: p('SELECT * FROM recordings WHERE archived_at IS NOT NULL AND archived_at < ? AND archive = ? ORDER BY archived_at LIMIT ?'),
+      archives: p(
+        'SELECT archive, count(*) AS recordings, max(archived_at) AS lastArchivedAt FROM recordings WHERE archived_at IS NOT NULL AND archive IS NOT NULL GROUP BY archive ORDER BY archive',
+      ),
+      claim: p('UPDATE recordings SET archive = ? WHERE call_id = ? AND archive IS NULL AND archived_at IS NOT NULL'),
       remove: p('DELETE FROM recordings WHERE call_id = ?'),
       orphans: p(
         `DELETE FROM recordings WHERE call_id IN (SELECT r.call_id FROM recordings r WHERE r.archived_at IS NULL
@@ -91,8 +97,18 @@ export class SqliteRecordingsRepo implements RecordingsRepo {
     return (this.s.all.all() as ArchivedRow[]).map(fromArchivedRow);
   }
 
-  archivedBefore(before: number, limit: number): ArchivedRecording[] {
-    return (this.s.before.all(before, limit) as ArchivedRow[]).map(fromArchivedRow);
+  archivedBefore(before: number, limit: number, archive: string): ArchivedRecording[] {
+    return (this.s.before.all(before, archive, limit) as ArchivedRow[]).map(fromArchivedRow);
+  }
+
+  archives(): ArchiveRecordings[] {
+    return this.s.archives.all() as ArchiveRecordings[];
+  }
+
+  claim(callIds: readonly string[], archive: string): void {
+    this.db.transaction(() => {
+      for (const id of callIds) this.s.claim.run(archive, id);
+    })();
   }
 
   remove(callIds: readonly string[]): void {
@@ -125,5 +141,6 @@ export function fromArchivedRow(r: ArchivedRow): ArchivedRecording {
     sidecar: r.sidecar,
     sidecarSha256: r.sidecar_sha256,
     archivedAt: r.archived_at,
+    archive: r.archive ?? null,
   };
 }

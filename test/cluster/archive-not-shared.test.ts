@@ -1,0 +1,195 @@
+/**
+ * Two replicas whose `archive.dir` is not shared (a local directory each, as on two hosts): no
+ * archived recording's row is lost, and the misconfiguration is reported. Two replicas (createApp
+ * with `cluster:`, their coordinators running on one fake clock) share a real SQLite file, poll
+ * one simulator over real HTTP as two accounts (one led by each), and archive the recordings,
+ * served by a real recording host, into a directory each (src/archive/identity.ts: each directory
+ * gets its own archive id).
+ *
+ * Each replica says in its log that archive.dir is not shared and counts the other's recordings in
+ * `boxwatch_archive_recordings_elsewhere`; `boxwatch recordings verify` (the built CLI) on either
+ * directory checks that directory's recordings and names the other's as elsewhere, not missing.
+ * Then replica-b stops and replica-a, alone, runs retention past every recording's age: it deletes
+ * its own old files and rows, and keeps every row of replica-b's archive, whose files stay whole
+ * on replica-b's disk (before, it forgot them: their files were never deleted, and verify called
+ * them missing).
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, beforeAll, expect, it } from 'vitest';
+import { createApp, type App } from '../../src/app.js';
+import { ARCHIVE_MARKER } from '../../src/archive/identity.js';
+import { parseConfig } from '../../src/config/index.js';
+import { createLogger } from '../../src/log.js';
+import { parseScenario } from '../../src/sim/scenario.js';
+import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
+import { startRecordingHost, type RecordingHost } from '../archive/recording-host.js';
+import { ensureBuilt } from '../e2e/build.js';
+import { runBuilt } from '../helpers/cli-process.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+
+const KEY = 'archive-replicas-key';
+const M = 60_000;
+
+let sim: RunningSimulator | undefined;
+let host: RecordingHost | undefined;
+let apps: App<SqliteStore>[] = [];
+let dir: string | undefined;
+beforeAll(async () => {
+  await ensureBuilt();
+}, 300_000);
+afterEach(async () => {
+  for (const app of apps) await app.stop();
+  apps = [];
+  await sim?.close();
+  await host?.close();
+  sim = host = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+const flush = async (): Promise<void> => {
+  for (let i = 0; i < 10; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+};
+
+/** The recording and sidecar files under `root` (not the marker). */
+function filesUnder(root: string): string[] {
+  return readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name !== ARCHIVE_MARKER)
+    .map((e) => join(e.parentPath, e.name).slice(root.length + 1))
+    .sort();
+}
+
+it('replicas with an archive.dir each: every row kept, the other directory reported, retention deletes only its own archive’s files', async () => {
+  // Started hours ago (a whole minute), so that the CLI's wall-clock views hold the calls.
+  const clock = new FakeClock(Math.floor((Date.now() - 4 * 3_600_000) / M) * M);
+  host = await startRecordingHost();
+  sim = await startSimulator({
+    port: 0,
+    key: KEY,
+    devices: 2,
+    seed: 7,
+    clock,
+    historyCalls: 0,
+    recordingsUrl: host.url,
+    scenario: parseScenario('calls: { per_box_per_hour: 30 }\ntimeline:\n  - { at: 0s, box: "BX-*", connect: true }\n', 'archive-replicas'),
+  });
+  host.target = sim.url;
+  dir = mkdtempSync(join(tmpdir(), 'boxwatch-archive-replicas-'));
+  const dbPath = join(dir, 'boxwatch.db');
+  const archiveOf = (name: string): string => join(dir as string, `${name}-recordings`);
+  const logs = new Map<string, string[]>();
+  const replica = (name: string): App<SqliteStore> => {
+    const lines: string[] = [];
+    logs.set(name, lines);
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const config = parseConfig(
+      `
+gateways:
+  - { name: acme, base_url: "${sim!.url}", secret_key: "\${KEY}", schedule: "0 0 1 1 *" }
+  - { name: globex, base_url: "${sim!.url}", secret_key: "\${KEY}", schedule: "0 0 1 1 *" }
+storage: { path: "${dbPath}" }
+cluster: { lease: 3s, replica_id: ${name} }
+calls: { schedule: "0 0 1 1 *", per_page: 100 }
+archive: { dir: "${archiveOf(name)}", concurrency: 2, retention: 1h }
+notifiers: []
+http: false
+`,
+      { KEY },
+      name,
+    );
+    const app = createApp({ config, logger: createLogger({ level: 'info', destination }), clock, store: openStore(dbPath, { clock }) });
+    apps.push(app);
+    return app;
+  };
+  const run = async (ms: number): Promise<void> => {
+    for (let t = 0; t < ms; t += 1_000) {
+      clock.advance(1_000);
+      await flush();
+    }
+  };
+  const holders = (app: App<SqliteStore>): Record<string, string | null> => Object.fromEntries(app.store.leases.leases().map((l) => [l.account, l.holder]));
+  /** Simulated minutes: each replica's call sync and archive pass (of the accounts it leads). */
+  const minutes = async (n: number, replicas: App<SqliteStore>[]): Promise<void> => {
+    for (let i = 0; i < n; i++) {
+      await run(M);
+      for (const app of replicas) {
+        await app.runCallsOnce();
+        await app.runArchiveOnce();
+      }
+    }
+  };
+  const elsewhere = async (app: App<SqliteStore>): Promise<number> => (await app.metrics.registry.getSingleMetric('boxwatch_archive_recordings_elsewhere')?.get())?.values[0]?.value ?? Number.NaN;
+
+  const a = replica('replica-a');
+  await a.start();
+  await run(2_000);
+  const b = replica('replica-b');
+  await b.start();
+  await run(10_000);
+  const leaders = holders(a);
+  expect(Object.values(leaders).sort()).toEqual(['replica-a', 'replica-b']); // one account each
+  const aAccount = Object.keys(leaders).find((x) => leaders[x] === 'replica-a') as string;
+  const bAccount = Object.keys(leaders).find((x) => leaders[x] === 'replica-b') as string;
+
+  await minutes(30, [a, b]);
+  const archived = a.store.recordings.archivedAll();
+  const ids = [...new Set(archived.map((r) => r.archive))];
+  expect(ids).toHaveLength(2); // two directories, two archives
+  const ofA = archived.filter((r) => r.callId.startsWith(`${aAccount}/`));
+  const ofB = archived.filter((r) => r.callId.startsWith(`${bAccount}/`));
+  expect(ofA.length).toBeGreaterThan(3);
+  expect(ofB.length).toBeGreaterThan(3);
+  expect(new Set(ofA.map((r) => r.archive)).size).toBe(1);
+  expect(new Set(ofB.map((r) => r.archive)).size).toBe(1);
+  const [idA, idB] = [ofA[0]?.archive as string, ofB[0]?.archive as string];
+  expect(filesUnder(archiveOf('replica-a'))).toEqual(ofA.flatMap((r) => [r.path, r.sidecar]).sort());
+  expect(filesUnder(archiveOf('replica-b'))).toEqual(ofB.flatMap((r) => [r.path, r.sidecar]).sort());
+
+  // Reported: each replica's log names the other's archive once, and its gauge counts the other's recordings.
+  const notShared = (name: string) => (logs.get(name) as string[]).filter((l) => l.includes('archive.dir is not shared between the replicas'));
+  expect(notShared('replica-a')).toHaveLength(1);
+  expect(notShared('replica-a')[0]).toContain(`"other":"${idB}"`);
+  expect(notShared('replica-b')).toHaveLength(1);
+  expect(notShared('replica-b')[0]).toContain(`"other":"${idA}"`);
+  expect(await elsewhere(a)).toBe(ofB.length);
+  expect(await elsewhere(b)).toBe(ofA.length);
+
+  // `recordings verify` on each directory: its own recordings all match; the other's are elsewhere, not missing.
+  for (const [name, own, id, otherId, other] of [
+    ['replica-a', ofA, idA, idB, ofB],
+    ['replica-b', ofB, idB, idA, ofA],
+  ] as const) {
+    const verify = await runBuilt(['recordings', 'verify', '--db', dbPath, '--dir', archiveOf(name)]);
+    expect(verify.code, verify.out + verify.err).toBe(0);
+    expect(verify.out).not.toContain('MISSING');
+    expect(verify.out).toContain(`${own.length} recordings (${own.length * 2} files with their sidecars) checked in ${archiveOf(name)}: all match`);
+    expect(verify.out).toContain(`ELSEWHERE ${other.length} recordings in archive ${otherId}, another directory than this one (${id})`);
+    const json = await runBuilt(['recordings', 'verify', '--db', dbPath, '--dir', archiveOf(name), '--format', 'json']);
+    expect(JSON.parse(json.out)).toMatchObject({ archive: id, recordings: own.length, bad: [], elsewhere: [{ archive: otherId, recordings: other.length }] });
+  }
+
+  // replica-b stops; replica-a, alone, leads both accounts and, past the retention of every recording so far, runs retention.
+  await b.stop();
+  apps = apps.filter((x) => x !== b);
+  await run(5_000);
+  expect(Object.values(holders(a))).toEqual(['replica-a', 'replica-a']);
+  clock.advance(2 * 3_600_000);
+  await a.runArchiveOnce();
+  const after = a.store.recordings.archivedAll();
+  // Its own old recordings are gone, files and rows; every one of replica-b's archive is kept, its files whole on replica-b's disk.
+  expect(after.filter((r) => ofA.some((o) => o.callId === r.callId))).toEqual([]);
+  expect(after.filter((r) => r.archive === idB).map((r) => r.callId).sort()).toEqual(ofB.map((r) => r.callId).sort());
+  expect(filesUnder(archiveOf('replica-a')).filter((f) => ofA.some((r) => r.path === f || r.sidecar === f))).toEqual([]);
+  const verifyB = await runBuilt(['recordings', 'verify', '--db', dbPath, '--dir', archiveOf('replica-b')]);
+  expect(verifyB.code, verifyB.out + verifyB.err).toBe(0);
+  expect(verifyB.out).toContain(`${ofB.length} recordings (${ofB.length * 2} files with their sidecars) checked in ${archiveOf('replica-b')}: all match`);
+}, 180_000);
