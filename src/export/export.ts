@@ -43,6 +43,7 @@ export interface ExportSummary {
 interface BoxRow {
   serial: string;
   name: string;
+  account: string;
 }
 
 export async function exportHistory(store: SqliteStore, req: ExportRequest, sink: Sink, options: ExportOptions = {}): Promise<ExportSummary> {
@@ -50,7 +51,8 @@ export async function exportHistory(store: SqliteStore, req: ExportRequest, sink
   const progress = options.onProgress ?? ((): void => undefined);
   let lines = 0;
   if (req.format === 'openmetrics') {
-    const polls = okCycleTimes(store, req.span);
+    // A box was polled by its account's cycles only.
+    const pollsOf = new Map<string, Float64Array>();
     const total = boxes.length * req.metrics.length;
     let done = 0;
     for (const metric of req.metrics) {
@@ -59,6 +61,8 @@ export async function exportHistory(store: SqliteStore, req: ExportRequest, sink
       for (const box of boxes) {
         options.signal?.throwIfAborted();
         for (const run of boxRuns(store, box.serial, metric, req.span)) {
+          let polls = pollsOf.get(box.account);
+          if (polls === undefined) pollsOf.set(box.account, (polls = okCycleTimes(store, req.span, box.account)));
           const text = sampleLines(family, box, run, polls);
           lines += text.count;
           if (text.count > 0) await sink.write(text.lines);
@@ -120,9 +124,9 @@ const FAMILIES: Record<Metric, Family> = {
   firmware: { name: 'boxwatch_box_firmware', type: 'info', help: 'Firmware version the box reported (label version).', sample: 'boxwatch_box_firmware_info' },
 };
 
-/** Start times of the successful poll cycles in the span, ascending. */
-function okCycleTimes(store: SqliteStore, span: Span): Float64Array {
-  return Float64Array.from(store.okCycleStarts(span.from, span.to));
+/** Start times of the account's successful poll cycles in the span, ascending. */
+function okCycleTimes(store: SqliteStore, span: Span, account: string): Float64Array {
+  return Float64Array.from(store.okCycleStarts(span.from, span.to, account));
 }
 
 /** Index of the first element of the sorted array that is >= t. */

@@ -33,7 +33,7 @@ export const COPIED_TABLES: readonly TableSpec[] = [
   { name: 'strings', key: ['id'] },
   { name: 'meta', key: ['key'], skip: "key = 'daemon'" },
   { name: 'boxes', key: ['id'], sqliteRead: { last_polled: LAST_POLLED } },
-  { name: 'cycles', key: ['started_at'] },
+  { name: 'cycles', key: ['account', 'started_at'] },
   { name: 'samples', key: ['box_id', 'hour'] },
   { name: 'rollups', key: ['box_id', 'hour'] },
   { name: 'alert_states', key: ['rule', 'serial'] },

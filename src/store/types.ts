@@ -99,14 +99,14 @@ export interface HistoryOptions {
 
 /** What recording a cycle did with its start time (the clock may have stepped back). */
 export interface RecordedCycle {
-  /** The start time stored: the cycle's own, or 1 ms after the previous cycle when the clock went back. */
+  /** The start time stored: the cycle's own, or 1 ms after its account's previous cycle when the clock went back. */
   startedAt: number;
-  /** How far the cycle's own start was at or before the previous cycle's (ms); 0 normally. */
+  /** How far the cycle's own start was at or before its account's previous cycle's (ms); 0 normally. */
   clockBehindMs: number;
 }
 
 export interface Store {
-  /** Records one cycle (one transaction). Cycle times only move forward; see RecordedCycle. */
+  /** Records one cycle (one transaction). Each account's cycle times only move forward; see RecordedCycle. */
   recordCycle(write: CycleWrite): Awaitable<RecordedCycle>;
   /** The fleet: every box seen, except forgotten ones (forgetBoxes), by serial; of one account when given. */
   boxes(account?: string): Awaitable<BoxState[]>;

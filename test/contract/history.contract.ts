@@ -132,9 +132,10 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
       for (let i = 0; i < 3; i++) {
         const t = T0 + i * 30_000;
         expect(await store.recordCycle(of('default', okCycle(t, [snap('BX-001', { battery: 60 })])))).toEqual({ startedAt: t, clockBehindMs: 0 });
-        // Same start as the other account's cycle: recorded just after it, and no clock step.
-        expect(await store.recordCycle(of('acme', okCycle(t, [snap('acme/BX-001', { battery: 40 })])))).toEqual({ startedAt: t + 1, clockBehindMs: 0 });
+        // Same start as the other account's cycle: recorded at its own start (each account's times move forward on their own).
+        expect(await store.recordCycle(of('acme', okCycle(t, [snap('acme/BX-001', { battery: 40 })])))).toEqual({ startedAt: t, clockBehindMs: 0 });
       }
+      expect((await store.lastCycles()).map((c) => [c.account, c.startedAt])).toEqual([['acme', T0 + 60_000], ['default', T0 + 60_000]]);
       expect((await store.boxes()).map((b) => [b.serial, b.account])).toEqual([['BX-001', 'default'], ['acme/BX-001', 'acme']]);
       expect((await store.boxes('acme')).map((b) => b.serial)).toEqual(['acme/BX-001']); // one account's part of the fleet
       expect((await store.boxes('default')).map((b) => b.serial)).toEqual(['BX-001']);
@@ -145,7 +146,7 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
       await store.recordCycle(of('acme', failedCycle(t3)));
       await store.recordCycle(of('default', okCycle(t3 + 30_000, [snap('BX-001', { battery: 58 })])));
       expect(await store.lastCycle()).toMatchObject({ outcome: 'ok', account: 'default' });
-      expect((await store.lastCycles()).map((c) => [c.account, c.outcome, c.startedAt])).toEqual([['acme', 'failed', t3 + 1], ['default', 'ok', t3 + 30_000]]);
+      expect((await store.lastCycles()).map((c) => [c.account, c.outcome, c.startedAt])).toEqual([['acme', 'failed', t3], ['default', 'ok', t3 + 30_000]]);
       expect((await store.valueAt('BX-001', 'battery', t3 + 15_000))?.value).toBe(59); // not cut by acme's failure
       expect(await store.valueAt('acme/BX-001', 'battery', t3 + 15_000)).toBeUndefined(); // acme's outage is a gap
       expect((await store.valueAt('acme/BX-001', 'battery', t3 - 1))?.value).toBe(40);
@@ -159,6 +160,27 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
       const acme = await store.history('acme/BX-001', 'battery', T0 - HOUR, T0 + HOUR, { kind: 'rollup' });
       expect(rollup.kind === 'rollup' && rollup.points.map((p) => p.count)).toEqual([5]);
       expect(acme.kind === 'rollup' && acme.points.map((p) => p.count)).toEqual([3]);
+    });
+
+    it("each account's cycle times move forward on their own, across a restart: the clock stepping back moves a cycle after its own account's last, never another's", async () => {
+      const of = (account: string, write: ReturnType<typeof okCycle>): ReturnType<typeof okCycle> => ({ ...write, cycle: { ...write.cycle, account } });
+      expect(await store.recordCycle(of('default', okCycle(T0, [snap('BX-001', { battery: 60 })])))).toEqual({ startedAt: T0, clockBehindMs: 0 });
+      // A restart (the writer loads what is stored), then acme's first cycle of the same instant: exact.
+      store = await f.reopen();
+      expect(await store.recordCycle(of('acme', okCycle(T0, [snap('acme/BX-001', { battery: 40 })])))).toEqual({ startedAt: T0, clockBehindMs: 0 });
+      // acme's clock steps back: its cycle goes just after acme's last, whatever default's.
+      expect(await store.recordCycle(of('default', okCycle(T0 + 30_000, [snap('BX-001', { battery: 59 })])))).toEqual({ startedAt: T0 + 30_000, clockBehindMs: 0 });
+      expect(await store.recordCycle(of('acme', okCycle(T0 - 5_000, [snap('acme/BX-001', { battery: 39 })])))).toEqual({ startedAt: T0 + 1, clockBehindMs: 5_000 });
+      store = await f.reopen();
+      expect(await store.recordCycle(of('acme', okCycle(T0 + 1, [snap('acme/BX-001', { battery: 38 })])))).toEqual({ startedAt: T0 + 2, clockBehindMs: 0 });
+      expect(await store.recordCycle(of('default', okCycle(T0 + 60_000, [snap('BX-001', { battery: 58 })])))).toEqual({ startedAt: T0 + 60_000, clockBehindMs: 0 });
+      expect((await store.lastCycles()).map((c) => [c.account, c.startedAt])).toEqual([['acme', T0 + 2], ['default', T0 + 60_000]]);
+      expect((await store.history('acme/BX-001', 'battery', T0, T0 + 3, { kind: 'raw' })).points).toEqual([
+        { t: T0, value: 40, until: T0 + 1 },
+        { t: T0 + 1, value: 39, until: T0 + 2 },
+        { t: T0 + 2, value: 38, until: T0 + 3 },
+      ]);
+      expect((await store.valueAt('BX-001', 'battery', T0 + 29_999))?.value).toBe(60);
     });
 
     it('two accounts polled alternately across hour boundaries and restarts: each keeps the coverage it would have alone', async () => {

@@ -10,7 +10,7 @@
  * the binaries are absent, so suites can `describe.skipIf` with a message rather than fail.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,14 +79,24 @@ export class PostgresServer {
       chownSync(dir, uid, gid);
       chmodSync(dir, 0o700);
     }
-    const server = new PostgresServer(bin, dir, asUser, await freePort());
+    let server = new PostgresServer(bin, dir, asUser, await freePort());
     server.run(bin.initdb, ['-D', server.dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-    server.run(bin.pgCtl, [
-      '-D', server.dataDir, '-l', join(dir, 'server.log'), '-w', '-t', '30',
-      '-o', `-p ${server.port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
-      'start',
-    ]);
-    return server;
+    // The free port may be taken by another process before the server listens on it (parallel
+    // test files, other suites on the machine): then the server says so in its log; another port.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        server.run(bin.pgCtl, [
+          '-D', server.dataDir, '-l', join(dir, 'server.log'), '-w', '-t', '30',
+          '-o', `-p ${server.port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
+          'start',
+        ]);
+        return server;
+      } catch (err) {
+        const log = existsSync(join(dir, 'server.log')) ? readFileSync(join(dir, 'server.log'), 'utf8') : '';
+        if (attempt >= 5 || !log.includes('could not create listen socket')) throw err;
+        server = new PostgresServer(bin, dir, asUser, await freePort());
+      }
+    }
   }
 
   private get dataDir(): string {

@@ -271,7 +271,7 @@ log: { level: info, format: json }
     expect(after.length).toBeGreaterThan(committed.length);
     // Box A's history has no hole up to the last committed cycle.
     const last = committed.at(-1)!.started_at;
-    expect(query<{ serial: string }>(dbPath, `SELECT serial FROM boxes WHERE last_polled >= ${last}`).length).toBe(sim.sim.fleet.boxes.length);
+    expect(query<{ serial: string }>(dbPath, `SELECT serial FROM v_boxes WHERE last_polled >= ${last}`).length).toBe(sim.sim.fleet.boxes.length);
     // Exactly once per channel: A firing, B firing, A resolved; nothing else.
     expect([mails(a.serial, 'FIRING'), mails(b.serial, 'FIRING'), mails(a.serial, 'RESOLVED')]).toEqual([1, 1, 1]);
     expect([slacks(a.serial, 'FIRING'), slacks(b.serial, 'FIRING'), slacks(a.serial, 'RESOLVED')]).toEqual([1, 1, 1]);

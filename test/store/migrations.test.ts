@@ -145,4 +145,40 @@ describe('migrations', () => {
     const dir = migrationsWith({ '9001_notes.sql': 'CREATE TABLE notes (id INTEGER PRIMARY KEY);' });
     expect(() => openStore(path, { readonly: true, migrationsDir: dir })).toThrow(expect.objectContaining({ code: 'store_schema_outdated' }));
   });
+
+  it("0020 keys cycles by account and start: a database written before keeps every cycle and its history, and two accounts' cycles of one instant are both stored after", () => {
+    // The database as main's code left it: every migration before 0020, and the cycles of two
+    // accounts 1 ms apart (cycle times then moved forward across accounts).
+    const before = join(tmp.dir, 'migrations-before');
+    mkdirSync(before);
+    for (const f of readdirSync(defaultMigrationsDir()).filter((f) => f.endsWith('.sql') && f < '0020')) copyFileSync(join(defaultMigrationsDir(), f), join(before, f));
+    const of = (account: string, t: number, serial: string, battery: number): ReturnType<typeof okCycle> => {
+      const write = okCycle(t, [snap(serial, { battery })]);
+      return { ...write, cycle: { ...write.cycle, account } };
+    };
+    const old = openStore(path, { clock: new FakeClock(T0), migrationsDir: before });
+    for (let i = 0; i < 3; i++) {
+      old.recordCycle(of('default', T0 + i * 30_000, 'BX-001', 60 - i));
+      old.recordCycle(of('acme', T0 + i * 30_000 + 1, 'acme/BX-001', 40 - i));
+    }
+    expect(() => connectionOf(old).prepare("INSERT INTO cycles (started_at, duration_ms, requests, outcome, boxes, details_fetched, account) VALUES (?, 0, 0, 'ok', 0, 0, 'initech')").run(T0)).toThrow(/UNIQUE/);
+    const cyclesBefore = connectionOf(old).prepare('SELECT * FROM v_cycles ORDER BY account, started_at').all();
+    old.close();
+
+    const store = openStore(path, { clock: new FakeClock(T0 + 60_000) });
+    expect(connectionOf(store).prepare('SELECT * FROM v_cycles ORDER BY account, started_at').all()).toEqual(cyclesBefore);
+    expect(inspect(path).migrations.map((m) => m.name)).toEqual(realMigrations());
+    expect(store.lastCycles().map((c) => [c.account, c.startedAt])).toEqual([['acme', T0 + 60_001], ['default', T0 + 60_000]]);
+    expect(store.valueAt('acme/BX-001', 'battery', T0 + 30_001)?.value).toBe(39);
+    // Both accounts' next cycles start in the same millisecond: each is stored at its own start.
+    expect(store.recordCycle(of('default', T0 + 90_000, 'BX-001', 57))).toEqual({ startedAt: T0 + 90_000, clockBehindMs: 0 });
+    expect(store.recordCycle(of('acme', T0 + 90_000, 'acme/BX-001', 37))).toEqual({ startedAt: T0 + 90_000, clockBehindMs: 0 });
+    expect(connectionOf(store).prepare('SELECT account, started_at FROM v_cycles WHERE started_at = ? ORDER BY account').all(T0 + 90_000)).toEqual([
+      { account: 'acme', started_at: T0 + 90_000 },
+      { account: 'default', started_at: T0 + 90_000 },
+    ]);
+    expect(store.history('acme/BX-001', 'battery', T0, T0 + 90_001, { kind: 'raw' }).points.map((p) => (p as { value: unknown }).value)).toEqual([40, 39, 38, 37]);
+    expect(store.lastCycle()?.startedAt).toBe(T0 + 90_000);
+    store.close();
+  });
 });

@@ -19,10 +19,12 @@
  *   cycles come. When an account's first cycle of a new hour is recorded, its boxes' rows of the
  *   previous hours are final: the plan lists them (`closedHours`) and the store writes their
  *   rollups. The open hour is thus per account (the store loads rows back to the oldest one).
- * - Cycle times only move forward. When the wall clock stepped back (NTP correction, VM restore)
- *   a cycle is recorded 1 ms after the previous one instead of being refused, and the caller is
- *   told by how much the clock was behind (it logs and counts it). This holds across restarts:
- *   the previous cycle is loaded from the database.
+ * - Each account's cycle times only move forward. When the wall clock stepped back (NTP
+ *   correction, VM restore) a cycle is recorded 1 ms after the account's previous one instead of
+ *   being refused, and the caller is told by how much the clock was behind (it logs and counts
+ *   it). This holds across restarts: each account's previous cycle is loaded from the database.
+ *   Other accounts' cycles do not move it: two accounts' cycles may start in the same millisecond
+ *   (cycles are keyed by account and start).
  * - Box ids and firmware string ids: on SQLite (one writer per file) they are counted here, so a
  *   plan needs no answer from the database. On PostgreSQL several processes may write one
  *   database (replicas, each leading its accounts): the store asks the database for them first
@@ -47,8 +49,6 @@ import { hourStats, pollCounter, rollupValues, toBoxState, type BoxRow, type Sam
 export interface WriterState {
   /** Every box row, by serial (byte order: SQLite's BINARY, PostgreSQL's "C"). */
   boxes: readonly BoxRow[];
-  /** Start of the latest cycle, or null. */
-  lastCycle: number | null;
   /** Start of the latest cycle of each account (absent: the account has none). */
   lastCycles: readonly { account: string; t: number }[];
   /** The sample rows of the oldest open hour and later (`hour >= openHourOf(lastCycles)`). */
@@ -160,8 +160,7 @@ export class CycleWriter {
   private strings = new Map<string, number>();
   private nextBoxId = 1;
   private nextStringId = 1;
-  private lastCycleT: number | null = null;
-  /** The latest recorded cycle of each account (a clock step back is judged per account). */
+  /** The latest recorded cycle of each account (its cycle times only move forward). */
   private lastOfAccount = new Map<string, number>();
   /** Strings interned while loading (a box's firmware not yet interned), written with the next plan. */
   private pendingStrings: { id: number; value: string }[] = [];
@@ -190,7 +189,6 @@ export class CycleWriter {
     this.strings = new Map(state.strings.map((s) => [s.value, s.id]));
     this.nextStringId = Math.max(0, ...state.strings.map((s) => s.id)) + 1;
     this.nextBoxId = 1;
-    this.lastCycleT = state.lastCycle;
     this.lastOfAccount = new Map(state.lastCycles.map((c) => [c.account, c.t]));
     this.heads = new Map();
     this.pendingStrings = this.addHeads(state.boxes, state.openRows);
@@ -209,10 +207,7 @@ export class CycleWriter {
     this.addStrings(state.strings);
     this.nextStringId = Math.max(this.nextStringId, ...state.strings.map((s) => s.id + 1));
     if (state.lastCycle === null) this.lastOfAccount.delete(state.account);
-    else {
-      this.lastOfAccount.set(state.account, state.lastCycle);
-      this.lastCycleT = Math.max(this.lastCycleT ?? state.lastCycle, state.lastCycle);
-    }
+    else this.lastOfAccount.set(state.account, state.lastCycle);
     this.pendingStrings.push(...this.addHeads(state.boxes, state.openRows));
     this.order = null;
   }
@@ -284,12 +279,12 @@ export class CycleWriter {
     if (heads === null) throw new Error('CycleWriter.record before load');
     const own = write.cycle.startedAt;
     const account = write.cycle.account ?? DEFAULT_ACCOUNT;
-    // Cycle times only move forward, across accounts too (one timeline of open hours): a cycle of
-    // another account recorded meanwhile moves this one just after it, which is no clock step.
-    const last = this.lastCycleT;
-    const startedAt = last !== null && own <= last ? last + 1 : own;
+    // The account's cycle times only move forward: a start not after its previous cycle's (the
+    // clock stepped back) is recorded just after it. Other accounts' cycles are not its timeline.
     const lastOwn = this.lastOfAccount.get(account);
-    const recorded = { startedAt, clockBehindMs: lastOwn !== undefined && own <= lastOwn ? lastOwn - own : 0 };
+    const behind = lastOwn !== undefined && own <= lastOwn;
+    const startedAt = behind ? lastOwn + 1 : own;
+    const recorded = { startedAt, clockBehindMs: behind ? lastOwn - own : 0 };
     const c = write.cycle;
     const plan: HistoryPlan = {
       recorded,
@@ -305,8 +300,7 @@ export class CycleWriter {
     this.pendingStrings = [];
     this.givenBoxIds = boxIds === undefined ? null : [...boxIds];
     try {
-      this.write(write, account, startedAt, heads, plan, this.lastOfAccount.get(account));
-      this.lastCycleT = startedAt;
+      this.write(write, account, startedAt, heads, plan, lastOwn);
       this.lastOfAccount.set(account, startedAt);
     } finally {
       this.dirty.clear();
@@ -341,7 +335,6 @@ export class CycleWriter {
   reset(): void {
     this.heads = null;
     this.order = null;
-    this.lastCycleT = null;
     this.lastOfAccount = new Map();
     this.pendingStrings = [];
   }

@@ -196,7 +196,6 @@ export class PostgresHistory {
     const lastCycles = await this.rowsIn(tx).lastCyclesOfAccounts();
     this.writer.load({
       boxes: [],
-      lastCycle: lastCycles.length === 0 ? null : Math.max(...lastCycles.map((c) => c.t)),
       lastCycles,
       openRows: [],
       strings: await tx.query<{ id: number; value: string }>('SELECT id, value FROM strings'),

@@ -29,7 +29,6 @@ export function prepareStatements(db: Database.Database) {
   return {
     insertCycle: p('INSERT INTO cycles (started_at, duration_ms, requests, outcome, error_code, error, boxes, details_fetched, account) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     lastCycle: p('SELECT * FROM cycles ORDER BY started_at DESC LIMIT 1'),
-    maxCycle: p('SELECT max(started_at) FROM cycles').pluck(),
     cycleStarts: p('SELECT started_at FROM cycles WHERE account = ? AND started_at >= ? AND started_at < ? ORDER BY started_at').pluck(),
     lastCycles: p('SELECT account, max(started_at) AS t FROM cycles GROUP BY account'),
     lastCycleOfEach: p('SELECT c.* FROM cycles c JOIN (SELECT account, max(started_at) AS t FROM cycles GROUP BY account) m ON c.account = m.account AND c.started_at = m.t ORDER BY c.account'),
@@ -56,6 +55,7 @@ export function prepareStatements(db: Database.Database) {
     samplesOfHour: p('SELECT hour, box_id, data FROM samples WHERE hour = ?'),
     firstSampleHour: p('SELECT min(hour) FROM samples').pluck(),
     okCycleStarts: p("SELECT started_at FROM cycles WHERE outcome = 'ok' AND started_at >= ? AND started_at < ? ORDER BY started_at").pluck(),
+    okCycleStartsOf: p("SELECT started_at FROM cycles WHERE outcome = 'ok' AND started_at >= ? AND started_at < ? AND account = ? ORDER BY started_at").pluck(),
     samplesFrom: p('SELECT hour, box_id, data FROM samples WHERE hour >= ?'),
     upsertSample: p('INSERT INTO samples (hour, box_id, data) VALUES (?, ?, ?) ON CONFLICT (hour, box_id) DO UPDATE SET data = excluded.data'),
     upsertRollup: p(
@@ -74,7 +74,7 @@ export function prepareStatements(db: Database.Database) {
     pruneRollups: p(`DELETE FROM rollups WHERE box_id = ? AND hour IN (SELECT hour FROM rollups WHERE box_id = ? AND hour < ? LIMIT ${PRUNE_BATCH})`),
     // Each account's latest cycle is kept: it is the last poll of the account's boxes whose segment is open (LAST_POLLED).
     pruneCycles: p(
-      `DELETE FROM cycles WHERE started_at IN (SELECT started_at FROM cycles c WHERE started_at < ?
+      `DELETE FROM cycles WHERE (account, started_at) IN (SELECT account, started_at FROM cycles c WHERE started_at < ?
          AND started_at < (SELECT max(l.started_at) FROM cycles l WHERE l.account = c.account) LIMIT ${PRUNE_BATCH})`,
     ),
     boxIds: p('SELECT id FROM boxes ORDER BY id').pluck(),

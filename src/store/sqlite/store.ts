@@ -185,9 +185,9 @@ export class SqliteStore implements DataStore {
   // ---------------------------------------------------------------- writing
 
   /**
-   * Records one poll cycle in one transaction. Cycle times only move forward: a cycle whose start
-   * is not after the previous one (the clock stepped back) is recorded 1 ms after it; the result
-   * says so.
+   * Records one poll cycle in one transaction. Each account's cycle times only move forward: a
+   * cycle whose start is not after its account's previous one (the clock stepped back) is
+   * recorded 1 ms after it; the result says so.
    */
   recordCycle(write: CycleWrite): RecordedCycle {
     return this.unitOfWork(() => this.writer.record(write));
@@ -368,9 +368,9 @@ export class SqliteStore implements DataStore {
     return hour === null ? null : hour * HOUR_MS;
   }
 
-  /** Start times of the successful poll cycles in [from, to), ascending. */
-  okCycleStarts(from: number, to: number): number[] {
-    return this.s.okCycleStarts.all(from, to) as number[];
+  /** Start times of the successful poll cycles in [from, to) (of one account when given), ascending. */
+  okCycleStarts(from: number, to: number, account?: string): number[] {
+    return (account === undefined ? this.s.okCycleStarts.all(from, to) : this.s.okCycleStartsOf.all(from, to, account)) as number[];
   }
 
   /**

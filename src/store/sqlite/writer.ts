@@ -59,7 +59,6 @@ export class SqliteHistoryWriter {
     const open = openHourOf(lastCycles);
     this.writer.load({
       boxes: s.allBoxes.all() as BoxRow[],
-      lastCycle: s.maxCycle.get() as number | null,
       lastCycles,
       openRows: open === null ? [] : (s.samplesFrom.all(open) as SampleRow[]),
       strings: s.allStrings.all() as { id: number; value: string }[],
