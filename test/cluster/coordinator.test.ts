@@ -367,16 +367,30 @@ describe('the cluster coordinator', () => {
     expect(a.events.filter((e) => e.includes('acme'))).toEqual(['start acme #2']);
   });
 
-  it('a replica killed and started again under its replica_id releases the leases of its earlier life at once and takes them again', async () => {
+  it('a replica killed and started again under its replica_id leaves the leases of its earlier life (which may only be frozen) until they expire', async () => {
     cluster = new Cluster();
     const a = cluster.add('a');
     await cluster.run(1_000);
     const expiry = Math.min(...cluster.store.leases().map((l) => l.expiresAt));
-    a.alive = false; // kill -9: its leases run on
+    a.alive = false; // kill -9, or frozen: its leases run on
     const again = cluster.add('a');
     await cluster.run(LEASE / 3 + 1_000);
-    expect(cluster.clock.now()).toBeLessThan(expiry);
+    expect(again.coordinator.leading()).toEqual([]);
+    expect(Object.values(cluster.tokens())).toEqual([1, 1, 1, 1]);
+    while (cluster.clock.now() < expiry + LEASE / 3 + 1_000) await cluster.run(1_000);
     expect(again.coordinator.leading()).toEqual(ACCOUNTS);
     expect(Object.values(cluster.tokens())).toEqual([2, 2, 2, 2]);
+  });
+
+  it('two processes given one replica_id by mistake do not release each other’s leases round after round', async () => {
+    cluster = new Cluster();
+    const first = cluster.add('a');
+    await cluster.run(LEASE);
+    const second = cluster.add('a');
+    await cluster.run(LEASE);
+    const settled = cluster.tokens();
+    await cluster.run(5 * LEASE);
+    expect(cluster.tokens()).toEqual(settled);
+    expect([...first.coordinator.leading(), ...second.coordinator.leading()].sort()).toEqual(ACCOUNTS);
   });
 });
