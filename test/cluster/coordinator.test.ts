@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Coordinator, planBalance, type AccountWork } from '../../src/cluster/coordinator.js';
-import type { Fence, LeaseRepository } from '../../src/cluster/leases.js';
+import type { Fence, Lease, LeaseRepository } from '../../src/cluster/leases.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { MemoryLeases } from './memory-leases.js';
 
@@ -365,6 +365,30 @@ describe('the cluster coordinator', () => {
     expect(a.working.get('acme')).toEqual({ account: 'acme', holder: 'a', token: 2 }); // the abandoned tenure (1) was released, a new one taken
     expect(a.coordinator.leading()).toEqual(ACCOUNTS);
     expect(a.events.filter((e) => e.includes('acme'))).toEqual(['start acme #2']);
+  });
+
+  it('a release the replica gave up waiting for that did not go through is released again at the next round: the new replica gets its share before the lease expires', async () => {
+    cluster = new Cluster();
+    const link = cluster.store.link();
+    const store = cluster.store;
+    let hung: Lease | undefined;
+    // The first release never answers and changes nothing (its connection lost before it reached the server).
+    link.release = (fence) => {
+      if (hung !== undefined) return store.release(fence);
+      hung = store.leases().find((l) => l.account === fence.account);
+      return new Promise(() => undefined);
+    };
+    const a = cluster.add('a', link);
+    await cluster.run(1_000);
+    const b = cluster.add('b');
+    while (b.coordinator.leading().length < 2 && cluster.clock.now() < (hung?.expiresAt ?? Infinity) + LEASE) await cluster.run(1_000);
+    expect(hung, 'a release was given up on').toBeDefined();
+    const left = hung as Lease;
+    expect(b.coordinator.leading(), 'b has its share').toHaveLength(2);
+    expect(b.coordinator.leading()).toContain(left.account);
+    expect(cluster.clock.now(), 'taken over before the lease that release left behind expired').toBeLessThan(left.expiresAt);
+    expect(store.leases().find((l) => l.account === left.account)?.token).toBe(left.token + 1);
+    expect(a.coordinator.leading()).toHaveLength(2);
   });
 
   it('a replica killed and started again under its replica_id leaves the leases of its earlier life (which may only be frozen) until they expire', async () => {
