@@ -757,11 +757,16 @@ function defaultStore(config: Config, clock: Clock, logger: Logger): SqliteStore
 
 /** The fleet as templates see it (`fleet.*`). */
 function fleetStats(boxes: readonly BoxState[], states: Iterable<AlertState>): FleetStats {
-  const present = boxes.filter((b) => b.missingSince === null);
-  const connected = present.filter((b) => b.connected === true).length;
+  let present = 0;
+  let connected = 0;
+  for (const b of boxes) {
+    if (b.missingSince !== null) continue;
+    present += 1;
+    if (b.connected === true) connected += 1;
+  }
   let firingAlerts = 0;
   for (const s of states) if (s.status === 'firing') firingAlerts += 1;
-  return { boxes: present.length, connected, disconnected: present.length - connected, firingAlerts };
+  return { boxes: present, connected, disconnected: present - connected, firingAlerts };
 }
 
 /** Firing alerts counted by rule and severity (the boxwatch_alerts_firing gauge). */

@@ -58,7 +58,12 @@ export interface Metrics {
   setAlertsProvider(provider: () => Awaitable<FiringAlertCount[]>): void;
   setOutboxProvider(provider: () => Awaitable<OutboxDepth[]>): void;
   cycleStatus(): CycleStatus;
-  /** Renders the per-box families now if the fleet changed (the daemon calls it after each cycle), so that scrapes find them ready. */
+  /**
+   * Reads the fleet from the boxes provider (the daemon calls it after each cycle, so that a
+   * scrape while the store cannot be read shows the fleet as last read) and, while someone
+   * scrapes, renders the per-box families if it changed, so that scrapes find them ready. When
+   * the text was not read since the previous call nothing is rendered (the next scrape renders).
+   */
   prepare(): Promise<void>;
   /** The exposition text (Prometheus text format, content type `registry.contentType`). */
   text(): Promise<string>;
@@ -129,8 +134,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     return entry.labels;
   };
   let rendered: { from: BoxState[]; text: string; agePrefixes: string[]; lastSeen: number[] } | null = null;
-  const render = async (): Promise<NonNullable<typeof rendered>> => {
-    const all = await boxesNow(boxes);
+  /** Whether the text was read since the last `prepare()`: a daemon nobody scrapes renders nothing after its cycles. */
+  let scraped = false;
+  const render = (all: BoxState[]): NonNullable<typeof rendered> => {
     if (rendered !== null && rendered.from === all) return rendered;
     const fleet = all.filter((b) => b.missingSince === null);
     const withAccount = fleet.some((b) => b.account !== DEFAULT_ACCOUNT);
@@ -158,7 +164,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     return rendered;
   };
   const boxFamilies = async (): Promise<string> => {
-    const r = await render();
+    const r = render(await boxesNow(boxes));
     const now = clock.now();
     const ages = r.agePrefixes.map((prefix, i) => prefix + String(Math.max(0, (now - (r.lastSeen[i] as number)) / 1000)));
     return `${r.text}\n\n# HELP ${BOX_AGE.name} ${BOX_AGE.help}\n# TYPE ${BOX_AGE.name} gauge\n${ages.join('\n')}${ages.length > 0 ? '\n' : ''}`;
@@ -338,9 +344,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     cycleStatus: () => cycleStatusOf(statusOf),
     async prepare() {
-      await render();
+      const all = await boxesNow(boxes);
+      if (!scraped) return;
+      scraped = false;
+      render(all);
     },
     async text() {
+      scraped = true;
       const families = await boxFamilies();
       return `${await registry.metrics()}\n${families}`;
     },

@@ -82,7 +82,7 @@ function retireRemovedAccounts(
 ): { result: EngineResult; forget: string[]; accounts: string[]; resolved: number } | null {
   const present = new Set<string>();
   for (const s of view.states.values()) present.add(accountOf(s.serial));
-  for (const b of view.boxes) present.add(accountOf(b.serial));
+  for (const b of view.boxes) present.add(b.account);
   const retiring = accountsToRetire(configured, present, view.leases ?? [], ctx.now, ctx.leaseMs);
   if (retiring.size === 0) return null;
   const gone = (key: string): boolean => retiring.has(accountOf(key));

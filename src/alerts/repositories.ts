@@ -57,7 +57,11 @@ export interface CycleScope {
 
 /** True when a box id or fleet key belongs to the scope (CycleScope). */
 export function inScope(scope: CycleScope, key: string): boolean {
-  const account = accountOf(key);
+  return accountInScope(scope, accountOf(key));
+}
+
+/** True when the account's boxes and alerts belong to the scope (a box state says its account: no id to split). */
+export function accountInScope(scope: CycleScope, account: string): boolean {
   return account === scope.account || (scope.alsoNotIn !== undefined && !scope.alsoNotIn.includes(account));
 }
 

@@ -241,7 +241,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
       elsewhereSaid.add(o.archive);
       logger.error(
         { dir: config.dir, archive, other: o.archive, recordings: o.recordings, lastArchivedAt: new Date(o.lastArchivedAt).toISOString() },
-        'archive.dir is not shared between the replicas: the database lists recordings in another archive directory, whose files this replica cannot see; its retention leaves them to the replica writing there (give every replica one shared archive.dir: docs/operations.md)',
+        'archive.dir is not shared between the replicas (or it replaced an earlier directory): the database lists recordings in another archive directory, whose files this replica cannot see; its retention leaves them to whoever writes there (docs/operations.md, "The recording archive with replicas")',
       );
     }
   };

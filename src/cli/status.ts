@@ -16,6 +16,7 @@ import { relativeTime } from '../time-format.js';
 import { boxViewJson, boxViews, openAlertsBySerial, staleAfterMs } from '../views/boxes.js';
 import { terminalSafe } from './call-gateway.js';
 import { DAY_MS, type CallsRepo, type FailureCount } from '../store/calls-repo.js';
+import type { RecordingsRepo } from '../store/recordings-repo.js';
 import { failureCell } from '../views/calls.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
@@ -40,6 +41,8 @@ export interface StatusSource extends Pick<Store, 'boxes'> {
   calls: Pick<CallsRepo, 'failureCounts'>;
   /** Replicas (`cluster:`): who leads each account (absent or empty: one daemon holds the database). */
   leases?: Pick<LeaseRepository, 'leases' | 'replicas'>;
+  /** The recording archive: recordings of several archive directories are a hint that archive.dir is not shared. */
+  recordings?: Pick<RecordingsRepo, 'archives'>;
 }
 
 /** `box-offline! (acked by alice), battery-low`: `!` marks a firing alert, no mark a pending one. */
@@ -103,6 +106,13 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
     }
   }
   if (format === 'table' && servers.length > 0) ctx.out(`\nreplicas:\n${leaderLines(servers, now).map((l) => `  ${l}`).join('\n')}\n`);
+  const archives = format === 'table' && store.recordings !== undefined ? await store.recordings.archives() : [];
+  if (archives.length > 1) {
+    ctx.out(
+      `\narchive: the database lists recordings in ${archives.length} archive directories (${archives.map((a) => `${terminalSafe(a.archive)}: ${a.recordings}`).join(', ')}); ` +
+        'replicas whose archive.dir is not shared keep them apart (docs/operations.md, "The recording archive with replicas")\n',
+    );
+  }
 }
 
 /** `acme: replica-b (host vm, pid 12, heartbeat 2s ago)`, or `acme: nobody (lease expired 5s ago)`: who serves each account. */

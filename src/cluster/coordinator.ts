@@ -7,10 +7,13 @@
  * Every round (`tick`, every lease/3):
  * - it refreshes this replica's heartbeat and renews every lease it holds; a renewal refused (the
  *   lease changed hands) stops that account's work at once;
- * - it releases any lease the rows say it holds that it does not know it holds (an `acquire` it
- *   gave up waiting for whose transaction committed all the same, a `release` that did not
- *   finish, a lease left by a step-down): so such a lease is free again within a round, not left
- *   unworked until it expires;
+ * - it releases a lease the rows say it holds but that it does not know it holds, where it may
+ *   have made one (`unsure`): an `acquire` it gave up waiting for whose transaction committed all
+ *   the same, a `release` that did not finish, a lease past its step-down deadline: so such a
+ *   lease is free again within a round, not left unworked until it expires. Only these: a lease
+ *   of the same replica id that another process may be working (an earlier life of a replica
+ *   restarted under its `replica_id`, which may only be frozen; two processes given one id by
+ *   mistake) runs until it expires, as any other replica's;
  * - it counts the live replicas (heartbeat newer than the lease time) and plans the balance from
  *   the rows (`planBalance`), the same plan on every replica that reads the same rows:
  *   - nobody holds more than its fair share, ceil(accounts / replicas): a replica above it releases
@@ -73,6 +76,12 @@ interface Held {
 export class Coordinator {
   readonly leaseMs: number;
   private readonly held = new Map<string, Held>();
+  /**
+   * Accounts whose lease this replica may hold without knowing it, until when (this replica's
+   * clock): an acquire or release given up on, a lease dropped at its deadline. Past that time
+   * such a lease has expired anyway.
+   */
+  private readonly unsure = new Map<string, number>();
   private readonly log: Logger;
   private ticking: Promise<void> | null = null;
   private readonly stopper = new AbortController();
@@ -137,6 +146,7 @@ export class Coordinator {
     for (const [account, h] of this.held) {
       if (now < h.deadline) continue;
       this.held.delete(account);
+      this.unsure.set(account, now + this.leaseMs);
       if (h.releasing) continue; // its work is stopping already
       this.log.error({ account, token: h.fence.token }, 'lease not renewed in time (database unreachable?): stopping this account before another replica can take it over');
       void this.o.work.stop(account, 'deadline');
@@ -220,8 +230,10 @@ export class Coordinator {
       const l = leases.find((x) => x.account === account);
       const running = l !== undefined && l.holder !== null && l.expiresAt > now;
       holders.set(account, running ? (l.holder as string) : null);
-      if (running && l.holder === me && !this.held.has(account) && (await this.releaseUnknown(fenceOf({ ...l, holder: me })))) holders.set(account, null);
+      const unsure = (this.unsure.get(account) ?? -Infinity) > now;
+      if (running && l.holder === me && !this.held.has(account) && unsure && (await this.releaseUnknown(fenceOf({ ...l, holder: me })))) holders.set(account, null);
     }
+    for (const [account, until] of this.unsure) if (until <= now) this.unsure.delete(account);
     const plan = planBalance(accounts, live, holders);
 
     // Above the fair share: give the extras up (released once their work stopped), the last accounts first.
@@ -233,7 +245,10 @@ export class Coordinator {
 
     for (const [account, taker] of plan.takers) {
       if (taker !== me || this.stopped) continue;
+      // Given up on (timeout), it may commit all the same: unsure until a lease taken now would have expired.
+      this.unsure.set(account, now + this.leaseMs);
       const lease = await this.bounded(this.o.repo.acquire(account, me, now, this.leaseMs));
+      this.unsure.delete(account);
       if (lease === null || lease.holder === null) continue; // another replica was quicker
       const fence = fenceOf({ ...lease, holder: lease.holder });
       this.held.set(account, { fence, deadline: this.deadlineAfter(now), releasing: false });
@@ -267,7 +282,9 @@ export class Coordinator {
       .then(async () => {
         if (this.held.get(account) !== h) return; // lost or expired meanwhile
         this.held.delete(account);
+        this.unsure.set(account, this.o.clock.now() + this.leaseMs); // until the release is known done
         await this.bounded(this.o.repo.release(h.fence));
+        this.unsure.delete(account);
       })
       .catch((err: unknown) => this.log.warn({ account, err: errorMessage(err) }, 'could not release a lease; it expires by itself'));
   }

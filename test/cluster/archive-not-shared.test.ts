@@ -8,7 +8,8 @@
  *
  * Each replica says in its log that archive.dir is not shared and counts the other's recordings in
  * `boxwatch_archive_recordings_elsewhere`; `boxwatch recordings verify` (the built CLI) on either
- * directory checks that directory's recordings and names the other's as elsewhere, not missing.
+ * directory checks that directory's recordings and names the other's as elsewhere, not missing;
+ * `boxwatch status` ends with a line saying the recordings are in two archive directories.
  * Then replica-b stops and replica-a, alone, runs retention past every recording's age: it deletes
  * its own old files and rows, and keeps every row of replica-b's archive, whose files stay whole
  * on replica-b's disk (before, it forgot them: their files were never deleted, and verify called
@@ -176,6 +177,11 @@ http: false
     const json = await runBuilt(['recordings', 'verify', '--db', dbPath, '--dir', archiveOf(name), '--format', 'json']);
     expect(JSON.parse(json.out)).toMatchObject({ archive: id, recordings: own.length, bad: [], elsewhere: [{ archive: otherId, recordings: other.length }] });
   }
+
+  // `boxwatch status` says so too.
+  const status = await runBuilt(['status', '--db', dbPath]);
+  expect(status.code, status.err).toBe(0);
+  expect(status.out).toContain(`archive: the database lists recordings in 2 archive directories (${[`${idA}: ${ofA.length}`, `${idB}: ${ofB.length}`].sort().join(', ')}); replicas whose archive.dir is not shared`);
 
   // replica-b stops; replica-a, alone, leads both accounts and, past the retention of every recording so far, runs retention.
   await b.stop();

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Coordinator, planBalance, type AccountWork } from '../../src/cluster/coordinator.js';
-import type { Fence, LeaseRepository } from '../../src/cluster/leases.js';
+import type { Fence, Lease, LeaseRepository } from '../../src/cluster/leases.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { MemoryLeases } from './memory-leases.js';
 
@@ -367,16 +367,54 @@ describe('the cluster coordinator', () => {
     expect(a.events.filter((e) => e.includes('acme'))).toEqual(['start acme #2']);
   });
 
-  it('a replica killed and started again under its replica_id releases the leases of its earlier life at once and takes them again', async () => {
+  it('a release the replica gave up waiting for that did not go through is released again at the next round: the new replica gets its share before the lease expires', async () => {
+    cluster = new Cluster();
+    const link = cluster.store.link();
+    const store = cluster.store;
+    let hung: Lease | undefined;
+    // The first release never answers and changes nothing (its connection lost before it reached the server).
+    link.release = (fence) => {
+      if (hung !== undefined) return store.release(fence);
+      hung = store.leases().find((l) => l.account === fence.account);
+      return new Promise(() => undefined);
+    };
+    const a = cluster.add('a', link);
+    await cluster.run(1_000);
+    const b = cluster.add('b');
+    while (b.coordinator.leading().length < 2 && cluster.clock.now() < (hung?.expiresAt ?? Infinity) + LEASE) await cluster.run(1_000);
+    expect(hung, 'a release was given up on').toBeDefined();
+    const left = hung as Lease;
+    expect(b.coordinator.leading(), 'b has its share').toHaveLength(2);
+    expect(b.coordinator.leading()).toContain(left.account);
+    expect(cluster.clock.now(), 'taken over before the lease that release left behind expired').toBeLessThan(left.expiresAt);
+    expect(store.leases().find((l) => l.account === left.account)?.token).toBe(left.token + 1);
+    expect(a.coordinator.leading()).toHaveLength(2);
+  });
+
+  it('a replica killed and started again under its replica_id leaves the leases of its earlier life (which may only be frozen) until they expire', async () => {
     cluster = new Cluster();
     const a = cluster.add('a');
     await cluster.run(1_000);
     const expiry = Math.min(...cluster.store.leases().map((l) => l.expiresAt));
-    a.alive = false; // kill -9: its leases run on
+    a.alive = false; // kill -9, or frozen: its leases run on
     const again = cluster.add('a');
     await cluster.run(LEASE / 3 + 1_000);
-    expect(cluster.clock.now()).toBeLessThan(expiry);
+    expect(again.coordinator.leading()).toEqual([]);
+    expect(Object.values(cluster.tokens())).toEqual([1, 1, 1, 1]);
+    while (cluster.clock.now() < expiry + LEASE / 3 + 1_000) await cluster.run(1_000);
     expect(again.coordinator.leading()).toEqual(ACCOUNTS);
     expect(Object.values(cluster.tokens())).toEqual([2, 2, 2, 2]);
+  });
+
+  it('two processes given one replica_id by mistake do not release each other’s leases round after round', async () => {
+    cluster = new Cluster();
+    const first = cluster.add('a');
+    await cluster.run(LEASE);
+    const second = cluster.add('a');
+    await cluster.run(LEASE);
+    const settled = cluster.tokens();
+    await cluster.run(5 * LEASE);
+    expect(cluster.tokens()).toEqual(settled);
+    expect([...first.coordinator.leading(), ...second.coordinator.leading()].sort()).toEqual(ACCOUNTS);
   });
 });

@@ -401,8 +401,12 @@ export class CycleWriter {
     }
     const ref = this.rowFor(head, hourOf(t));
     if (head.segStart === null) head.segStart = t;
-    if (addObservation(ref.row, t - ref.hour * HOUR_MS, head.values, values)) this.dirty.add(ref);
-    head.values = values;
+    // Values equal to the last ones keep the array the head holds: a new one per box and cycle
+    // would outlive the cycle (promoted, then collected by a full garbage collection).
+    if (addObservation(ref.row, t - ref.hour * HOUR_MS, head.values, values)) {
+      this.dirty.add(ref);
+      head.values = values;
+    }
     head.lastObs = t;
   }
 

@@ -32,12 +32,15 @@ export function outboxStatements(db: Database.Database) {
   return {
     insert: db.prepare('INSERT INTO outbox (notifier, created_at, message, next_attempt_at) VALUES (?, ?, ?, ?)'),
     insertOf: db.prepare('INSERT INTO outbox (notifier, created_at, message, next_attempt_at, account) VALUES (?, ?, ?, ?, ?)'),
+    // `status IN ('pending', 'sending')` lets SQLite read only the waiting rows through the
+    // indexes (outbox_pending; outbox_account, which holds only those): without it a claim, asked
+    // every few seconds by an idle dispatcher, read every delivered row kept for the retention.
     claimable: db.prepare(
-      'SELECT id, notifier, created_at, message, attempts, next_attempt_at FROM outbox WHERE notifier = ? AND ' +
+      "SELECT id, notifier, created_at, message, attempts, next_attempt_at FROM outbox WHERE notifier = ? AND status IN ('pending', 'sending') AND " +
         "((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?)) ORDER BY id LIMIT ?",
     ),
     claimableOf: db.prepare(
-      'SELECT id, notifier, created_at, message, attempts, next_attempt_at FROM outbox WHERE account = ? AND notifier = ? AND ' +
+      "SELECT id, notifier, created_at, message, attempts, next_attempt_at FROM outbox WHERE account = ? AND notifier = ? AND status IN ('pending', 'sending') AND " +
         "((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?)) ORDER BY id LIMIT ?",
     ),
     take: db.prepare("UPDATE outbox SET status = 'sending', lease_until = ? WHERE id = ?"),

@@ -11,7 +11,7 @@
  * notifications) is one such transaction: `commitCycle`.
  */
 import type Database from 'better-sqlite3';
-import { inScope, type AlertQueries, type AlertWrite, type CycleScope, type CycleView, type OutboxEntry, type SilenceWrites } from '../../alerts/repositories.js';
+import { accountInScope, inScope, type AlertQueries, type AlertWrite, type CycleScope, type CycleView, type OutboxEntry, type SilenceWrites } from '../../alerts/repositories.js';
 import type { Fence } from '../../cluster/leases.js';
 import { systemClock, type Clock } from '../../clock.js';
 import type { Logger } from '../../log.js';
@@ -208,7 +208,7 @@ export class SqliteStore implements DataStore {
       const boxes = this.boxes();
       const states = this.alertStates.states();
       const view: CycleView = {
-        boxes: scope === undefined ? boxes : boxes.filter((b) => inScope(scope, b.serial)),
+        boxes: scope === undefined ? boxes : boxes.filter((b) => accountInScope(scope, b.account)),
         states: scope === undefined ? states : new Map([...states].filter(([, st]) => inScope(scope, st.serial))),
         silences: this.silences.silences(now),
         acks: this.acks.latestByKey(),
