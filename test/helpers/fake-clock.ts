@@ -16,12 +16,20 @@ export class FakeClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason as Error);
-      const sleeper = { until: this.current + ms, resolve };
-      this.sleepers.push(sleeper);
-      signal?.addEventListener('abort', () => {
+      const onAbort = (): void => {
         this.sleepers = this.sleepers.filter((s) => s !== sleeper);
-        reject(signal.reason as Error);
-      });
+        reject(signal?.reason as Error);
+      };
+      // A sleep that ends takes its abort listener with it (a loop sleeping on one signal would pile them up).
+      const sleeper = {
+        until: this.current + ms,
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
