@@ -142,7 +142,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     return json(healthy ? 200 : 503, options.health.replica ? { ...body, replica: options.health.replica() } : body);
   };
 
-  const dashboard = options.dashboard ? dashboardRouter({ store, metrics, clock, lastSuccessAt, options: options.dashboard }) : undefined;
+  const dashboard = options.dashboard ? dashboardRouter({ store, snapshot, metrics, clock, lastSuccessAt, options: options.dashboard }) : undefined;
   const basePath = options.dashboard?.config.http.basePath ?? '/';
 
   /** Finds the handler for a path (segments already URL-decoded); undefined for unknown paths. */
