@@ -309,9 +309,9 @@ export function createApp(deps: AppDeps): App {
     },
   });
   // /metrics and the heavy API answers are rendered once per cycle from this snapshot.
-  const snapshot = fleetSnapshot(store);
+  const snapshot = fleetSnapshot(store, (account) => alerts.states(account));
   metrics.setBoxesProvider(() => snapshot.boxes());
-  metrics.setAlertsProvider(async () => firingCounts((await alerts.states()).values()));
+  metrics.setAlertsProvider(async () => firingCounts((await snapshot.states()).values()));
   metrics.setOutboxProvider(async () => (await outbox.stats()).map((s) => ({ notifier: s.notifier, depth: s.pending })));
   store.damagedRows.report(logger, (table) => metrics.damagedRow(table));
   let http: RunningHttpServer | null = null;
@@ -406,7 +406,7 @@ export function createApp(deps: AppDeps): App {
   const cycleWith = async (run: AccountRun, fence: Fence | undefined): Promise<void> => {
     const { config: account, client } = run;
     let cycleAlerts: CycleAlerts | null = null;
-    let committed: { startedAt: number; accounts: string[]; boxes: BoxState[] } | null = null;
+    let committed: { startedAt: number; accounts: string[]; boxes: BoxState[]; states: ReadonlyMap<string, AlertState> } | null = null;
     const startedAt = clock.now();
     let result: CycleResult;
     try {
@@ -443,6 +443,7 @@ export function createApp(deps: AppDeps): App {
             startedAt: recorded.startedAt,
             accounts: [account.name, ...(result.removedAccounts?.accounts ?? [])],
             boxes: gone.size === 0 ? boxes : boxes.filter((b) => !gone.has(b.serial)),
+            states: result.states, // the alerts of the cycle's part as it left them
           };
           if (recorded.clockBehindMs > 0) {
             logger.warn(
@@ -470,13 +471,12 @@ export function createApp(deps: AppDeps): App {
     last = { ...result, alerts: cycleAlerts };
     metrics.observeCycle(result.cycle);
     checkWal();
-    const states = await alerts.states();
+    const done = committed as { startedAt: number; accounts: string[]; boxes: BoxState[]; states: ReadonlyMap<string, AlertState> } | null;
+    if (done !== null) snapshot.publish(done.startedAt, done.accounts, done.boxes, done.states);
+    // The whole fleet's alerts and boxes from the snapshot: the other accounts' parts are read again only when another process stored a cycle of them.
+    const states = await snapshot.states();
     run.heartbeat.afterCycle(result.cycle, firingCounts(states.values()).reduce((n, c) => n + c.count, 0));
-    const done = committed as { startedAt: number; accounts: string[]; boxes: BoxState[] } | null;
-    if (done !== null) {
-      snapshot.publish(done.startedAt, done.accounts, done.boxes);
-      fleet = fleetStats(await snapshot.boxes(), states.values());
-    }
+    if (done !== null) fleet = fleetStats(await snapshot.boxes(), states.values());
     if (http !== null) await metrics.prepare();
     if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     announce(result.cycle);

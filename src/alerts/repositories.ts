@@ -139,8 +139,8 @@ export interface OutboxEntry {
 
 /** Reads of alert state and history for the CLI and the HTTP API (Awaitable; see the header). */
 export interface AlertQueries {
-  /** Every alert not at rest, by key. */
-  states(): Awaitable<Map<string, AlertState>>;
+  /** Every alert not at rest, by key (of one account when given: by the account of its box id or fleet key). */
+  states(account?: string): Awaitable<Map<string, AlertState>>;
   /** Transitions at or after `since` (of one box when `serial` is given), oldest first. */
   transitionsSince(since: number, serial?: string): Awaitable<TransitionRow[]>;
   /** The newest outbox messages created since `since` (at most `limit`, default 1000), newest first: the notification log. */

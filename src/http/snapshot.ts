@@ -3,45 +3,64 @@
  * answers are rendered from it at most once per change, however many clients ask in between; a
  * request never reads or renders the whole fleet while a newer answer would be the same.
  *
- * Each account's part is the account's boxes as its latest cycle left them. A cycle of this
+ * Each account's part is the account's boxes (and, given where to read them, its alerts not at
+ * rest: they change only with the account's cycles) as its latest cycle left them. A cycle of this
  * process publishes its accounts' parts (the daemon read them for the alert rules already); a
  * cycle stored by another process (a replica leading other accounts, or the daemon beside a CLI)
  * is seen at the next request: the latest cycle's start is one indexed lookup, and when it is one
  * the parts do not hold, the latest cycle of each account says which accounts' parts to read
  * again; the others stay. So no process reads the whole fleet once per cycle.
  */
-import { DEFAULT_ACCOUNT, fleetKey } from '../box-id.js';
+import type { AlertState } from '../alerts/types.js';
+import type { Awaitable } from '../awaitable.js';
+import { accountOf, DEFAULT_ACCOUNT, fleetKey } from '../box-id.js';
 import type { BoxState, Store } from '../store/types.js';
+
+/** Where the snapshot reads alert states: of one account, or all (AlertQueries.states). */
+export type AlertStatesSource = (account?: string) => Awaitable<ReadonlyMap<string, AlertState>>;
 
 export interface FleetSnapshot {
   /** Every box as of the last cycles: the same array until a part changes. */
   boxes(): Promise<BoxState[]>;
+  /** Every alert not at rest as of the last cycles (empty when the snapshot was given no AlertStatesSource). */
+  states(): Promise<ReadonlyMap<string, AlertState>>;
   /** `compute(boxes)` once per change of the fleet, remembered under `key` until the next. */
   memo<T>(key: string, compute: (boxes: BoxState[]) => T): Promise<T>;
   /**
-   * What a cycle of this process committed, that started at `startedAt`: `boxes` are the boxes of
-   * `accounts` (the cycle's own, and any it retired) as it left them. Those accounts' parts are
-   * replaced without reading the store; the others stay.
+   * What a cycle of this process committed, that started at `startedAt`: `boxes` and `states` are
+   * the boxes and the alerts not at rest of `accounts` (the cycle's own, and any it retired) as it
+   * left them (`states` absent: their alerts as they were). Those accounts' parts are replaced
+   * without reading the store; the others stay.
    */
-  publish(startedAt: number, accounts: readonly string[], boxes: readonly BoxState[]): void;
+  publish(startedAt: number, accounts: readonly string[], boxes: readonly BoxState[], states?: ReadonlyMap<string, AlertState>): void;
 }
 
-/** One account's boxes, as its cycle that started at `at` left them. */
+/** One account's boxes and alerts, as its cycle that started at `at` left them. */
 interface Part {
   at: number;
   boxes: readonly BoxState[];
+  states: ReadonlyMap<string, AlertState>;
 }
 
-export function fleetSnapshot(store: Pick<Store, 'boxes' | 'lastCycle' | 'lastCycles'>): FleetSnapshot {
+const NO_STATES: ReadonlyMap<string, AlertState> = new Map();
+
+/** The states of `account` among `states`. */
+function statesOf(states: ReadonlyMap<string, AlertState>, account: string): ReadonlyMap<string, AlertState> {
+  return new Map([...states].filter(([, s]) => accountOf(s.serial) === account));
+}
+
+export function fleetSnapshot(store: Pick<Store, 'boxes' | 'lastCycle' | 'lastCycles'>, alertStates?: AlertStatesSource): FleetSnapshot {
   const parts = new Map<string, Part>();
   /** The newest cycle start the parts take into account (published, or seen when they were read); undefined: never read. */
   let latest: number | undefined;
   let merged: BoxState[] | null = null;
+  let mergedStates: Map<string, AlertState> | null = null;
   const memos = new Map<string, unknown>();
   let refreshing: Promise<void> | null = null;
 
   const changed = (): void => {
     merged = null;
+    mergedStates = null;
     memos.clear();
   };
   /** Reads the whole fleet the first time, then again only the accounts whose latest stored cycle the parts do not hold. */
@@ -51,36 +70,50 @@ export function fleetSnapshot(store: Pick<Store, 'boxes' | 'lastCycle' | 'lastCy
     const cycles = await store.lastCycles();
     if (latest === undefined) {
       const fleet = await store.boxes();
+      const states = alertStates === undefined ? NO_STATES : await alertStates();
       const at = new Map(cycles.map((c) => [c.account ?? DEFAULT_ACCOUNT, c.startedAt]));
-      for (const account of new Set([...at.keys(), ...fleet.map((b) => b.account)])) {
+      for (const account of new Set([...at.keys(), ...fleet.map((b) => b.account), ...[...states.values()].map((st) => accountOf(st.serial))])) {
         const part = parts.get(account);
         const stored = at.get(account) ?? -Infinity;
         // A part published meanwhile by this process's cycle is at least as new.
-        if (part === undefined || part.at < stored) parts.set(account, { at: stored, boxes: fleet.filter((b) => b.account === account) });
+        if (part === undefined || part.at < stored) parts.set(account, { at: stored, boxes: fleet.filter((b) => b.account === account), states: statesOf(states, account) });
       }
     } else {
       for (const c of cycles) {
         const account = c.account ?? DEFAULT_ACCOUNT;
         const part = parts.get(account);
-        if (part === undefined || part.at < c.startedAt) parts.set(account, { at: c.startedAt, boxes: await store.boxes(account) });
+        if (part === undefined || part.at < c.startedAt) {
+          parts.set(account, { at: c.startedAt, boxes: await store.boxes(account), states: alertStates === undefined ? NO_STATES : await alertStates(account) });
+        }
       }
     }
     latest = Math.max(latest ?? -Infinity, newest);
     changed();
   };
-  const current = async (): Promise<BoxState[]> => {
-    // One refresh at a time: concurrent requests wait for the same one.
+  /** The parts, up to date with the store. One refresh at a time: concurrent requests wait for the same one. */
+  const upToDate = async (): Promise<void> => {
     refreshing ??= refresh().finally(() => {
       refreshing = null;
     });
     await refreshing;
+  };
+  const current = async (): Promise<BoxState[]> => {
+    await upToDate();
     merged ??= mergeParts(parts);
     return merged;
   };
   return {
     boxes: current,
-    publish(startedAt, accounts, boxes) {
-      for (const account of accounts) parts.set(account, { at: startedAt, boxes: boxes.filter((b) => b.account === account) });
+    async states() {
+      await upToDate();
+      mergedStates ??= new Map([...parts.values()].flatMap((p) => [...p.states]));
+      return mergedStates;
+    },
+    publish(startedAt, accounts, boxes, states) {
+      for (const account of accounts) {
+        const kept = parts.get(account)?.states ?? NO_STATES;
+        parts.set(account, { at: startedAt, boxes: boxes.filter((b) => b.account === account), states: states === undefined ? kept : statesOf(states, account) });
+      }
       if (latest !== undefined) latest = Math.max(latest, startedAt);
       changed();
     },

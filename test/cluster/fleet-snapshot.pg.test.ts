@@ -6,7 +6,8 @@
  *
  * After every cycle, on both replicas, /api/boxes and /metrics show every box of both accounts
  * with its latest values, those the other replica stored included; a box changed in the account
- * the other replica leads shows changed after that account's next cycle.
+ * the other replica leads shows changed after that account's next cycle; an alert raised by
+ * either account's cycle is counted by both replicas' /metrics.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
@@ -61,7 +62,8 @@ ${ACCOUNTS.map((a) => `  - { name: ${a}, base_url: "${sims[a]!.url}", secret_key
 poll: { schedule: "0 0 1 1 *" }
 storage: { url: "${url}" }
 cluster: { lease: 3s, replica_id: ${id} }
-rules: []
+rules:
+  - { name: box-offline, kind: disconnected, severity: critical }
 notifiers: []
 http: { listen: "127.0.0.1:0" }
 `,
@@ -118,5 +120,16 @@ http: { listen: "127.0.0.1:0" }
     await b.runOnce(ofB);
     expect((await shown(a)).api[`${ofB}/${box.serial}`]).toBe(7);
     await bothShowTheFleet();
+
+    // A box of each account goes down: after each account's cycle, both replicas count its alert
+    // (boxwatch_alerts_firing; the simulators' clocks, fixed, also fire each account's gateway_clock).
+    const firing = async (app: App<PostgresStore>): Promise<[unknown, number][]> =>
+      parsePromText(await (await fetch(`${app.httpUrl}/metrics`)).text()).samples.filter((x) => x.name === 'boxwatch_alerts_firing' && x.labels.rule === 'box-offline').map((x) => [x.labels.rule, x.value]);
+    for (const [n, account] of ACCOUNTS.entries()) {
+      const sim = sims[account]!.sim;
+      sim.fleet.apply([sim.fleet.boxes[0]!], { kind: 'disconnect' });
+      await leader(account).runOnce(account);
+      for (const app of [a, b]) expect(await firing(app)).toEqual([['box-offline', n + 1]]);
+    }
   }, 90_000);
 });

@@ -81,7 +81,7 @@ export class PostgresStore implements DataStore {
     const { alertStates, transitions, silences } = this;
     const log = this.outbox<{ items: unknown }>();
     this.alerts = {
-      states: () => alertStates.states(),
+      states: (account) => alertStates.states(db, account === undefined ? undefined : { account }),
       transitionsSince: (since, serial) => transitions.transitionsSince(since, serial),
       // The items are the alert items the grouper stored (AlertItem); a damaged message has none.
       outboxSince: async (since, limit = 1000) => (await log.log(since, limit, (m) => (Array.isArray(m.items) ? m.items : []))) as OutboxEntry[],

@@ -123,9 +123,10 @@ export class SqliteStore implements DataStore {
     const { alertStates, transitions, silences } = this;
     const log = new SqliteOutbox<{ items: unknown }>(db, this.damagedRows);
     this.alerts = {
-      states: () => {
+      states: (account) => {
         this.followOtherConnections();
-        return alertStates.states();
+        const states = alertStates.states();
+        return account === undefined ? states : new Map([...states].filter(([, st]) => inScope({ account }, st.serial)));
       },
       transitionsSince: (since, serial) => transitions.transitionsSince(since, serial),
       // The items are the alert items the grouper stored (AlertItem); a damaged message has none.
