@@ -630,7 +630,7 @@ export function createApp(deps: AppDeps): App {
           ...(calls && { calls: { repo: calls.repo, now: () => clock.now() + (skew() ?? 0) } }),
           limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
-          health: { maxCycleAgeMs: (3 * tickIntervalMs + Math.max(...accounts.map((a) => a.config.timeout))) * (deps.clockRate ?? 1), ...(replica && { replica: () => replica.health() }) },
+          health: { maxCycleAgeMs: (3 * tickIntervalMs + Math.max(...accounts.map((a) => a.config.timeout))) * (deps.clockRate ?? 1), accounts: config.gateways.map((a) => a.name), ...(replica && { replica: () => replica.health() }) },
         });
         logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'http endpoints listening');
       }
