@@ -309,7 +309,7 @@ export function createApp(deps: AppDeps): App {
     },
   });
   // /metrics and the heavy API answers are rendered once per cycle from this snapshot.
-  const snapshot = fleetSnapshot(store, (account) => alerts.states(account));
+  const snapshot = fleetSnapshot(store, (account) => alerts.states(account), config.gateways.map((a) => a.name));
   metrics.setBoxesProvider(() => snapshot.boxes());
   metrics.setAlertsProvider(async () => firingCounts((await snapshot.states()).values()));
   metrics.setOutboxProvider(async () => (await outbox.stats()).map((s) => ({ notifier: s.notifier, depth: s.pending })));
@@ -317,20 +317,22 @@ export function createApp(deps: AppDeps): App {
   let http: RunningHttpServer | null = null;
   /** The dashboard's live event stream: one event after every cycle. */
   const events = createLiveEvents();
-  /** The latest cycle start announced on it. */
-  let announcedAt = 0;
-  const announce = (c: { startedAt: number; outcome: 'ok' | 'failed'; boxes: number }): void => {
-    announcedAt = Math.max(announcedAt, c.startedAt);
+  /** The version of the fleet snapshot last announced on it. */
+  let announcedVersion = 0;
+  const announce = async (c: { startedAt: number; outcome: 'ok' | 'failed'; boxes: number }): Promise<void> => {
+    announcedVersion = await snapshot.version();
     events.publish({ startedAt: new Date(c.startedAt).toISOString(), outcome: c.outcome, boxes: c.boxes });
   };
   /**
-   * Replicas: at each tick of an account another replica leads, a newer cycle stored by the others
-   * is announced too, so that this replica's open pages (a standby's among them) stay live.
+   * Replicas: at each tick of an account another replica leads, a change of the fleet stored by
+   * the others since the last announcement (a cycle of any account, whatever its start) is
+   * announced too, so that this replica's open pages (a standby's among them) stay live.
    */
   const announceOthers = async (): Promise<void> => {
     try {
+      if ((await snapshot.version()) === announcedVersion) return;
       const last = await store.lastCycle();
-      if (last !== undefined && last.startedAt > announcedAt) announce(last);
+      if (last !== undefined) await announce(last);
     } catch {
       // the database is out of reach: the pages catch up with the next cycle
     }
@@ -479,7 +481,7 @@ export function createApp(deps: AppDeps): App {
     if (done !== null) fleet = fleetStats(await snapshot.boxes(), states.values());
     if (http !== null) await metrics.prepare();
     if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
-    announce(result.cycle);
+    await announce(result.cycle);
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
     deps.onCycle?.(last);
     const now = clock.now();
@@ -628,7 +630,7 @@ export function createApp(deps: AppDeps): App {
           ...(calls && { calls: { repo: calls.repo, now: () => clock.now() + (skew() ?? 0) } }),
           limits: { maxConnections: config.http.maxConnections },
           // healthy while the last good cycle is younger than three schedule intervals plus a timeout
-          health: { maxCycleAgeMs: (3 * tickIntervalMs + Math.max(...accounts.map((a) => a.config.timeout))) * (deps.clockRate ?? 1), ...(replica && { replica: () => replica.health() }) },
+          health: { maxCycleAgeMs: (3 * tickIntervalMs + Math.max(...accounts.map((a) => a.config.timeout))) * (deps.clockRate ?? 1), accounts: config.gateways.map((a) => a.name), ...(replica && { replica: () => replica.health() }) },
         });
         logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'http endpoints listening');
       }

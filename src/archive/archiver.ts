@@ -18,8 +18,9 @@
  * (whose files it knows are in its directory); recordings of another archive directory in the
  * database (replicas whose `archive.dir` is not one shared storage) are left to the replicas
  * writing there, said once per directory in the log (`archive.dir is not shared`) and counted in
- * `boxwatch_archive_recordings_elsewhere`. When this archive gets its id (its marker is made),
- * the recordings archived before archives had ids whose files it finds in its directory become its.
+ * `boxwatch_archive_recordings_elsewhere` (counted when the id is known, then hourly). When this
+ * archive gets a new id (its marker is made), the recordings whose files it finds in its directory
+ * become its, whatever archive they were listed in (a directory moved without its marker).
  *
  * Calls of several accounts: each recording's call details are read through its own account's
  * client (`clientOf`, from the account of its call key); a call of an account this process does
@@ -38,7 +39,7 @@ import { mapWithConcurrency } from '../poller/pool.js';
 import type { DueRecording, RecordingsRepo } from '../store/recordings-repo.js';
 import { DownloadError, openRecording } from './download.js';
 import { readArchiveFacts, type ArchiveFailure, type ArchiveRuleFacts } from './facts.js';
-import { archivePaths, fileExists, fsErrorCode, nodeFs, recordingExtension, removeWithEmptyParents, STORAGE_ERRORS, writeAtomically, type ArchiveFs } from './files.js';
+import { archivePaths, fsErrorCode, holdsRecording, nodeFs, recordingExtension, removeWithEmptyParents, STORAGE_ERRORS, writeAtomically, type ArchiveFs } from './files.js';
 import type { ArchiveMetrics } from './metrics.js';
 import { sidecarOf } from './sidecar.js';
 import { Throttle } from './throttle.js';
@@ -49,7 +50,10 @@ export const RETRY_BASE_MS = 30_000;
 export const RETRY_MAX_MS = 15 * 60_000;
 /** Recordings attempted per pass at most (the rest wait for the next pass). */
 const MAX_PER_PASS = 200;
-/** Retention runs at most this often (daemon's clock), deleting at most RETENTION_BATCH files per run. */
+/**
+ * Retention runs at most this often (daemon's clock), deleting at most RETENTION_BATCH files per
+ * run; the recordings of other archive directories are counted as often.
+ */
 const RETENTION_EVERY_MS = 60 * 60_000;
 const RETENTION_BATCH = 1_000;
 /** Fresh recording URLs kept in memory at most (the oldest are forgotten: call details are read again). */
@@ -107,6 +111,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   let failing: ArchiveFailure | null = null;
   let facts: { at: number; byRule: ReadonlyMap<string, ArchiveRuleFacts> } | null = null;
   let lastRetention = Number.NEGATIVE_INFINITY;
+  let lastElsewhere = Number.NEGATIVE_INFINITY;
   let running: Promise<ArchivePassResult> | null = null;
   /** This archive's id (identity.ts), once read or made. */
   let archiveId: string | null = null;
@@ -119,6 +124,13 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
       logger.error({ code, dir: config.dir, err: errorMessage(err) }, 'the recording archive cannot write its files; recordings are retried while the vendor keeps them');
       failing = { since: clock.now(), code };
     } else if (failing.code !== code) failing = { since: failing.since, code };
+  };
+
+  /** A write into the archive (or its marker) succeeded: it is no longer failing. */
+  const storageWorks = (): void => {
+    if (failing === null) return;
+    logger.info({ dir: config.dir, since: new Date(failing.since).toISOString() }, 'the recording archive writes its files again');
+    failing = null;
   };
 
   /** The vendor no longer has the recording: it is lost. */
@@ -159,10 +171,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
       const sidecar = sidecarOf(call, { file: paths.recording.split('/').pop() as string, ...rec, contentType: opened.contentType, archivedAt }, deps.privacy);
       const side = await writeAtomically(fs, join(config.dir, paths.sidecar), [Buffer.from(`${JSON.stringify(sidecar, null, 2)}\n`)]);
       await repo.archived({ callId: call.callId, serial: call.serial, path: paths.recording, sha256: rec.sha256, bytes: rec.bytes, sidecar: paths.sidecar, sidecarSha256: side.sha256, archivedAt, archive });
-      if (failing !== null) {
-        logger.info({ dir: config.dir, since: new Date(failing.since).toISOString() }, 'the recording archive writes its files again');
-        failing = null;
-      }
+      storageWorks();
       deps.metrics?.archived();
       return 'archived';
     } catch (err) {
@@ -208,26 +217,30 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   };
 
   /**
-   * This archive's id, read from its directory's marker or made (then the recordings of before
-   * archive ids whose files are here become this archive's). Null while the directory cannot be
-   * written or read: the archive is failing, and the pass archives nothing.
+   * This archive's id, read from its directory's marker or made. A marker made anew (a new
+   * directory, an upgrade from before archive ids, or a directory whose marker was lost: moved
+   * with `mv dir/* new/`, restored without dotfiles) takes every recording whose files are in the
+   * directory (holdsRecording: the size and SHA-256 recorded), whatever archive it was listed in:
+   * a moved directory gets its recordings back, while replicas with a directory each never claim
+   * each other's (their files are on another disk). Null while the marker cannot be made or read:
+   * the archive is failing (`archive_failing`), and the pass archives nothing.
    */
   const identity = async (): Promise<string | null> => {
     if (archiveId !== null) return archiveId;
     try {
       const { id, created } = await archiveIdentity(fs, config.dir);
       if (created) {
-        const before = (await repo.archivedAll()).filter((r) => r.archive === null);
         const here: string[] = [];
-        for (const r of before) if (await fileExists(join(config.dir, r.path))) here.push(r.callId);
+        for (const r of await repo.archivedAll()) if (r.archive !== id && (await holdsRecording(config.dir, r))) here.push(r.callId);
         await repo.claim(here, id);
-        logger.info({ dir: config.dir, archive: id, recordings: here.length }, 'the recording archive has an id (the .boxwatch-archive file in archive.dir); recordings archived before that whose files are here are recorded as its');
+        logger.info({ dir: config.dir, archive: id, recordings: here.length }, 'the recording archive has a new id (the .boxwatch-archive file in archive.dir); the recordings whose files are here are recorded as its');
       }
       archiveId = id;
+      storageWorks();
     } catch (err) {
       const code = fsErrorCode(err);
       if (code !== undefined && STORAGE_ERRORS.has(code)) storageFailed(code, err);
-      else logger.error({ dir: config.dir, err: errorMessage(err) }, 'cannot read the archive directory’s marker file; the archive waits');
+      else storageFailed('bad_marker', err); // not a marker boxwatch wrote (its error names the file)
     }
     return archiveId;
   };
@@ -259,7 +272,10 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
         const due = (await repo.due(now, MAX_PER_PASS)).filter((d) => deps.clientOf(accountOf(d.call.callId)) !== undefined);
         const outcomes = await mapWithConcurrency(due, config.concurrency, (d) => attempt(d, archive));
         for (const o of outcomes) if (o !== 'aborted') result[o] += 1;
-        await lookElsewhere(archive);
+        if (now - lastElsewhere >= RETENTION_EVERY_MS) {
+          lastElsewhere = now; // a count over every archived recording: when the id is known, then hourly
+          await lookElsewhere(archive);
+        }
       }
       facts = { at: clock.now(), byRule: await readArchiveFacts(repo, deps.rules, clock.now(), failing) };
       deps.metrics?.size(await repo.totals());

@@ -25,6 +25,8 @@ export interface ArchiveFs {
   mkdir(path: string, options: { recursive: true }): Promise<unknown>;
   open(path: string, flags: string): Promise<ArchiveFile>;
   rename(from: string, to: string): Promise<void>;
+  /** A second name for a file; fails with EEXIST when `to` exists (never replaces it). */
+  link(from: string, to: string): Promise<void>;
   rm(path: string, options: { force: true }): Promise<void>;
   /** Removes an empty directory (fails on a non-empty one). */
   rmdir(path: string): Promise<void>;
@@ -34,6 +36,7 @@ export const nodeFs: ArchiveFs = {
   mkdir: (path, options) => fsp.mkdir(path, options),
   open: (path, flags) => fsp.open(path, flags),
   rename: (from, to) => fsp.rename(from, to),
+  link: (from, to) => fsp.link(from, to),
   rm: (path, options) => fsp.rm(path, options),
   rmdir: (path) => fsp.rmdir(path),
 };
@@ -80,6 +83,39 @@ export function recordingExtension(url: URL, contentType: string | undefined): s
  * there before; the error is rethrown.
  */
 export async function writeAtomically(fs: ArchiveFs, path: string, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<{ sha256: string; bytes: number }> {
+  const { temp, ...written } = await writeTemporary(fs, path, chunks);
+  try {
+    await fs.rename(temp, path);
+  } catch (err) {
+    await fs.rm(temp, { force: true }).catch(() => undefined);
+    throw err;
+  }
+  await syncDir(fs, dirname(path));
+  return written;
+}
+
+/**
+ * Creates `path` atomically with `chunks` unless it exists: the whole file appears under `path` or
+ * nothing does (a hard link of a complete, fsynced temporary file, which never replaces a file).
+ * False when `path` exists already (another process made it first); the file system's error on
+ * any other failure, with the temporary file removed.
+ */
+export async function createAtomically(fs: ArchiveFs, path: string, chunks: Iterable<Uint8Array>): Promise<boolean> {
+  const { temp } = await writeTemporary(fs, path, chunks);
+  try {
+    await fs.link(temp, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    await fs.rm(temp, { force: true }).catch(() => undefined);
+  }
+  await syncDir(fs, dirname(path));
+  return true;
+}
+
+/** `chunks` written and fsynced to a new temporary file beside `path` (its directory made), removed again on any failure. */
+async function writeTemporary(fs: ArchiveFs, path: string, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<{ temp: string; sha256: string; bytes: number }> {
   const dir = dirname(path);
   await fs.mkdir(dir, { recursive: true });
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
@@ -100,13 +136,11 @@ export async function writeAtomically(fs: ArchiveFs, path: string, chunks: Async
     } finally {
       await file.close();
     }
-    await fs.rename(temp, path);
   } catch (err) {
     await fs.rm(temp, { force: true }).catch(() => undefined);
     throw err;
   }
-  await syncDir(fs, dir);
-  return { sha256: hash.digest('hex'), bytes };
+  return { temp, sha256: hash.digest('hex'), bytes };
 }
 
 /** Makes a rename durable: fsync of the directory (where the platform allows it). */
@@ -148,15 +182,21 @@ export async function fileSha256(path: string): Promise<string | null> {
   return hash.digest('hex');
 }
 
-/** Whether a file exists (read-only; any error but "not there" is thrown). */
-export async function fileExists(path: string): Promise<boolean> {
+/**
+ * Whether `dir` holds the recording: its file is there with the size and SHA-256 recorded when it
+ * was written (read-only). The one test of "this recording's files are in this directory": the
+ * archiver claims such recordings for its archive when it makes a new marker, and `recordings
+ * verify` checks them here whatever archive id their row carries (identity.ts).
+ */
+export async function holdsRecording(dir: string, r: { path: string; sha256: string; bytes: number }): Promise<boolean> {
+  const path = join(dir, r.path);
   try {
-    await fsp.access(path);
-    return true;
+    if ((await fsp.stat(path)).size !== r.bytes) return false;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return false;
     throw err;
   }
+  return (await fileSha256(path)) === r.sha256;
 }
 
 /** A file-system error code such as ENOSPC, or undefined for other errors. */

@@ -7,15 +7,17 @@
  * same marker, hence one id; replicas given a local directory each (a misconfiguration) each make
  * their own, so a replica tells the recordings whose files it can see (its own archive's) from
  * those on another disk, which its retention leaves alone and `recordings verify` does not call
- * missing. The marker is created with O_EXCL: two replicas starting at once on a shared directory
- * end up with the one id.
+ * missing. The marker is created atomically and never replaced: two replicas starting at once on a
+ * shared directory end up with the one id. The marker travels with the directory: one made anew
+ * (the directory moved without its dotfile) takes back the recordings whose files are in it
+ * (archiver.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { ArchiveFs } from './files.js';
+import { createAtomically, type ArchiveFs } from './files.js';
 
 /** The marker file's name, in the archive directory. */
 export const ARCHIVE_MARKER = '.boxwatch-archive';
@@ -30,47 +32,66 @@ export function newArchiveId(host = hostname()): string {
 
 /**
  * The id of the archive in `dir`, made (with its marker file) when the directory has none yet;
- * `created` when this call made it. Throws the file system's error (ENOSPC, EACCES, ...) when the
- * directory or the marker cannot be written, and a plain Error naming the file when the marker is
+ * `created` when this call made it. The marker is made atomically (files.ts, `createAtomically`):
+ * it holds a whole id or does not exist, so a process that finds it (another replica starting at
+ * the same moment) reads a complete id, and a write that fails (ENOSPC, a crash) leaves no marker.
+ * An empty marker (left by a crash of a boxwatch before 2026-11, which wrote it in place) counts
+ * as none and is replaced. Throws the file system's error (ENOSPC, EACCES, ...) when the directory
+ * or the marker cannot be written or read, and a plain Error naming the file when the marker is
  * not one boxwatch wrote.
  */
 export async function archiveIdentity(fs: ArchiveFs, dir: string): Promise<{ id: string; created: boolean }> {
   const path = join(dir, ARCHIVE_MARKER);
   const id = newArchiveId();
-  const create = () => fs.open(path, 'wx');
-  let file;
+  const data = Buffer.from(`${JSON.stringify({ id, createdAt: new Date().toISOString() })}\n`);
+  for (let round = 0; round < 5; round += 1) {
+    const found = await readMarkerText(path);
+    if (found !== null && found !== '') return { id: parseMarker(path, found), created: false };
+    if (found === '') await setAside(fs, path);
+    if (await createAtomically(fs, path, [data])) return { id, created: true };
+    // Another process made it between the read and the link: the next round reads its id.
+  }
+  throw new Error(`${path} keeps changing: is another program writing it?`);
+}
+
+/**
+ * Moves an empty marker out of the way (a rename: of two processes doing this at once, one moves
+ * it). Should the file moved be a whole marker after all (another process replaced the empty one
+ * in between), it is put back.
+ */
+async function setAside(fs: ArchiveFs, path: string): Promise<void> {
+  const aside = `${path}.${randomBytes(6).toString('hex')}.empty`;
   try {
-    file = await create().catch(async (err: unknown) => {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      await fs.mkdir(dir, { recursive: true }); // no directory yet (a file in its place fails the open: ENOTDIR)
-      return create();
-    });
+    await fs.rename(path, aside);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return { id: await readMarker(path), created: false };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
   }
   try {
-    const data = Buffer.from(`${JSON.stringify({ id, createdAt: new Date().toISOString() })}\n`);
-    await file.write(data, 0, data.length);
-    await file.sync();
+    if ((await readMarkerText(aside)) !== '') await fs.link(aside, path).catch(() => undefined);
   } finally {
-    await file.close();
+    await fs.rm(aside, { force: true });
   }
-  return { id, created: true };
 }
 
 /** The id in the marker file of `dir`, null when it has none (an archive of before archive ids, or not an archive). */
 export async function readArchiveId(dir: string): Promise<string | null> {
+  const path = join(dir, ARCHIVE_MARKER);
+  const text = await readMarkerText(path);
+  return text === null || text === '' ? null : parseMarker(path, text);
+}
+
+/** The marker file's text, null when there is none. */
+async function readMarkerText(path: string): Promise<string | null> {
   try {
-    return await readMarker(join(dir, ARCHIVE_MARKER));
+    return await readFile(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
 }
 
-async function readMarker(path: string): Promise<string> {
-  const text = await readFile(path, 'utf8');
+function parseMarker(path: string, text: string): string {
   let parsed;
   try {
     parsed = markerSchema.safeParse(JSON.parse(text));

@@ -2,12 +2,13 @@
  * `boxwatch recordings verify`: every archived recording and its sidecar read back and checked
  * against the SHA-256 recorded when it was written. Read-only; safe while the daemon runs.
  * Recordings the database says are in another archive directory (another id than the marker of
- * `dir`: replicas whose archive.dir is not shared, identity.ts) are not looked for here: they are
- * counted per archive (`elsewhere`), not reported missing.
+ * `dir`: replicas whose archive.dir is not shared, identity.ts) are checked here only when their
+ * recording is here (files.ts, `holdsRecording`: a directory moved without its marker, not yet
+ * claimed by the daemon); the others are counted per archive (`elsewhere`), not reported missing.
  */
 import { join } from 'node:path';
 import type { RecordingsRepo } from '../store/recordings-repo.js';
-import { fileSha256 } from './files.js';
+import { fileSha256, holdsRecording } from './files.js';
 import { readArchiveId } from './identity.js';
 
 export interface VerifyProblem {
@@ -33,7 +34,7 @@ export async function verifyArchive(repo: Pick<RecordingsRepo, 'archivedAll'>, d
   const elsewhere = new Map<string, number>();
   let recordings = 0;
   for (const r of await repo.archivedAll()) {
-    if (archive !== null && r.archive !== null && r.archive !== archive) {
+    if (archive !== null && r.archive !== null && r.archive !== archive && !(await holdsRecording(dir, r))) {
       elsewhere.set(r.archive, (elsewhere.get(r.archive) ?? 0) + 1);
       continue;
     }

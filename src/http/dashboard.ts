@@ -16,6 +16,7 @@ import type { Config } from '../config/index.js';
 import type { Metrics } from '../metrics.js';
 import type { AckRepository } from '../alerts/acks.js';
 import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
+import type { FleetSnapshot } from './snapshot.js';
 import type { Store } from '../store/types.js';
 import type { LeaseRepository } from '../cluster/leases.js';
 import { loadAssets } from '../web/assets.js';
@@ -89,6 +90,8 @@ export const jsonAnswer = (status: number, value: unknown): Answer => ({ status,
 
 export interface DashboardDeps {
   store: Store;
+  /** The fleet as of the last cycles: its version says when the kept overview is out of date. */
+  snapshot: FleetSnapshot;
   metrics: Metrics;
   clock: Clock;
   lastSuccessAt: () => Awaitable<number | null>;
@@ -171,13 +174,14 @@ export function dashboardRouter(deps: DashboardDeps): (segments: string[]) => Ro
   const html = (render: (page: PageContext) => string): Route => ({ handler: async () => ({ status: 200, body: render(await ctx()), type: HTML_TYPE }) });
   const json = (fn: (q: URLSearchParams, now: number) => unknown): Route => ({ handler: async (q) => jsonAnswer(200, await fn(q, clock.now())) });
   // Boxes and alert states change only with a cycle: every open page asks after each one, and all
-  // but the first read the view kept for that cycle.
-  let kept: { cycle: number | undefined; view: FleetView } | undefined;
+  // but the first read the view kept for that change of the fleet (any account's cycle, of this
+  // process or another: FleetSnapshot.version).
+  let kept: { version: number; view: FleetView } | undefined;
   const fleet = async (): Promise<FleetView> => {
-    const cycle = (await store.lastCycle())?.startedAt;
-    if (kept !== undefined && cycle !== undefined && kept.cycle === cycle) return kept.view;
+    const version = await deps.snapshot.version();
+    if (kept !== undefined && kept.version === version) return kept.view;
     const view = await fleetView(store, options.alerts, options.acks, clock.now());
-    kept = { cycle, view };
+    kept = { version, view };
     return view;
   };
 

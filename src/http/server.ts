@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
+import { DEFAULT_ACCOUNT } from '../box-id.js';
 import { isoTime } from '../time.js';
 import { BoxwatchError, errorMessage } from '../errors.js';
 import { storeFailureCode } from '../store/errors.js';
@@ -34,6 +35,11 @@ export interface HealthOptions {
   lastSuccessAt?: () => Awaitable<number | null>;
   /** Replicas: this replica's id and the accounts it leads, added to the body (docs/operations.md). */
   replica?: () => { id: string; leads: string[] };
+  /**
+   * The configured accounts (names of `gateways:`): only their latest cycles are listed (an account
+   * removed from the configuration keeps its last cycle in the database). Default: every account.
+   */
+  accounts?: readonly string[];
 }
 
 export interface HttpServerOptions {
@@ -137,12 +143,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       lastCycle: await store.lastCycle(),
       lastSuccessAt: await lastSuccessAt(),
       failingSince: metrics.cycleStatus().failingSince,
-      accounts: await store.lastCycles(),
+      accounts: (await store.lastCycles()).filter((c) => options.health.accounts?.includes(c.account ?? DEFAULT_ACCOUNT) ?? true),
     });
     return json(healthy ? 200 : 503, options.health.replica ? { ...body, replica: options.health.replica() } : body);
   };
 
-  const dashboard = options.dashboard ? dashboardRouter({ store, metrics, clock, lastSuccessAt, options: options.dashboard }) : undefined;
+  const dashboard = options.dashboard ? dashboardRouter({ store, snapshot, metrics, clock, lastSuccessAt, options: options.dashboard }) : undefined;
   const basePath = options.dashboard?.config.http.basePath ?? '/';
 
   /** Finds the handler for a path (segments already URL-decoded); undefined for unknown paths. */

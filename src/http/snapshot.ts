@@ -7,10 +7,15 @@
  * rest: they change only with the account's cycles) as its latest cycle left them. A cycle of this
  * process publishes its accounts' parts (the daemon read them for the alert rules already); a
  * cycle stored by another process (a replica leading other accounts, or the daemon beside a CLI)
- * is seen at the next request: the latest cycle's start is one indexed lookup, and when it is one
- * the parts do not hold, the latest cycle of each account says which accounts' parts to read
- * again; the others stay. So no process reads the whole fleet once per cycle.
+ * is seen at the next request: the latest cycle of each account (index probes, `lastCycles`)
+ * says which accounts' parts were not built from it, and only those are read again; the others
+ * stay. Starts are compared per account and for equality, never across accounts or processes:
+ * another replica's cycle may start before this one's and commit after it. An account retired by
+ * another replica (removed from `gateways:`) writes no cycle of its own: its part is read again
+ * with the cycle that retired it (the first configured account's, `cycleScope`). So no process
+ * reads the whole fleet once per cycle.
  */
+import { cycleScope } from '../alerts/pipeline.js';
 import type { AlertState } from '../alerts/types.js';
 import type { Awaitable } from '../awaitable.js';
 import { accountOf, DEFAULT_ACCOUNT, fleetKey } from '../box-id.js';
@@ -24,6 +29,8 @@ export interface FleetSnapshot {
   boxes(): Promise<BoxState[]>;
   /** Every alert not at rest as of the last cycles (empty when the snapshot was given no AlertStatesSource). */
   states(): Promise<ReadonlyMap<string, AlertState>>;
+  /** A number that changes whenever the fleet or its alerts change (after reading what other processes stored). */
+  version(): Promise<number>;
   /** `compute(boxes)` once per change of the fleet, remembered under `key` until the next. */
   memo<T>(key: string, compute: (boxes: BoxState[]) => T): Promise<T>;
   /**
@@ -49,45 +56,55 @@ function statesOf(states: ReadonlyMap<string, AlertState>, account: string): Rea
   return new Map([...states].filter(([, s]) => accountOf(s.serial) === account));
 }
 
-export function fleetSnapshot(store: Pick<Store, 'boxes' | 'lastCycle' | 'lastCycles'>, alertStates?: AlertStatesSource): FleetSnapshot {
+export function fleetSnapshot(
+  store: Pick<Store, 'boxes' | 'lastCycles'>,
+  alertStates?: AlertStatesSource,
+  /** The accounts of `gateways:` (their order: the first one's cycle retires the others); absent: parts are never retired. */
+  configured?: readonly string[],
+): FleetSnapshot {
   const parts = new Map<string, Part>();
-  /** The newest cycle start the parts take into account (published, or seen when they were read); undefined: never read. */
-  let latest: number | undefined;
+  let read = false;
+  let generation = 0;
   let merged: BoxState[] | null = null;
   let mergedStates: Map<string, AlertState> | null = null;
   const memos = new Map<string, unknown>();
   let refreshing: Promise<void> | null = null;
 
   const changed = (): void => {
+    generation += 1;
     merged = null;
     mergedStates = null;
     memos.clear();
   };
-  /** Reads the whole fleet the first time, then again only the accounts whose latest stored cycle the parts do not hold. */
+  const readStates = async (account?: string): Promise<ReadonlyMap<string, AlertState>> => (alertStates === undefined ? NO_STATES : await alertStates(account));
+  /** Reads the whole fleet the first time, then again only the accounts whose latest stored cycle their part was not built from. */
   const refresh = async (): Promise<void> => {
-    const newest = (await store.lastCycle())?.startedAt ?? -Infinity;
-    if (latest !== undefined && newest <= latest) return;
     const cycles = await store.lastCycles();
-    if (latest === undefined) {
+    const stored = new Map(cycles.map((c) => [c.account ?? DEFAULT_ACCOUNT, c.startedAt]));
+    if (!read) {
       const fleet = await store.boxes();
-      const states = alertStates === undefined ? NO_STATES : await alertStates();
-      const at = new Map(cycles.map((c) => [c.account ?? DEFAULT_ACCOUNT, c.startedAt]));
-      for (const account of new Set([...at.keys(), ...fleet.map((b) => b.account), ...[...states.values()].map((st) => accountOf(st.serial))])) {
-        const part = parts.get(account);
-        const stored = at.get(account) ?? -Infinity;
+      const states = await readStates();
+      for (const account of new Set([...stored.keys(), ...fleet.map((b) => b.account), ...[...states.values()].map((st) => accountOf(st.serial))])) {
         // A part published meanwhile by this process's cycle is at least as new.
-        if (part === undefined || part.at < stored) parts.set(account, { at: stored, boxes: fleet.filter((b) => b.account === account), states: statesOf(states, account) });
+        if (!parts.has(account)) parts.set(account, { at: stored.get(account) ?? -Infinity, boxes: fleet.filter((b) => b.account === account), states: statesOf(states, account) });
       }
-    } else {
-      for (const c of cycles) {
-        const account = c.account ?? DEFAULT_ACCOUNT;
-        const part = parts.get(account);
-        if (part === undefined || part.at < c.startedAt) {
-          parts.set(account, { at: c.startedAt, boxes: await store.boxes(account), states: alertStates === undefined ? NO_STATES : await alertStates(account) });
-        }
-      }
+      read = true;
+      changed();
+      return;
     }
-    latest = Math.max(latest ?? -Infinity, newest);
+    const stale = [...stored].filter(([account, at]) => parts.get(account)?.at !== at).map(([account]) => account);
+    // The cycle that retires removed accounts changed: their parts are read again too (empty once retired).
+    if (configured !== undefined && stale.some((account) => cycleScope(configured, account).alsoNotIn !== undefined)) {
+      for (const account of parts.keys()) if (!configured.includes(account) && !stale.includes(account)) stale.push(account);
+    }
+    if (stale.length === 0) return;
+    for (const account of stale) {
+      const before = parts.get(account);
+      const boxes = await store.boxes(account);
+      const states = await readStates(account);
+      // A cycle of this process published meanwhile is newer than this read: it stays.
+      if (parts.get(account) === before) parts.set(account, { at: stored.get(account) ?? -Infinity, boxes, states });
+    }
     changed();
   };
   /** The parts, up to date with the store. One refresh at a time: concurrent requests wait for the same one. */
@@ -104,6 +121,10 @@ export function fleetSnapshot(store: Pick<Store, 'boxes' | 'lastCycle' | 'lastCy
   };
   return {
     boxes: current,
+    async version() {
+      await upToDate();
+      return generation;
+    },
     async states() {
       await upToDate();
       mergedStates ??= new Map([...parts.values()].flatMap((p) => [...p.states]));
@@ -114,7 +135,6 @@ export function fleetSnapshot(store: Pick<Store, 'boxes' | 'lastCycle' | 'lastCy
         const kept = parts.get(account)?.states ?? NO_STATES;
         parts.set(account, { at: startedAt, boxes: boxes.filter((b) => b.account === account), states: states === undefined ? kept : statesOf(states, account) });
       }
-      if (latest !== undefined) latest = Math.max(latest, startedAt);
       changed();
     },
     async memo<T>(key: string, compute: (boxes: BoxState[]) => T): Promise<T> {

@@ -13,6 +13,7 @@ const MEANING: Readonly<Record<string, string>> = {
   EACCES: 'permission denied',
   EPERM: 'operation not permitted',
   EIO: 'input/output error',
+  bad_marker: 'archive.dir/.boxwatch-archive is not a boxwatch archive marker; remove it if nothing else wrote it',
 };
 
 export function evaluateArchiveFailing(rule: RuleOfKind<'archive_failing'>, ctx: FleetContext): RuleResult {

@@ -64,7 +64,7 @@ export interface RecordingsRepo {
   archivedBefore(before: number, limit: number, archive: string): Awaitable<ArchivedRecording[]>;
   /** Per archive directory, its archived recordings (those archived before archives had ids not counted), by archive id. */
   archives(): Awaitable<ArchiveRecordings[]>;
-  /** Records that the recordings `callIds` archived before archives had ids are in archive directory `archive`. */
+  /** Records that the archived recordings `callIds` are in archive directory `archive` (their files were found there), whatever archive they were listed in. */
   claim(callIds: readonly string[], archive: string): Awaitable<void>;
   /** Forgets archived recordings whose files retention deleted (`calls.recording` stays `archived`). */
   remove(callIds: readonly string[]): Awaitable<void>;

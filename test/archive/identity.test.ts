@@ -1,20 +1,28 @@
 /**
  * The archive's identity (src/archive/identity.ts) with the archiver on a real SQLite file and
- * real directories: the marker file made once and read by every later archiver of the directory
- * (two made at once on one directory get the one id); and the recordings archived before archives
- * had ids: those whose files are in the directory become its own when its marker is made (and
- * retention then deletes them when old), those whose files are not there stay unclaimed and are
- * never deleted by its retention.
+ * real directories:
+ * - the marker file is made once, atomically: two made at once on one directory (50 times over)
+ *   get the one id, never a half-written marker; a write that fails (ENOSPC) leaves no marker and
+ *   raises archive_failing, and once there is room the next pass makes it; an empty marker (a
+ *   crash of an older boxwatch) is replaced; a file that is not a marker raises archive_failing;
+ * - a new marker takes the recordings whose files are in its directory (size and SHA-256 as
+ *   recorded), whatever archive they were listed in: those of before archive ids, and those of a
+ *   directory moved without its marker (`mv old/* new/`), which retention then deletes and verify
+ *   checks; recordings whose files are not there (another replica's disk) stay as they were;
+ * - the other archive directories are counted when the id is known, then hourly.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { createArchiver, nodeFs } from '../../src/archive/index.js';
+import { createArchiver, nodeFs, type ArchiveFs } from '../../src/archive/index.js';
 import { ARCHIVE_MARKER, archiveIdentity, readArchiveId } from '../../src/archive/identity.js';
+import { verifyArchive } from '../../src/archive/verify.js';
 import { parseConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
+import type { RecordingsRepo } from '../../src/store/recordings-repo.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const DAY = 86_400_000;
@@ -27,53 +35,152 @@ afterEach(() => {
   dir = undefined;
 });
 
-it('a directory gets one id, made once: later archivers and two made at once read the same one', async () => {
+function tempDir(): string {
   dir = mkdtempSync(join(tmpdir(), 'boxwatch-archive-id-'));
-  const archive = join(dir, 'recordings');
-  expect(await readArchiveId(archive)).toBeNull();
-  const [first, second] = await Promise.all([archiveIdentity(nodeFs, archive), archiveIdentity(nodeFs, archive)]);
-  expect(first.id).toBe(second.id);
-  expect([first.created, second.created].sort()).toEqual([false, true]);
-  expect(first.id).toMatch(/^[A-Za-z0-9.-]+-[0-9a-f]{8}$/);
-  expect(await archiveIdentity(nodeFs, archive)).toEqual({ id: first.id, created: false });
-  expect(await readArchiveId(archive)).toBe(first.id);
-  expect(JSON.parse(readFileSync(join(archive, ARCHIVE_MARKER), 'utf8'))).toMatchObject({ id: first.id });
+  return dir;
+}
+
+function archiverOf(archiveDir: string, clock: FakeClock, o: { fs?: ArchiveFs; repo?: RecordingsRepo } = {}) {
+  const config = parseConfig(
+    `gateway: { base_url: "http://127.0.0.1:9", secret_key: k }\ncalls: {}\narchive: { dir: "${archiveDir}", retention: 30d }\nrules:\n  - { name: archive-failing, kind: archive_failing, severity: critical }\n`,
+    {},
+  );
+  return createArchiver({
+    config: config.archive!,
+    privacy: config.calls!,
+    rules: config.rules,
+    repo: o.repo ?? store!.recordings,
+    clientOf: () => undefined,
+    clock,
+    logger: silentLogger,
+    timeoutMs: 1_000,
+    ...(o.fs && { fs: o.fs }),
+  });
+}
+
+/** The archive_failing facts of the archiver's last pass: the failure's code, or null. */
+function failingCode(archiver: ReturnType<typeof archiverOf>): string | null {
+  const f = archiver.facts()?.byRule.get('archive-failing');
+  if (f?.kind !== 'archive_failing') throw new Error('no archive_failing facts');
+  return f.failing?.code ?? null;
+}
+
+/** A recording with its sidecar written under `archiveDir`, and its row (archived with `archive`). */
+function recordingIn(archiveDir: string | null, callId: string, archivedAt: number, archive: string | null): void {
+  const path = `2026/04/24/${callId}.wav`;
+  const sidecar = `2026/04/24/${callId}.json`;
+  const audio = Buffer.from(`audio of ${callId}`);
+  const side = Buffer.from(`{"call":"${callId}"}\n`);
+  if (archiveDir !== null) {
+    mkdirSync(dirname(join(archiveDir, path)), { recursive: true });
+    writeFileSync(join(archiveDir, path), audio);
+    writeFileSync(join(archiveDir, sidecar), side);
+  }
+  const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+  store!.recordings.archived({ callId, serial: 'BX-1', path, sha256: sha(audio), bytes: audio.length, sidecar, sidecarSha256: sha(side), archivedAt, archive });
+}
+
+it('a directory gets one id, made once: two made at once (50 times) read the same whole one, later ones read it too', async () => {
+  const root = tempDir();
+  for (let i = 0; i < 50; i++) {
+    const archive = join(root, `recordings-${i}`);
+    expect(await readArchiveId(archive)).toBeNull();
+    const [first, second] = await Promise.all([archiveIdentity(nodeFs, archive), archiveIdentity(nodeFs, archive)]);
+    expect(first.id).toBe(second.id);
+    expect([first.created, second.created].sort()).toEqual([false, true]);
+    expect(first.id).toMatch(/^[A-Za-z0-9.-]+-[0-9a-f]{8}$/);
+    expect(readdirSync(archive)).toEqual([ARCHIVE_MARKER]); // no temporary file left behind
+  }
+  const archive = join(root, 'recordings-0');
+  const { id } = await archiveIdentity(nodeFs, archive);
+  expect(await archiveIdentity(nodeFs, archive)).toEqual({ id, created: false });
+  expect(await readArchiveId(archive)).toBe(id);
+  expect(JSON.parse(readFileSync(join(archive, ARCHIVE_MARKER), 'utf8'))).toMatchObject({ id });
   // A file of that name boxwatch did not write is named, not taken for an id.
   writeFileSync(join(archive, ARCHIVE_MARKER), 'hello');
   await expect(archiveIdentity(nodeFs, archive)).rejects.toThrow(/\.boxwatch-archive is not a boxwatch archive marker/);
 });
 
-it('recordings archived before archive ids: those whose files are here become this archive’s (and retention deletes them), the others are kept', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'boxwatch-archive-id-'));
-  const archiveDir = join(dir, 'recordings');
+it('an empty marker (an older boxwatch crashed while writing it) counts as none and is replaced by a whole one', async () => {
+  const archive = join(tempDir(), 'recordings');
+  mkdirSync(archive);
+  writeFileSync(join(archive, ARCHIVE_MARKER), '');
+  expect(await readArchiveId(archive)).toBeNull();
+  const made = await archiveIdentity(nodeFs, archive);
+  expect(made.created).toBe(true);
+  expect(await readArchiveId(archive)).toBe(made.id);
+  expect(readdirSync(archive)).toEqual([ARCHIVE_MARKER]);
+});
+
+it('a marker write that fails (disk full) leaves no marker and raises archive_failing; once there is room the next pass makes it and the failure ends', async () => {
+  const root = tempDir();
+  const archiveDir = join(root, 'recordings');
   const clock = new FakeClock('2026-05-04T12:00:00Z');
-  store = openStore(join(dir, 'boxwatch.db'), { clock });
-  const old = clock.now() - 10 * DAY;
-  for (const [callId, here] of [
-    ['c-1', true],
-    ['c-2', false], // its files are on another host's disk
-    ['c-3', true],
-  ] as const) {
-    const path = `2026/04/24/${callId}.wav`;
-    const sidecar = `2026/04/24/${callId}.json`;
-    if (here) {
-      mkdirSync(dirname(join(archiveDir, path)), { recursive: true });
-      writeFileSync(join(archiveDir, path), 'audio');
-      writeFileSync(join(archiveDir, sidecar), '{}');
-    }
-    store.recordings.archived({ callId, serial: 'BX-1', path, sha256: 'x', bytes: 5, sidecar, sidecarSha256: 'y', archivedAt: old, archive: null });
+  store = openStore(join(root, 'boxwatch.db'), { clock });
+  let full = true;
+  const fs: ArchiveFs = {
+    ...nodeFs,
+    async open(path, flags) {
+      const file = await nodeFs.open(path, flags);
+      if (flags !== 'wx') return file;
+      return {
+        async write(data, offset, length) {
+          if (!full) return file.write(data, offset, length);
+          await file.write(data, offset, Math.min(length, 5)); // part of it fits, then the disk is full
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        },
+        sync: () => file.sync(),
+        close: () => file.close(),
+      };
+    },
+  };
+  await expect(archiveIdentity(fs, archiveDir)).rejects.toMatchObject({ code: 'ENOSPC' });
+  expect(readdirSync(archiveDir)).toEqual([]); // neither a marker nor a temporary file
+  const archiver = archiverOf(archiveDir, clock, { fs });
+  try {
+    await archiver.pass();
+    expect(failingCode(archiver)).toBe('ENOSPC');
+    expect(existsSync(join(archiveDir, ARCHIVE_MARKER))).toBe(false);
+    full = false;
+    clock.advance(60_000);
+    await archiver.pass();
+    expect(await readArchiveId(archiveDir)).not.toBeNull();
+    expect(failingCode(archiver)).toBeNull();
+  } finally {
+    await archiver.close();
   }
-  const config = parseConfig(`gateway: { base_url: "http://127.0.0.1:9", secret_key: k }\ncalls: {}\narchive: { dir: "${archiveDir}", retention: 30d }\n`, {});
-  const archiver = createArchiver({
-    config: config.archive!,
-    privacy: config.calls!,
-    rules: [],
-    repo: store.recordings,
-    clientOf: () => undefined,
-    clock,
-    logger: silentLogger,
-    timeoutMs: 1_000,
-  });
+});
+
+it('a marker file boxwatch did not write raises archive_failing (not only a log line)', async () => {
+  const root = tempDir();
+  const archiveDir = join(root, 'recordings');
+  mkdirSync(archiveDir);
+  writeFileSync(join(archiveDir, ARCHIVE_MARKER), 'hello');
+  const clock = new FakeClock('2026-05-04T12:00:00Z');
+  store = openStore(join(root, 'boxwatch.db'), { clock });
+  const archiver = archiverOf(archiveDir, clock);
+  try {
+    await archiver.pass();
+    expect(failingCode(archiver)).toBe('bad_marker');
+    rmSync(join(archiveDir, ARCHIVE_MARKER)); // the operator removes it
+    await archiver.pass();
+    expect(failingCode(archiver)).toBeNull();
+    expect(await readArchiveId(archiveDir)).not.toBeNull();
+  } finally {
+    await archiver.close();
+  }
+});
+
+it('recordings archived before archive ids: those whose files are here become this archive’s (and retention deletes them), the others are kept', async () => {
+  const root = tempDir();
+  const archiveDir = join(root, 'recordings');
+  const clock = new FakeClock('2026-05-04T12:00:00Z');
+  store = openStore(join(root, 'boxwatch.db'), { clock });
+  const old = clock.now() - 10 * DAY;
+  recordingIn(archiveDir, 'c-1', old, null);
+  recordingIn(null, 'c-2', old, null); // its files are on another host's disk
+  recordingIn(archiveDir, 'c-3', old, null);
+  const archiver = archiverOf(archiveDir, clock);
   try {
     await archiver.pass(); // the marker is made: c-1 and c-3 are this archive's
     const id = await readArchiveId(archiveDir);
@@ -88,6 +195,96 @@ it('recordings archived before archive ids: those whose files are here become th
     expect((await archiver.pass()).deleted).toBe(2);
     expect(store.recordings.archivedAll().map((r) => r.callId)).toEqual(['c-2']);
     expect(existsSync(join(archiveDir, '2026'))).toBe(false);
+  } finally {
+    await archiver.close();
+  }
+});
+
+it('a directory moved without its marker (`mv old/* new/`) takes its recordings back: verify checks them, retention deletes them, nothing is elsewhere; another disk’s recordings stay another’s', async () => {
+  const root = tempDir();
+  const oldDir = join(root, 'old');
+  const newDir = join(root, 'new');
+  const clock = new FakeClock('2026-05-04T12:00:00Z');
+  store = openStore(join(root, 'boxwatch.db'), { clock });
+  let archiver = archiverOf(oldDir, clock);
+  await archiver.pass(); // the marker is made
+  await archiver.close();
+  const oldId = (await readArchiveId(oldDir)) as string;
+  recordingIn(oldDir, 'c-1', clock.now(), oldId);
+  recordingIn(oldDir, 'c-2', clock.now(), oldId);
+  recordingIn(null, 'c-3', clock.now(), 'vm2-0badcafe'); // another replica's, on its own disk
+  // The operator moves the archive to a bigger disk: `mv old/* new/` (a shell glob skips dotfiles).
+  mkdirSync(newDir);
+  for (const name of readdirSync(oldDir)) if (!name.startsWith('.')) renameSync(join(oldDir, name), join(newDir, name));
+  // Before the daemon starts on it, `recordings verify` already checks them here.
+  const before = await verifyArchive(store.recordings, newDir);
+  expect(before.archive).toBeNull(); // no marker: every row is looked for here
+  expect(before.recordings).toBe(3);
+  expect(before.problems.map((p) => [p.callId, p.problem])).toEqual([
+    ['c-3', 'missing'],
+    ['c-3', 'missing'],
+  ]);
+  archiver = archiverOf(newDir, clock);
+  try {
+    await archiver.pass();
+    const newId = (await readArchiveId(newDir)) as string;
+    expect(newId).not.toBe(oldId);
+    expect(store.recordings.archivedAll().map((r) => [r.callId, r.archive])).toEqual([
+      ['c-1', newId],
+      ['c-2', newId],
+      ['c-3', 'vm2-0badcafe'],
+    ]);
+    expect(await verifyArchive(store.recordings, newDir)).toEqual({ archive: newId, recordings: 2, problems: [], elsewhere: [{ archive: 'vm2-0badcafe', recordings: 1 }] });
+    clock.advance(31 * DAY);
+    expect((await archiver.pass()).deleted).toBe(2);
+    expect(existsSync(join(newDir, '2026'))).toBe(false);
+    expect(store.recordings.archivedAll().map((r) => r.callId)).toEqual(['c-3']);
+  } finally {
+    await archiver.close();
+  }
+});
+
+it('verify checks a recording listed in another archive whose file is in this directory (moved, not yet claimed), and does not call the others missing', async () => {
+  const root = tempDir();
+  const archiveDir = join(root, 'recordings');
+  const clock = new FakeClock('2026-05-04T12:00:00Z');
+  store = openStore(join(root, 'boxwatch.db'), { clock });
+  const { id } = await archiveIdentity(nodeFs, archiveDir);
+  recordingIn(archiveDir, 'c-1', clock.now(), id);
+  recordingIn(archiveDir, 'c-2', clock.now(), 'old-0000aaaa'); // moved here from a directory whose marker was lost
+  recordingIn(null, 'c-3', clock.now(), 'vm2-0badcafe');
+  writeFileSync(join(archiveDir, '2026/04/24/c-2.json'), 'tampered');
+  expect(await verifyArchive(store.recordings, archiveDir)).toEqual({
+    archive: id,
+    recordings: 2,
+    problems: [{ callId: 'c-2', path: '2026/04/24/c-2.json', problem: 'mismatch' }],
+    elsewhere: [{ archive: 'vm2-0badcafe', recordings: 1 }],
+  });
+});
+
+it('the other archive directories are counted when the id is known, then at most hourly (not every pass)', async () => {
+  const root = tempDir();
+  const archiveDir = join(root, 'recordings');
+  const clock = new FakeClock('2026-05-04T12:00:00Z');
+  store = openStore(join(root, 'boxwatch.db'), { clock });
+  const repo = store.recordings;
+  let counted = 0;
+  const counting: RecordingsRepo = Object.assign(Object.create(repo) as RecordingsRepo, {
+    archives: () => {
+      counted += 1;
+      return repo.archives();
+    },
+  });
+  const archiver = archiverOf(archiveDir, clock, { repo: counting });
+  try {
+    for (let i = 0; i < 30; i++) {
+      await archiver.pass();
+      clock.advance(60_000);
+    }
+    expect(counted).toBe(1);
+    clock.advance(30 * 60_000);
+    await archiver.pass();
+    expect(counted).toBe(2);
   } finally {
     await archiver.close();
   }

@@ -7,7 +7,8 @@
  * gets its own archive id).
  *
  * Each replica says in its log that archive.dir is not shared and counts the other's recordings in
- * `boxwatch_archive_recordings_elsewhere`; `boxwatch recordings verify` (the built CLI) on either
+ * `boxwatch_archive_recordings_elsewhere` (within the hour: other archives are counted hourly);
+ * `boxwatch recordings verify` (the built CLI) on either
  * directory checks that directory's recordings and names the other's as elsewhere, not missing;
  * `boxwatch status` ends with a line saying the recordings are in two archive directories.
  * Then replica-b stops and replica-a, alone, runs retention past every recording's age: it deletes
@@ -100,7 +101,7 @@ gateways:
 storage: { path: "${dbPath}" }
 cluster: { lease: 3s, replica_id: ${name} }
 calls: { schedule: "0 0 1 1 *", per_page: 100 }
-archive: { dir: "${archiveOf(name)}", concurrency: 2, retention: 1h }
+archive: { dir: "${archiveOf(name)}", concurrency: 2, retention: 3h }
 notifiers: []
 http: false
 `,
@@ -142,6 +143,10 @@ http: false
   const bAccount = Object.keys(leaders).find((x) => leaders[x] === 'replica-b') as string;
 
   await minutes(30, [a, b]);
+  // The other archive directories are counted when a replica's archive id is known (each one's
+  // first pass: the other had archived nothing yet), then hourly.
+  await run(31 * M);
+  for (const app of [a, b]) await app.runArchiveOnce();
   const archived = a.store.recordings.archivedAll();
   const ids = [...new Set(archived.map((r) => r.archive))];
   expect(ids).toHaveLength(2); // two directories, two archives
@@ -188,7 +193,7 @@ http: false
   apps = apps.filter((x) => x !== b);
   await run(5_000);
   expect(Object.values(holders(a))).toEqual(['replica-a', 'replica-a']);
-  clock.advance(2 * 3_600_000);
+  clock.advance(4 * 3_600_000);
   await a.runArchiveOnce();
   const after = a.store.recordings.archivedAll();
   // Its own old recordings are gone, files and rows; every one of replica-b's archive is kept, its files whole on replica-b's disk.

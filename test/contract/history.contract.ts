@@ -322,6 +322,36 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
       expect((await store.history('BX-1', 'battery', last - 40 * HOUR, last)).kind).toBe('rollup');
       expect((await store.uptime(last - 40 * HOUR, last))[0]?.connectedFraction).toBe(1);
     });
+    it('an account no longer polled (removed from the configuration) holds no raw row of the fleet back, also after a restart; its box keeps its last poll', async () => {
+      const acme = okCycle(T0, [snap('acme/BX-9')]);
+      await store.recordCycle({ ...acme, cycle: { ...acme.cycle, account: 'acme' } }); // then acme leaves the configuration
+      const last = await poll(T0 + HOUR, 20 * 24, () => [snap('BX-1')], HOUR); // only the default account, 20 days
+      const now = last + 30 * MINUTE;
+      const retention = { rawMs: 3 * DAY, rollupMs: 10 * DAY };
+      const uptime = await store.uptime(last - 9 * DAY, last - DAY);
+      expect(uptime[0]?.observedMs).toBeGreaterThan(0);
+      const pruned = async (): Promise<void> => {
+        await pruneGradually(store, now, retention);
+        expect((await store.history('BX-1', 'battery', now - 9 * DAY, now - 4 * DAY, { kind: 'raw' })).points).toEqual([]);
+        expect((await store.history('BX-1', 'battery', now - 2 * DAY, now, { kind: 'raw' })).points.length).toBeGreaterThan(0);
+        // The pruned hours are read from their rollups.
+        expect(await store.uptime(last - 9 * DAY, last - DAY)).toEqual(uptime);
+      };
+      await pruned(); // by the daemon that recorded the cycles
+      store = await f.reopen(); // a restart: the writer loads every account's latest cycle again
+      await pruned();
+      expect((await store.box('acme/BX-9'))?.lastPolled).toBe(T0);
+    });
+
+    it('a daemon stopped for longer than the raw retention keeps its open hour: the rows of its last hour wait for their rollup', async () => {
+      const last = await poll(T0, 10, () => [snap('BX-1', { battery: 70 })], MINUTE);
+      const now = last + 5 * DAY; // restarted five days later; raw retention is one day
+      store = await f.reopen();
+      await pruneGradually(store, now, { rawMs: DAY, rollupMs: 10 * DAY });
+      await store.recordCycle(okCycle(now, [snap('BX-1', { battery: 70 })]));
+      const rollup = await store.history('BX-1', 'battery', last - HOUR, last + HOUR, { kind: 'rollup' });
+      expect(rollup.points.length).toBeGreaterThan(0);
+    });
   });
 
   describe('forgotten boxes', () => {

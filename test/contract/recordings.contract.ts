@@ -179,7 +179,7 @@ export function recordingsRepoContract(name: string, make: () => RecordingsFixtu
         expect(await repo.archivedBefore(T + HOUR, 10, A)).toEqual([]);
       });
 
-      it('each recording says its archive directory: archivedBefore gives one archive’s only, archives counts them per archive, claim gives the ones of before archive ids to one', async () => {
+      it('each recording says its archive directory: archivedBefore gives one archive’s only, archives counts them per archive, claim gives recordings (of before archive ids, or of another id) to one', async () => {
         const recs = [
           archivedRecording('c-1', { archive: 'host-a-00000001', archivedAt: T + HOUR }),
           archivedRecording('c-2', { archive: 'host-b-00000002', archivedAt: T + 2 * HOUR }),
@@ -195,16 +195,16 @@ export function recordingsRepoContract(name: string, make: () => RecordingsFixtu
           { archive: 'host-a-00000001', recordings: 1, lastArchivedAt: T + HOUR },
           { archive: 'host-b-00000002', recordings: 2, lastArchivedAt: T + 3 * HOUR },
         ]);
-        await repo.claim(['c-4', 'c-2'], 'host-a-00000001'); // c-2 is another archive's already: it stays so
+        await repo.claim(['c-4', 'c-2'], 'host-a-00000001'); // c-2's files were found in host-a's directory: it is host-a's now
         await repo.claim([], 'host-a-00000001');
         expect((await repo.archivedAll()).map((r) => [r.callId, r.archive])).toEqual([
           ['c-1', 'host-a-00000001'],
-          ['c-2', 'host-b-00000002'],
+          ['c-2', 'host-a-00000001'],
           ['c-3', 'host-b-00000002'],
           ['c-4', 'host-a-00000001'],
           ['c-5', null],
         ]);
-        expect((await repo.archivedBefore(T + DAY, 10, 'host-a-00000001')).map((r) => r.callId)).toEqual(['c-1', 'c-4']);
+        expect((await repo.archivedBefore(T + DAY, 10, 'host-a-00000001')).map((r) => r.callId)).toEqual(['c-1', 'c-2', 'c-4']);
       });
 
       it('remove forgets archived recordings whose files were deleted; their calls stay archived', async () => {

@@ -6,6 +6,7 @@
  * bare serial is exit 2 naming the candidates) and ACCOUNT column, and the dashboard's account
  * filter in a real headless Chromium. globex's key is refused from the start of the file's tests.
  */
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -90,6 +91,14 @@ describe('the API', () => {
       ['acme', 'ok', null],
       ['globex', 'failed', 'unauthorized'],
     ]);
+  });
+
+  it('/healthz leaves out an account removed from the configuration, whose last cycle the database keeps', async () => {
+    const db = new Database(rig.dbPath);
+    db.prepare("INSERT INTO cycles (started_at, duration_ms, requests, outcome, error_code, error, boxes, details_fetched, account) VALUES (?, 100, 1, 'ok', NULL, NULL, 1, 0, 'initech')").run(rig.clock.now() - 60_000);
+    db.close();
+    const accounts = ((await get('/healthz')).body as { accounts: { account: string }[] }).accounts;
+    expect(accounts.map((a) => a.account)).toEqual(['acme', 'globex']);
   });
 
   it('/metrics labels each box with its account, and has per-account cycle series', async () => {

@@ -171,8 +171,15 @@ for (const kind of STORES) {
       // More flaps under the new leaders (until every account has notified transitions from
       // before and after the kill: on a loaded machine a short flap may pass unnoticed), then
       // every box back up and quiet.
+      /** When the silenced box's firing transitions were held back. */
+      const silencedHeld = async (): Promise<number[]> =>
+        (await store.rows<{ at: number | string }>(`SELECT at FROM alert_transitions WHERE serial = '${silenced}' AND held_back IS NOT NULL AND to_status = 'firing'`)).map((t) => Number(t.at));
       const flapsAtTakeover = flapping.count;
-      await daemons.until('more flaps after the takeover, every account notified', async () => flapping.count >= flapsAtTakeover + flappers.length && perAccountOf(await notified()).every((n) => n >= 4), 60_000);
+      await daemons.until(
+        'more flaps after the takeover, every account notified, the silenced box held back again',
+        async () => flapping.count >= flapsAtTakeover + flappers.length && perAccountOf(await notified()).every((n) => n >= 4) && (await silencedHeld()).some((at) => at > killedAt),
+        60_000,
+      );
       await flapping.settle();
 
       /** Per box and status, the alerts the webhook receiver got (every request, answered or not). */
@@ -198,7 +205,7 @@ for (const kind of STORES) {
       const got = hooked();
       const extra = expectEachDeliveredOnce(expected, hook.requests); // a whole message in flight at the kill may come twice
       // The silenced box flapped before and after the kill, held back each time, never sent.
-      const held = (await store.rows<{ at: number | string }>(`SELECT at FROM alert_transitions WHERE serial = '${silenced}' AND held_back IS NOT NULL AND to_status = 'firing'`)).map((t) => Number(t.at));
+      const held = await silencedHeld();
       expect(held.some((at) => at < killedAt) && held.some((at) => at > killedAt)).toBe(true);
       expect([...got.keys()].filter((k) => k.startsWith(`${silenced} `))).toEqual([]);
       // Slack: every message recorded as delivered reached it, at most one of them twice.

@@ -1,6 +1,6 @@
 /**
  * Retention, for every database: what is past it (raw sample rows of hours older than the raw
- * retention, never the open hour; rollups, cycles and finished alert history older than the
+ * retention, never the open hour of an account still polled; rollups, cycles and finished alert history older than the
  * rollup retention), and pruning in batches that yield to the event loop in between, so a daemon
  * with a large backlog keeps polling and answering HTTP while it is deleted. The deletes are the
  * store's (src/store/sqlite/retention.ts, src/store/postgres/history.ts).
@@ -8,6 +8,7 @@
 import type { Awaitable } from '../../awaitable.js';
 import { HOUR_MS, hourOf } from '../codec.js';
 import { PRUNE_BATCH } from './rows.js';
+import { openHourOf } from './writer.js';
 
 /** Raw retention shorter than this is taken as this. */
 const MIN_RAW_RETENTION_MS = 2 * HOUR_MS;
@@ -32,9 +33,20 @@ export interface Cutoffs {
   before: number;
 }
 
-/** Where retention cuts at `now`; raw retention under 2 hours counts as 2 hours. */
-export function cutoffs(now: number, retention: RetentionMs, openHour: number | null): Cutoffs {
-  const rawHour = hourOf(now - Math.max(retention.rawMs, MIN_RAW_RETENTION_MS));
+/**
+ * Where retention cuts at `now`, given each account's latest cycle (the store's `lastCycles`);
+ * raw retention under 2 hours counts as 2 hours. Raw rows of the oldest open hour stay (they have
+ * no rollup until their account's next cycle), but only of accounts still polled: an account whose
+ * latest cycle is older than the fleet's newest by more than the raw retention (removed from the
+ * configuration, or renamed) has no next cycle to wait for. Its cycle stays (a box's last poll is
+ * derived from it) but holds no raw row of the fleet back. A daemon stopped for longer than the
+ * raw retention keeps its open hour: all its accounts' latest cycles are equally old.
+ */
+export function cutoffs(now: number, retention: RetentionMs, lastCycles: readonly { t: number }[]): Cutoffs {
+  const rawMs = Math.max(retention.rawMs, MIN_RAW_RETENTION_MS);
+  const rawHour = hourOf(now - rawMs);
+  const newest = Math.max(...lastCycles.map((c) => c.t));
+  const openHour = openHourOf(lastCycles.filter((c) => c.t >= newest - rawMs));
   return {
     rawHour: openHour === null ? rawHour : Math.min(rawHour, openHour),
     rollupHour: hourOf(now - retention.rollupMs),

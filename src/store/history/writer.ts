@@ -180,9 +180,9 @@ export class CycleWriter {
     return this.heads !== null;
   }
 
-  /** The oldest hour being written (rows of it and later may have no rollup yet); null before the first cycle. */
-  openHour(): number | null {
-    return openHourOf([...this.lastOfAccount.values()].map((t) => ({ t })));
+  /** The start of each account's latest cycle (its open hour: rows of it and later may have no rollup yet). */
+  lastCycles(): { account: string; t: number }[] {
+    return [...this.lastOfAccount].map(([account, t]) => ({ account, t }));
   }
 
   load(state: WriterState): void {

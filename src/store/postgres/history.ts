@@ -11,7 +11,7 @@ import { HOUR_MS, hourOf } from '../codec.js';
 import { HistoryQueries, runLater, type HistoryRows } from '../history/reader.js';
 import { cutoffs, drainAwaitable, type PruneOptions, type RetentionMs } from '../history/retention.js';
 import { PRUNE_BATCH, RAW_PRUNED_BEFORE, ROLLUP_COLUMNS, rollupBucketsSql, toBoxState, toCycleRecord, type BoxRefRow, type BoxRow, type CycleRow, type RollupBucketRow, type RollupRow, type SampleRow } from '../history/rows.js';
-import { BOX_COLUMNS, CycleWriter, boxValues, closedHoursOf, openHourOf, rollupsOf, type BoxWrite, type HistoryPlan } from '../history/writer.js';
+import { BOX_COLUMNS, CycleWriter, boxValues, closedHoursOf, rollupsOf, type BoxWrite, type HistoryPlan } from '../history/writer.js';
 import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../types.js';
 import type { PostgresDatabase, Transaction } from './database.js';
 import { scopeSql } from './scope.js';
@@ -348,8 +348,7 @@ export class PostgresHistory {
   async prune(now: number, retention: RetentionMs, options: PruneOptions = {}): Promise<number> {
     const db = this.db;
     const spent = { rows: 0, budget: options.maxRows ?? Infinity };
-    const open = this.writer.loaded ? this.writer.openHour() : openHourOf(await this.rows.lastCyclesOfAccounts());
-    const cut = cutoffs(now, retention, open);
+    const cut = cutoffs(now, retention, this.writer.loaded ? this.writer.lastCycles() : await this.rows.lastCyclesOfAccounts());
     const batch = async (sql: string, params: unknown[]): Promise<number> => (await db.query(`${sql} RETURNING 1`, params)).length;
     const drain = (sql: string, params: unknown[]): Promise<boolean> => drainAwaitable(() => batch(sql, params), PRUNE_BATCH, spent);
     if (!(await drain(`DELETE FROM samples WHERE (box_id, hour) IN (SELECT box_id, hour FROM samples WHERE hour < $1 LIMIT ${PRUNE_BATCH})`, [cut.rawHour]))) return spent.rows;

@@ -79,7 +79,7 @@ export class PostgresRecordingsRepo implements RecordingsRepo {
 
   async claim(callIds: readonly string[], archive: string): Promise<void> {
     if (callIds.length === 0) return;
-    await this.db.query('UPDATE recordings SET archive = $1 WHERE call_id = ANY($2::text[]) AND archive IS NULL AND archived_at IS NOT NULL', [archive, callIds]);
+    await this.db.query('UPDATE recordings SET archive = $1 WHERE call_id = ANY($2::text[]) AND archived_at IS NOT NULL', [archive, callIds]);
   }
 
   async remove(callIds: readonly string[]): Promise<void> {

@@ -55,7 +55,7 @@ export class SqliteRecordingsRepo implements RecordingsRepo {
       archives: p(
         'SELECT archive, count(*) AS recordings, max(archived_at) AS lastArchivedAt FROM recordings WHERE archived_at IS NOT NULL AND archive IS NOT NULL GROUP BY archive ORDER BY archive',
       ),
-      claim: p('UPDATE recordings SET archive = ? WHERE call_id = ? AND archive IS NULL AND archived_at IS NOT NULL'),
+      claim: p('UPDATE recordings SET archive = ? WHERE call_id = ? AND archived_at IS NOT NULL'),
       remove: p('DELETE FROM recordings WHERE call_id = ?'),
       orphans: p(
         `DELETE FROM recordings WHERE call_id IN (SELECT r.call_id FROM recordings r WHERE r.archived_at IS NULL

@@ -16,8 +16,8 @@ export class Retention {
   constructor(
     private readonly s: Statements,
     db: Database.Database,
-    /** The hour being written: its rows stay whatever the setting. */
-    private readonly openHour: () => number | null,
+    /** Each account's latest cycle: the hours being written stay whatever the setting (cutoffs). */
+    private readonly lastCycles: () => readonly { t: number }[],
   ) {
     this.alertPrunes = [
       db.prepare(`DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE status IN ('delivered', 'dead') AND done_at < ? LIMIT ${PRUNE_BATCH})`),
@@ -35,7 +35,7 @@ export class Retention {
     const s = this.s;
     const budget = options.maxRows ?? Infinity;
     let deleted = 0;
-    const cut = cutoffs(now, retention, this.openHour());
+    const cut = cutoffs(now, retention, this.lastCycles());
     const drain = (stmt: Database.Statement, ...args: number[]): boolean => {
       for (;;) {
         if (deleted >= budget) return false;

@@ -115,7 +115,7 @@ export class SqliteStore implements DataStore {
     this.writer = new SqliteHistoryWriter(this.s, maxGapMs);
     this.rows = new SqliteHistoryRows(this.s);
     this.queries = new HistoryQueries(maxGapMs);
-    this.retention = new Retention(this.s, db, () => this.writer.openHour());
+    this.retention = new Retention(this.s, db, () => this.writer.lastCycles());
     this.alertStates = new SqliteAlertStates(db, this.damagedRows, () => clock.now());
     this.transitions = new SqliteTransitions(db, this.damagedRows);
     this.silences = new SqliteSilences(db, this.damagedRows);

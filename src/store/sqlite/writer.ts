@@ -20,10 +20,10 @@ export class SqliteHistoryWriter {
     this.writer = new CycleWriter(maxGapMs);
   }
 
-  /** The hour being written (rows of it and later have no rollup yet); null before the first cycle. */
-  openHour(): number | null {
+  /** The start of each account's latest cycle (the hours being written: their rows have no rollup yet). */
+  lastCycles(): { account: string; t: number }[] {
     this.load();
-    return this.writer.openHour();
+    return this.writer.lastCycles();
   }
 
   /** Records one cycle; call inside a transaction. */
