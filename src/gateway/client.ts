@@ -144,8 +144,6 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const prefix = url.pathname.replace(/\/+$/, '') + API_PREFIX;
   /** Errors known to have happened before any byte of the request was written. */
   const notSent = new WeakSet<GatewayError>();
-  /** Errors of a request written on a kept-alive socket that ended before any answer. */
-  const staleSocket = new WeakSet<GatewayError>();
   /** No request before this time: the end of the last `Retry-After` the gateway gave (any endpoint). */
   let notBefore = 0;
   /** Exchanges under way (close() waits for them); null once closed. */
@@ -159,19 +157,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     options.onRequest?.({ endpoint, outcome, durationMs: Math.max(0, clock.now() - started), attempt });
   };
 
-  /**
-   * One HTTP attempt: returns the status, headers and parsed JSON, or throws a GatewayError. A GET
-   * written on a kept-alive socket the gateway had closed meanwhile is sent again at once on a new
-   * connection (this is not a retry: no answer came).
-   */
+  /** One HTTP attempt: returns the status, headers and parsed JSON, or throws a GatewayError. */
   async function attemptOnce(call: Outgoing, signal: AbortSignal | undefined): Promise<{ status: number; headers: IncomingHttpHeaders; json: unknown }> {
-    let answer: Answer;
-    try {
-      answer = await tracked(call, signal);
-    } catch (err) {
-      if (!(err instanceof GatewayError && staleSocket.has(err) && call.method === 'GET')) throw err;
-      answer = await tracked(call, signal);
-    }
+    const answer = await tracked(call, signal);
     return { status: answer.status, headers: answer.headers, json: parseJson(answer.text, call.endpoint, answer.status) };
   }
 
@@ -218,12 +206,10 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       const timer = setTimeout(() => settle(timedOut(call, req)), timeoutMs);
       const onAbort = (): void => settle(signal?.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
-      let answered = false;
-      req.on('error', (err) => settle(unreachable(call, err, req, answered)));
+      req.on('error', (err) => settle(unreachable(call, err)));
       req.on('response', (res: IncomingMessage) => {
-        answered = true;
         readBounded(res, maxBody[call.endpoint], call.endpoint, (err, text) => {
-          if (text === undefined) settle(err instanceof GatewayError ? err : unreachable(call, err, req, true));
+          if (text === undefined) settle(err instanceof GatewayError ? err : unreachable(call, err));
           else settle(undefined, { status: res.statusCode ?? 0, headers: res.headers, text });
         });
       });
@@ -238,12 +224,11 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   }
 
   /** A network failure (refused, reset, TLS, DNS), with a sanitized copy of the low-level error. */
-  function unreachable(call: Outgoing, err: unknown, req: ClientRequest, answered: boolean): GatewayError {
+  function unreachable(call: Outgoing, err: unknown): GatewayError {
     const cause = sanitizeCause(err, secret);
     const code = (cause as { code?: string }).code;
     const error = new GatewayError('unavailable', `gateway unreachable (${call.endpoint}): ${cause.message}`, { endpoint: call.endpoint, cause });
     if (code !== undefined && CONNECT_PHASE_CODES.has(code)) notSent.add(error);
-    if (req.reusedSocket && !answered) staleSocket.add(error);
     return error;
   }
 

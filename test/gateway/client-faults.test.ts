@@ -150,24 +150,22 @@ describe('requests', () => {
   });
 
   // The race a keep-alive client always has: the gateway closes a socket just as a request is written on it.
-  it('sends a GET again at once on a new connection when a kept-alive socket closes without answering', async () => {
+  it('retries a GET on a new connection when a kept-alive socket closes without answering', async () => {
     const served = new WeakSet<object>();
-    const { client, server, clock, events } = await setup(
-      (req, res) => {
-        if (served.has(req.socket)) return void req.socket.destroy(); // a reused socket: closed unanswered
-        served.add(req.socket);
-        deviceList(res);
-      },
-      { retries: 0 },
-    );
+    const { client, server, clock, events } = await setup((req, res) => {
+      if (served.has(req.socket)) return void req.socket.destroy(); // a reused socket: closed unanswered
+      served.add(req.socket);
+      deviceList(res);
+    });
     await client.listDevices();
     expect((await client.listDevices()).devices).toHaveLength(1);
     expect(server.requests).toHaveLength(3);
     expect(server.sockets()).toBe(2);
-    expect(clock.sleeps).toEqual([]); // no backoff: no attempt was used up
+    expect(clock.sleeps).toEqual([100]); // the first retry's backoff (random 0.5 of 200 ms)
     expect(events.map((e) => [e.outcome, e.attempt])).toEqual([
       ['ok', 1],
-      ['ok', 1],
+      ['unavailable', 1],
+      ['ok', 2],
     ]);
   });
 
