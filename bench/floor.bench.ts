@@ -13,8 +13,18 @@
  * the daemon (`app.start()`: schedule, HTTP, /metrics scraped) at 10,000 boxes for a while and
  * samples its memory.
  *
+ * The steady cycles are PACED as the schedule paces the daemon's (`paceMsFor`): boxwatch's cycles
+ * start one interval apart (wall clock), the floor's half an interval after each, so that the
+ * gateway's data moves between two cycles as much as it does for the daemon (boxwatch writes a
+ * box's row only when it changed; cycles back to back, as this bench ran them before, found most
+ * `last_seen` unmoved and flattered boxwatch). Each side's CPU counts from its cycle's start to
+ * the other side's start (the garbage collection its cycle leaves behind is its own), and the
+ * steady figures are means over the cycles: at a 5 s schedule every other cycle finds the
+ * simulator's 10 s tick passed (nearly every row changed), the others find nearly nothing moved,
+ * and a median would pick one kind. The box rows boxwatch wrote in each cycle are printed.
+ *
  *   npm run build && node --expose-gc dist/bench/floor.bench.js [--sizes 1000,10000,100000]
- *     [--cycles 8] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
+ *     [--cycles 8 (an even number: see PACED below)] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
  *   (--sizes '' --memory-minutes 30: the memory run alone)
  *   (npm run bench -- floor: the defaults)
  *   (--profile DIR: a CPU and an allocation profile of each steady cycle, boxwatch's and the
@@ -36,7 +46,9 @@ import { API_PREFIX } from '../src/gateway/messages.js';
 import type { GatewayClient } from '../src/gateway/types.js';
 import { silentLogger } from '../src/log.js';
 import { mapWithConcurrency } from '../src/poller/pool.js';
-import { measure, median } from './measure.js';
+import { scheduleIntervalMs } from '../src/poller/scheduler.js';
+import { TICK_MS } from '../src/sim/fleet.js';
+import { mean, measure, sleepUntil } from './measure.js';
 import { startSimProcess } from './sim-process.js';
 
 const KEY = 'bench-floor-key';
@@ -50,6 +62,16 @@ const CONCURRENCY = 16;
 function scheduleFor(boxes: number): { schedule: string; detailsEvery: string } {
   return boxes > 10_000 ? { schedule: '0 * * * * *', detailsEvery: '10m' } : { schedule: '*/5 * * * * *', detailsEvery: '50s' };
 }
+/**
+ * How far apart boxwatch's steady cycles start: the schedule's interval, as the daemon's cycles do.
+ * The simulator's clock runs at real speed, as boxwatch's does (an accelerated simulator would
+ * put the gateway's times ahead of boxwatch's clock), and moves every connected box's last_seen
+ * once per tick (TICK_MS, 10 s): an interval of a tick or longer moves every one of them once,
+ * so the 60 s schedule at 100,000 boxes is paced at one tick, with the same rows changing.
+ */
+function paceMsFor(boxes: number): number {
+  return Math.min(scheduleIntervalMs(scheduleFor(boxes).schedule), TICK_MS);
+}
 const here = fileURLToPath(import.meta.url);
 
 /** What one fleet size measured (one child process). */
@@ -57,13 +79,24 @@ export interface SizeResult {
   boxes: number;
   settings: { schedule: string; detailsEvery: string };
   first: { boxwatch: CycleFigures; floor: CycleFigures };
-  steady: { cycles: number; boxwatch: CycleFigures; floor: CycleFigures; ratio: number; cpuRatios: number[] };
+  steady: {
+    cycles: number;
+    /** How far apart boxwatch's steady cycles started (paceMsFor), ms. */
+    paceMs: number;
+    boxwatch: CycleFigures;
+    floor: CycleFigures;
+    /** Mean boxwatch CPU over mean floor CPU. */
+    ratio: number;
+    cpuRatios: number[];
+    /** Rows of `boxes` boxwatch wrote in each steady cycle (the data that moved since its previous cycle). */
+    boxRowsWritten: number[];
+  };
   /** Peak RSS of the child process (boxwatch, the floor and the device lists), MiB. */
   peakRssMiB: number;
 }
 
 export interface CycleFigures {
-  /** Medians for the steady state. */
+  /** Means for the steady state. */
   wallMs: number;
   cpuMs: number;
   details: number;
@@ -183,10 +216,22 @@ function recordingClient(config: Config): { client: GatewayClient; takeSerials: 
 }
 
 const figures = (runs: { wallMs: number; cpuMs: number; details: number }[]): CycleFigures => ({
-  wallMs: median(runs.map((r) => r.wallMs)),
-  cpuMs: median(runs.map((r) => r.cpuMs)),
-  details: median(runs.map((r) => r.details)),
+  wallMs: mean(runs.map((r) => r.wallMs)),
+  cpuMs: mean(runs.map((r) => r.cpuMs)),
+  details: mean(runs.map((r) => r.details)),
 });
+
+/**
+ * Counts the rows of `boxes` that boxwatch's latest cycle wrote, through a read-only connection of
+ * the bench's own to boxwatch's database file: a cycle writes a box's row, its `last_polled`
+ * column set to the cycle's start, only when the row changed (src/store/history/writer.ts,
+ * `ListedBoxWrite.changed`). Run between cycles, outside the measured windows.
+ */
+function boxRowsWrittenCounter(dbPath: string): { count: () => number; close: () => void } {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  const query = db.prepare('SELECT count(*) FROM boxes WHERE last_polled = (SELECT max(started_at) FROM cycles)').pluck();
+  return { count: () => query.get() as number, close: () => db.close() };
+}
 
 async function runCycle(app: App): Promise<number> {
   const result = await app.runOnce();
@@ -238,22 +283,32 @@ async function measureSize(boxes: number, cycles: number, profileDir?: string): 
   const sim = await startSimProcess(boxes, KEY);
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-floor-'));
   try {
-    const config = benchConfig(sim.url, join(dir, 'boxwatch.db'), boxes, false);
+    const dbPath = join(dir, 'boxwatch.db');
+    const config = benchConfig(sim.url, dbPath, boxes, false);
     const { client, takeSerials } = recordingClient(config);
     const app = createApp({ config, logger: silentLogger, client, notifiers: [] });
     const floor = new NaivePoller(new URL(sim.url), join(dir, 'floor.db'));
     await warmUp(sim.url, boxes);
     // First cycles: boxwatch first, cold, as a daemon starts; then the floor with the same serials.
+    const pace = paceMsFor(boxes);
+    let start = performance.now();
     const bwFirst = await measure(() => runCycle(app));
     const fFirst = await measure(() => floor.cycle(takeSerials()));
+    const rows = boxRowsWrittenCounter(dbPath);
     const bw: { wallMs: number; cpuMs: number; details: number }[] = [];
     const fl: { wallMs: number; cpuMs: number; details: number }[] = [];
+    const boxRowsWritten: number[] = [];
     for (let i = 0; i < cycles; i++) {
-      const b = await profiled(profileDir, `boxwatch-${boxes}-${i + 1}`, () => measure(() => runCycle(app)));
+      // One interval after the previous cycle's start (at once if the pair took longer).
+      start = Math.max(start + pace, performance.now());
+      await sleepUntil(start);
+      const b = await profiled(profileDir, `boxwatch-${boxes}-${i + 1}`, () => measure(() => runCycle(app), start + pace / 2));
       bw.push({ wallMs: b.wallMs, cpuMs: b.cpuMs, details: b.result });
-      const f = await profiled(profileDir, `floor-${boxes}-${i + 1}`, () => measure(() => floor.cycle(takeSerials())));
+      const f = await profiled(profileDir, `floor-${boxes}-${i + 1}`, () => measure(() => floor.cycle(takeSerials()), start + pace));
       fl.push({ wallMs: f.wallMs, cpuMs: f.cpuMs, details: f.result });
+      boxRowsWritten.push(rows.count());
     }
+    rows.close();
     await app.stop();
     await floor.close();
     const steadyBw = figures(bw);
@@ -265,7 +320,15 @@ async function measureSize(boxes: number, cycles: number, profileDir?: string): 
         boxwatch: { wallMs: bwFirst.wallMs, cpuMs: bwFirst.cpuMs, details: bwFirst.result },
         floor: { wallMs: fFirst.wallMs, cpuMs: fFirst.cpuMs, details: fFirst.result },
       },
-      steady: { cycles, boxwatch: steadyBw, floor: steadyFloor, ratio: steadyBw.cpuMs / steadyFloor.cpuMs, cpuRatios: bw.map((b, i) => b.cpuMs / (fl[i]?.cpuMs ?? NaN)) },
+      steady: {
+        cycles,
+        paceMs: pace,
+        boxwatch: steadyBw,
+        floor: steadyFloor,
+        ratio: steadyBw.cpuMs / steadyFloor.cpuMs,
+        cpuRatios: bw.map((b, i) => b.cpuMs / (fl[i]?.cpuMs ?? NaN)),
+        boxRowsWritten,
+      },
       peakRssMiB: process.resourceUsage().maxRSS / 1024,
     };
   } finally {
@@ -330,9 +393,9 @@ const f0 = (x: number): string => x.toLocaleString('en-US', { maximumFractionDig
 function printSize(r: SizeResult): void {
   const { first, steady } = r;
   console.log(
-    `${f0(r.boxes)} boxes (schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (median of ${steady.cycles}, ${f0(steady.boxwatch.details)} details): boxwatch ${f0(steady.boxwatch.cpuMs)} ms CPU (${f0(steady.boxwatch.wallMs)} ms wall),` +
+    `${f0(r.boxes)} boxes (schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${steady.cycles} cycles ${f0(steady.paceMs / 1000)} s apart, ${f0(steady.boxwatch.details)} details): boxwatch ${f0(steady.boxwatch.cpuMs)} ms CPU (${f0(steady.boxwatch.wallMs)} ms wall),` +
       ` floor ${f0(steady.floor.cpuMs)} ms CPU (${f0(steady.floor.wallMs)} ms wall), ratio ${steady.ratio.toFixed(2)}x` +
-      ` (pairs ${steady.cpuRatios.map((x) => x.toFixed(1)).join(' ')})` +
+      ` (pairs ${steady.cpuRatios.map((x) => x.toFixed(1)).join(' ')}; box rows written ${steady.boxRowsWritten.map(f0).join(' ')})` +
       ` | first cycle (${f0(first.boxwatch.details)} details): boxwatch ${f0(first.boxwatch.wallMs)} ms wall / ${f0(first.boxwatch.cpuMs)} ms CPU, floor ${f0(first.floor.wallMs)} ms wall / ${f0(first.floor.cpuMs)} ms CPU` +
       ` | peak RSS ${f0(r.peakRssMiB)} MiB`,
   );
