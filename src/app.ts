@@ -163,7 +163,7 @@ export async function openApp(deps: Omit<AppDeps, 'store'>): Promise<App> {
   const { config, logger } = deps;
   // Replicas: a frozen replica's open transaction is ended, and its locks released, before its lease expires.
   const idleInTransactionTimeoutMs = config.cluster === undefined ? undefined : Math.floor(config.cluster.lease / 2);
-  const store = await openDataStore(config.storage, { clock: deps.clock, logger, maxGapMs: maxGapMsOf(config), idleInTransactionTimeoutMs });
+  const store = await openDataStore(config.storage, { clock: deps.clock, logger, maxGapMs: maxGapMsOf(config), rawRetentionMs: config.storage.rawRetention, idleInTransactionTimeoutMs });
   return createApp({ ...deps, store });
 }
 
@@ -756,7 +756,7 @@ function maxGapMsOf(config: Config): number {
 /** The store of an app created without one (tests): the SQLite file at storage.path. */
 function defaultStore(config: Config, clock: Clock, logger: Logger): SqliteStore {
   if (config.storage.url !== undefined) throw new Error('createApp: a PostgreSQL store (storage.url) is opened by openApp');
-  return openSqliteFile(config.storage.path ?? ':memory:', { clock, logger, maxGapMs: maxGapMsOf(config) });
+  return openSqliteFile(config.storage.path ?? ':memory:', { clock, logger, maxGapMs: maxGapMsOf(config), rawRetentionMs: config.storage.rawRetention });
 }
 
 /** The fleet as templates see it (`fleet.*`). */

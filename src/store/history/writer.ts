@@ -18,7 +18,8 @@
  * - Each account's cycles cover only that account's boxes, in whatever order the accounts'
  *   cycles come. When an account's first cycle of a new hour is recorded, its boxes' rows of the
  *   previous hours are final: the plan lists them (`closedHours`) and the store writes their
- *   rollups. The open hour is thus per account (the store loads rows back to the oldest one).
+ *   rollups. The open hour is thus per account (the store loads rows back to the oldest one of the
+ *   accounts still polled: `openHourOf`, retention.ts).
  * - An account removed from the configuration has no next cycle to close its hour: the cycle that
  *   retires it (the first configured account's, src/alerts/pipeline.ts) closes it (`retire`): its
  *   boxes' open segments end and their open hours' rollups are written.
@@ -54,7 +55,7 @@ export interface WriterState {
   boxes: readonly BoxRow[];
   /** Start of the latest cycle of each account (absent: the account has none). */
   lastCycles: readonly { account: string; t: number }[];
-  /** The sample rows of the oldest open hour and later (`hour >= openHourOf(lastCycles)`). */
+  /** The sample rows of the open hours and later (`hour >= openHourOf(lastCycles, rawMs)`, retention.ts). */
   openRows: readonly SampleRow[];
   /** Every interned string (firmware versions). */
   strings: readonly { id: number; value: string }[];
@@ -152,14 +153,6 @@ interface Head {
   state: BoxState;
   /** Left out of the fleet (forgotten_at set) until the gateway lists the box again. */
   forgotten: boolean;
-}
-
-/**
- * The oldest hour whose rows may still be open, given each account's latest cycle: that of the
- * account polled least recently (each account closes its boxes' hours with its own cycles).
- */
-export function openHourOf(lastCycles: readonly { t: number }[]): number | null {
-  return lastCycles.length === 0 ? null : hourOf(Math.min(...lastCycles.map((c) => c.t)));
 }
 
 export class CycleWriter {

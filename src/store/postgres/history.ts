@@ -143,10 +143,12 @@ export class PostgresHistory {
   constructor(
     private readonly db: PostgresDatabase,
     maxGapMs: number,
+    /** The raw retention: which accounts' open hours uptime reads raw (openHourOf, history/retention.ts). */
+    rawRetentionMs: number,
   ) {
     this.writer = new CycleWriter(maxGapMs);
     this.rows = new PostgresHistoryRows(db);
-    this.queries = new HistoryQueries(maxGapMs);
+    this.queries = new HistoryQueries(maxGapMs, rawRetentionMs);
   }
 
   // ---------------------------------------------------------------- writing (in the caller's transaction)

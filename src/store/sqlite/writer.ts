@@ -5,7 +5,8 @@
  */
 import { DEFAULT_ACCOUNT } from '../../box-id.js';
 import { HOUR_MS } from '../codec.js';
-import { closedHoursOf, CycleWriter, boxValues, openHourOf, rollupsOf, type ClosingPlan, type HistoryPlan } from '../history/writer.js';
+import { openHourOf } from '../history/retention.js';
+import { closedHoursOf, CycleWriter, boxValues, rollupsOf, type ClosingPlan, type HistoryPlan } from '../history/writer.js';
 import type { BoxRow, SampleRow } from '../history/rows.js';
 import type { BoxState, CycleWrite, RecordedCycle } from '../types.js';
 import type { Statements } from './rows.js';
@@ -16,6 +17,8 @@ export class SqliteHistoryWriter {
   constructor(
     private readonly s: Statements,
     maxGapMs: number,
+    /** The raw retention: the accounts polled within it of the newest cycle have open hours to load (openHourOf). */
+    private readonly rawRetentionMs: number,
   ) {
     this.writer = new CycleWriter(maxGapMs);
   }
@@ -63,7 +66,7 @@ export class SqliteHistoryWriter {
     if (this.writer.loaded) return;
     const s = this.s;
     const lastCycles = s.lastCycles.all() as { account: string; t: number }[];
-    const open = openHourOf(lastCycles);
+    const open = openHourOf(lastCycles, this.rawRetentionMs);
     this.writer.load({
       boxes: s.allBoxes.all() as BoxRow[],
       lastCycles,
