@@ -255,9 +255,15 @@ export class HistoryQueries {
     if (liveFrom > liveTo) return out;
     const rows = yield* this.rowsOfBox(box, liveFrom, liveTo);
     const polls = pollCounter(yield* ask((r) => r.cycleStarts(liveFrom * HOUR_MS, (liveTo + 1) * HOUR_MS, account)));
+    const pruned: number[] = [];
     for (let hour = liveFrom; hour <= liveTo; hour++) {
       const row = this.liveRow(box, hour, rows);
       if (row !== undefined) out.push(hourStats(row, hour, polls));
+      else pruned.push(hour);
+    }
+    // Raw rows pruned (the last hour of an account no longer polled, closed when it was retired): the hour's rollup stands in, as in uptime.
+    if (pruned.length > 0) {
+      for (const r of yield* ask((q) => q.rollupBucketsOfBox(box.id, pruned[0] as number, (pruned.at(-1) as number) + 1, 1))) if (pruned.includes(r.bucket)) out.push(fromBucketRow(r));
     }
     return out;
   }

@@ -175,6 +175,7 @@ export class PostgresStore implements DataStore {
       };
       const { alerts, result } = decide(view);
       if (alerts.forget !== undefined) await this.history_.forget(tx, alerts.forget, now);
+      if (alerts.retired !== undefined) await this.history_.retire(tx, alerts.retired, now);
       await this.alertStates.save(tx, view.states, alerts.states, alerts.dropped);
       await this.transitions.append(tx, alerts.transitions);
       await queue.enqueueItems(alerts.queued, tx, fence?.account ?? write.cycle.account);

@@ -216,6 +216,7 @@ export class SqliteStore implements DataStore {
       };
       const { alerts, result } = decide(view);
       if (alerts.forget !== undefined && alerts.forget.length > 0) this.forgetIn(alerts.forget, now);
+      if (alerts.retired !== undefined) this.writer.retire(alerts.retired, now);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);
       this.transitions.append(alerts.transitions);
       queue.enqueueItems(alerts.queued, fence?.account ?? write.cycle.account);
