@@ -31,7 +31,6 @@
  */
 import { join } from 'node:path';
 import { accountOf, splitBoxKey } from '../box-id.js';
-import { Agent } from 'undici';
 import { jitteredBackoff } from '../backoff.js';
 import type { Clock } from '../clock.js';
 import type { ArchiveConfig, CallsConfig, RuleConfig } from '../config/schema.js';
@@ -40,7 +39,7 @@ import type { GatewayClient } from '../gateway/types.js';
 import type { Logger } from '../log.js';
 import { mapWithConcurrency } from '../poller/pool.js';
 import type { DueRecording, RecordingsRepo } from '../store/recordings-repo.js';
-import { DownloadError, openRecording } from './download.js';
+import { DownloadError, downloadAgents, openRecording } from './download.js';
 import { readArchiveFacts, UNSHARED_DIR, type ArchiveFailure, type ArchiveRuleFacts } from './facts.js';
 import { archivePaths, fsErrorCode, holdsRecording, nodeFs, recordingExtension, removeWithEmptyParents, STORAGE_ERRORS, writeAtomically, type ArchiveFs } from './files.js';
 import type { ArchiveMetrics } from './metrics.js';
@@ -108,7 +107,7 @@ export interface Archiver {
 export function createArchiver(deps: ArchiverDeps): Archiver {
   const { config, repo, clock, logger } = deps;
   const fs = deps.fs ?? nodeFs;
-  const dispatcher = new Agent({ connections: config.concurrency, headersTimeout: deps.timeoutMs, bodyTimeout: deps.timeoutMs });
+  const agents = downloadAgents(config.concurrency);
   const throttle = new Throttle(config.bandwidth, clock);
   const fresh = new Map<string, string>();
   let failing: ArchiveFailure | null = null;
@@ -169,7 +168,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
         }
         url = details.audio_record_url;
       }
-      const opened = await openRecording(url, { dispatcher, allowHosts: config.allowHosts, maxBytes: config.maxSize, timeoutMs: deps.timeoutMs, throttle, ...(deps.signal && { signal: deps.signal }) });
+      const opened = await openRecording(url, { agents, allowHosts: config.allowHosts, maxBytes: config.maxSize, timeoutMs: deps.timeoutMs, throttle, ...(deps.signal && { signal: deps.signal }) });
       const paths = archivePaths(call.callId, call.startedAt, recordingExtension(opened.url, opened.contentType));
       const rec = await writeAtomically(fs, join(config.dir, paths.recording), opened.body);
       const archivedAt = clock.now();
@@ -338,7 +337,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     async close() {
       await again;
       await running;
-      await dispatcher.close();
+      for (const agent of Object.values(agents)) agent.destroy();
     },
   };
 }
