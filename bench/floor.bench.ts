@@ -1,6 +1,6 @@
 /**
  * boxwatch's poll cycle against the floor: a naive poller doing the same gateway work (the device
- * list, the same details requests at the same concurrency over the same kind of keep-alive pool,
+ * list, the same details requests at the same concurrency over the same kind of keep-alive Agent,
  * `JSON.parse`, one SQLite transaction inserting a row per box) and nothing else: no validation,
  * no history encoding, no alert rules. Both run in one process, cycle after cycle, against the
  * simulator over real HTTP (a child process, so that its CPU is not counted); every figure is a
@@ -37,15 +37,16 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Agent, IncomingMessage } from 'node:http';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { Pool } from 'undici';
 import { createApp, type App } from '../src/app.js';
 import { validateConfig, type Config } from '../src/config/index.js';
 import { createGatewayClient } from '../src/gateway/client.js';
 import { API_PREFIX } from '../src/gateway/messages.js';
 import type { GatewayClient } from '../src/gateway/types.js';
 import { silentLogger } from '../src/log.js';
+import { keepAliveAgent, requestTarget, startRequest, type RequestTarget } from '../src/http-client.js';
 import { mapWithConcurrency } from '../src/poller/pool.js';
 import { scheduleIntervalMs } from '../src/poller/scheduler.js';
 import { TICK_MS } from '../src/sim/fleet.js';
@@ -147,7 +148,9 @@ function benchConfig(url: string, dbPath: string, boxes: number, http: boolean):
  * nothing between cycles and checks nothing: no poller can do less for the same data.
  */
 class NaivePoller {
-  private readonly pool: Pool;
+  /** The same kind of keep-alive Agent as boxwatch's gateway client (src/http-client.ts). */
+  private readonly agent: Agent;
+  private readonly target: RequestTarget;
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
 
@@ -155,7 +158,8 @@ class NaivePoller {
     private readonly url: URL,
     dbPath: string,
   ) {
-    this.pool = new Pool(url.origin, { connections: CONCURRENCY, pipelining: 1 });
+    this.target = requestTarget(url);
+    this.agent = keepAliveAgent(this.target.protocol, CONCURRENCY);
     this.db = new Database(dbPath);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
@@ -166,13 +170,26 @@ class NaivePoller {
   private async getJson(path: string): Promise<{ data: never }> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const res = await this.pool.request({ path: API_PREFIX + path, method: 'GET', headers: { 'account-secret-key': KEY } });
-        return JSON.parse(await res.body.text()) as { data: never };
+        return JSON.parse(await this.get(API_PREFIX + path)) as { data: never };
       } catch (err) {
         // A keep-alive connection the simulator closed as it was reused: sent again, as any poller would.
         if (attempt === 3) throw err;
       }
     }
+  }
+
+  /** The body of a GET as text. */
+  private get(path: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const req = startRequest(this.target, { agent: this.agent, method: 'GET', path, headers: { 'account-secret-key': KEY } });
+      req.on('error', reject);
+      req.on('response', (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        res.on('error', reject);
+      });
+    });
   }
 
   /** One cycle: the list, the details of `serials`, one transaction. Returns the details fetched. */
@@ -192,7 +209,7 @@ class NaivePoller {
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    this.agent.destroy();
     this.db.close();
   }
 }
@@ -245,7 +262,7 @@ async function runCycle(app: App): Promise<number> {
 
 /**
  * Warms the simulator up (its JIT, its fleet model) with Node's built-in fetch, whose HTTP code is
- * not the undici package that boxwatch and the floor use: their first cycles stay cold, as a
+ * not the node:http client that boxwatch and the floor use: their first cycles stay cold, as a
  * daemon's first cycle is, while the simulator answers as a gateway in service would.
  */
 async function warmUp(url: string, boxes: number): Promise<void> {

@@ -163,7 +163,7 @@ export async function openApp(deps: Omit<AppDeps, 'store'>): Promise<App> {
   const { config, logger } = deps;
   // Replicas: a frozen replica's open transaction is ended, and its locks released, before its lease expires.
   const idleInTransactionTimeoutMs = config.cluster === undefined ? undefined : Math.floor(config.cluster.lease / 2);
-  const store = await openDataStore(config.storage, { clock: deps.clock, logger, maxGapMs: maxGapMsOf(config), idleInTransactionTimeoutMs });
+  const store = await openDataStore(config.storage, { clock: deps.clock, logger, maxGapMs: maxGapMsOf(config), rawRetentionMs: config.storage.rawRetention, idleInTransactionTimeoutMs });
   return createApp({ ...deps, store });
 }
 
@@ -319,8 +319,8 @@ export function createApp(deps: AppDeps): App {
   const events = createLiveEvents();
   /** The version of the fleet snapshot last announced on it. */
   let announcedVersion = 0;
-  const announce = async (c: { startedAt: number; outcome: 'ok' | 'failed'; boxes: number }): Promise<void> => {
-    announcedVersion = await snapshot.version();
+  const announce = (c: { startedAt: number; outcome: 'ok' | 'failed'; boxes: number }, version: number): void => {
+    announcedVersion = version;
     events.publish({ startedAt: new Date(c.startedAt).toISOString(), outcome: c.outcome, boxes: c.boxes });
   };
   /**
@@ -330,9 +330,10 @@ export function createApp(deps: AppDeps): App {
    */
   const announceOthers = async (): Promise<void> => {
     try {
-      if ((await snapshot.version()) === announcedVersion) return;
+      const version = await snapshot.version();
+      if (version === announcedVersion) return;
       const last = await store.lastCycle();
-      if (last !== undefined) await announce(last);
+      if (last !== undefined) announce(last, version);
     } catch {
       // the database is out of reach: the pages catch up with the next cycle
     }
@@ -475,13 +476,14 @@ export function createApp(deps: AppDeps): App {
     checkWal();
     const done = committed as { startedAt: number; accounts: string[]; boxes: BoxState[]; states: ReadonlyMap<string, AlertState> } | null;
     if (done !== null) snapshot.publish(done.startedAt, done.accounts, done.boxes, done.states);
-    // The whole fleet's alerts and boxes from the snapshot: the other accounts' parts are read again only when another process stored a cycle of them.
-    const states = await snapshot.states();
-    run.heartbeat.afterCycle(result.cycle, firingCounts(states.values()).reduce((n, c) => n + c.count, 0));
-    if (done !== null) fleet = fleetStats(await snapshot.boxes(), states.values());
-    if (http !== null) await metrics.prepare();
+    // The whole fleet's alerts and boxes from the snapshot, brought up to date once (one read of
+    // the latest cycles): the other accounts' parts are read again only when another process stored a cycle of them.
+    const view = await snapshot.view();
+    run.heartbeat.afterCycle(result.cycle, firingCounts(view.states.values()).reduce((n, c) => n + c.count, 0));
+    if (done !== null) fleet = fleetStats(view.boxes, view.states.values());
+    if (http !== null) await metrics.prepare(view.boxes);
     if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
-    await announce(result.cycle);
+    announce(result.cycle, view.version);
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
     deps.onCycle?.(last);
     const now = clock.now();
@@ -754,7 +756,7 @@ function maxGapMsOf(config: Config): number {
 /** The store of an app created without one (tests): the SQLite file at storage.path. */
 function defaultStore(config: Config, clock: Clock, logger: Logger): SqliteStore {
   if (config.storage.url !== undefined) throw new Error('createApp: a PostgreSQL store (storage.url) is opened by openApp');
-  return openSqliteFile(config.storage.path ?? ':memory:', { clock, logger, maxGapMs: maxGapMsOf(config) });
+  return openSqliteFile(config.storage.path ?? ':memory:', { clock, logger, maxGapMs: maxGapMsOf(config), rawRetentionMs: config.storage.rawRetention });
 }
 
 /** The fleet as templates see it (`fleet.*`). */

@@ -59,12 +59,13 @@ export interface Metrics {
   setOutboxProvider(provider: () => Awaitable<OutboxDepth[]>): void;
   cycleStatus(): CycleStatus;
   /**
-   * Reads the fleet from the boxes provider (the daemon calls it after each cycle, so that a
-   * scrape while the store cannot be read shows the fleet as last read) and, while someone
-   * scrapes, renders the per-box families if it changed, so that scrapes find them ready. When
-   * the text was not read since the previous call nothing is rendered (the next scrape renders).
+   * Takes the fleet `fleet` (the daemon's cycle, from its snapshot), else reads it from the boxes
+   * provider (the daemon calls it after each cycle, so that a scrape while the store cannot be
+   * read shows the fleet as last read) and, while someone scrapes, renders the per-box families if
+   * it changed, so that scrapes find them ready. When the text was not read since the previous
+   * call nothing is rendered (the next scrape renders).
    */
-  prepare(): Promise<void>;
+  prepare(fleet?: BoxState[]): Promise<void>;
   /** The exposition text (Prometheus text format, content type `registry.contentType`). */
   text(): Promise<string>;
 }
@@ -343,8 +344,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       outbox = provider;
     },
     cycleStatus: () => cycleStatusOf(statusOf),
-    async prepare() {
-      const all = await boxesNow(boxes);
+    async prepare(fleet) {
+      const all = await boxesNow(fleet === undefined ? boxes : () => fleet);
       if (!scraped) return;
       scraped = false;
       render(all);

@@ -239,7 +239,14 @@ export class AlertPipeline {
     });
     const removedAccounts = removed === null || removed.accounts.length === 0 ? null : { accounts: removed.accounts, alerts: removed.resolved, boxes: removed.forget };
     return {
-      alerts: { states: result.states, dropped: result.dropped, transitions: result.transitions, queued, forget: removed === null ? forget : [...forget, ...removed.forget] },
+      alerts: {
+        states: result.states,
+        dropped: result.dropped,
+        transitions: result.transitions,
+        queued,
+        forget: removed === null ? forget : [...forget, ...removed.forget],
+        ...(removedAccounts !== null && { retired: removedAccounts.accounts }),
+      },
       result: { ...result, queued: routed.length, forgotten: forget, removedAccounts },
     };
   }

@@ -90,6 +90,8 @@ export interface AlertWrite<I> {
   queued: readonly QueuedItem<I>[];
   /** Serials of boxes to forget at the cycle's `now` (the missing rule's forget_after; see Store.forgetBoxes). */
   forget?: readonly string[];
+  /** Accounts no longer configured that the cycle retired: the store closes their open hours (their rollups written). */
+  retired?: readonly string[];
 }
 
 /** The daemon's cycle write: the cycle, its samples and its alert stage, all or nothing. */

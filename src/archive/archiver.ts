@@ -17,8 +17,11 @@
  * recorded with every recording archived. Retention deletes only the recordings of this archive
  * (whose files it knows are in its directory); recordings of another archive directory in the
  * database (replicas whose `archive.dir` is not one shared storage) are left to the replicas
- * writing there, said once per directory in the log (`archive.dir is not shared`) and counted in
- * `boxwatch_archive_recordings_elsewhere` (counted when the id is known, then hourly). When this
+ * writing there. Every pass probes for them (two index lookups); while there are any the archive
+ * is failing with `unshared_dir` (`archive_failing`, from the next pass on, cleared at the first
+ * pass that finds none), each other directory is said once in the log (`archive.dir is not
+ * shared`) and they are counted in `boxwatch_archive_recordings_elsewhere` (a count over every
+ * archived recording: when they appear, then hourly; 0 as soon as there are none). When this
  * archive gets a new id (its marker is made), the recordings whose files it finds in its directory
  * become its, whatever archive they were listed in (a directory moved without its marker).
  *
@@ -28,7 +31,6 @@
  */
 import { join } from 'node:path';
 import { accountOf, splitBoxKey } from '../box-id.js';
-import { Agent } from 'undici';
 import { jitteredBackoff } from '../backoff.js';
 import type { Clock } from '../clock.js';
 import type { ArchiveConfig, CallsConfig, RuleConfig } from '../config/schema.js';
@@ -37,8 +39,8 @@ import type { GatewayClient } from '../gateway/types.js';
 import type { Logger } from '../log.js';
 import { mapWithConcurrency } from '../poller/pool.js';
 import type { DueRecording, RecordingsRepo } from '../store/recordings-repo.js';
-import { DownloadError, openRecording } from './download.js';
-import { readArchiveFacts, type ArchiveFailure, type ArchiveRuleFacts } from './facts.js';
+import { DownloadError, downloadAgents, openRecording } from './download.js';
+import { readArchiveFacts, UNSHARED_DIR, type ArchiveFailure, type ArchiveRuleFacts } from './facts.js';
 import { archivePaths, fsErrorCode, holdsRecording, nodeFs, recordingExtension, removeWithEmptyParents, STORAGE_ERRORS, writeAtomically, type ArchiveFs } from './files.js';
 import type { ArchiveMetrics } from './metrics.js';
 import { sidecarOf } from './sidecar.js';
@@ -52,7 +54,7 @@ export const RETRY_MAX_MS = 15 * 60_000;
 const MAX_PER_PASS = 200;
 /**
  * Retention runs at most this often (daemon's clock), deleting at most RETENTION_BATCH files per
- * run; the recordings of other archive directories are counted as often.
+ * run; the recordings of other archive directories, while there are any, are counted as often.
  */
 const RETENTION_EVERY_MS = 60 * 60_000;
 const RETENTION_BATCH = 1_000;
@@ -105,10 +107,12 @@ export interface Archiver {
 export function createArchiver(deps: ArchiverDeps): Archiver {
   const { config, repo, clock, logger } = deps;
   const fs = deps.fs ?? nodeFs;
-  const dispatcher = new Agent({ connections: config.concurrency, headersTimeout: deps.timeoutMs, bodyTimeout: deps.timeoutMs });
+  const agents = downloadAgents(config.concurrency);
   const throttle = new Throttle(config.bandwidth, clock);
   const fresh = new Map<string, string>();
   let failing: ArchiveFailure | null = null;
+  /** While the database lists recordings in another archive directory (`lookElsewhere`). */
+  let unshared: ArchiveFailure | null = null;
   let facts: { at: number; byRule: ReadonlyMap<string, ArchiveRuleFacts> } | null = null;
   let lastRetention = Number.NEGATIVE_INFINITY;
   let lastElsewhere = Number.NEGATIVE_INFINITY;
@@ -164,7 +168,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
         }
         url = details.audio_record_url;
       }
-      const opened = await openRecording(url, { dispatcher, allowHosts: config.allowHosts, maxBytes: config.maxSize, timeoutMs: deps.timeoutMs, throttle, ...(deps.signal && { signal: deps.signal }) });
+      const opened = await openRecording(url, { agents, allowHosts: config.allowHosts, maxBytes: config.maxSize, timeoutMs: deps.timeoutMs, throttle, ...(deps.signal && { signal: deps.signal }) });
       const paths = archivePaths(call.callId, call.startedAt, recordingExtension(opened.url, opened.contentType));
       const rec = await writeAtomically(fs, join(config.dir, paths.recording), opened.body);
       const archivedAt = clock.now();
@@ -245,8 +249,26 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     return archiveId;
   };
 
-  /** Recordings of other archive directories in the database: archive.dir is not one storage shared by the replicas. */
-  const lookElsewhere = async (archive: string): Promise<void> => {
+  /**
+   * Recordings of other archive directories in the database: archive.dir is not one storage
+   * shared by the replicas. Probed every pass; counted (the gauge, the log) when they appear,
+   * then at most hourly while they stay.
+   */
+  const lookElsewhere = async (archive: string, now: number): Promise<void> => {
+    const other = await repo.otherArchive(archive);
+    if (other === null) {
+      if (unshared !== null) {
+        logger.info({ dir: config.dir, archive }, 'the database lists no recordings in another archive directory any more');
+        unshared = null;
+        elsewhereSaid.clear();
+        deps.metrics?.elsewhere(0);
+      }
+      return;
+    }
+    const appeared = unshared === null;
+    unshared ??= { since: now, code: UNSHARED_DIR };
+    if (!appeared && now - lastElsewhere < RETENTION_EVERY_MS) return;
+    lastElsewhere = now;
     const others = (await repo.archives()).filter((a) => a.archive !== archive);
     deps.metrics?.elsewhere(others.reduce((n, a) => n + a.recordings, 0));
     for (const o of others) {
@@ -272,12 +294,10 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
         const due = (await repo.due(now, MAX_PER_PASS)).filter((d) => deps.clientOf(accountOf(d.call.callId)) !== undefined);
         const outcomes = await mapWithConcurrency(due, config.concurrency, (d) => attempt(d, archive));
         for (const o of outcomes) if (o !== 'aborted') result[o] += 1;
-        if (now - lastElsewhere >= RETENTION_EVERY_MS) {
-          lastElsewhere = now; // a count over every archived recording: when the id is known, then hourly
-          await lookElsewhere(archive);
-        }
+        await lookElsewhere(archive, now);
       }
-      facts = { at: clock.now(), byRule: await readArchiveFacts(repo, deps.rules, clock.now(), failing) };
+      // A file system that refuses writes says more than recordings in another directory.
+      facts = { at: clock.now(), byRule: await readArchiveFacts(repo, deps.rules, clock.now(), failing ?? unshared) };
       deps.metrics?.size(await repo.totals());
     } catch (err) {
       // The database refused (locked, full): nothing of this attempt's outcome was lost on the
@@ -317,7 +337,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     async close() {
       await again;
       await running;
-      await dispatcher.close();
+      for (const agent of Object.values(agents)) agent.destroy();
     },
   };
 }

@@ -1,22 +1,33 @@
 /**
- * Downloading one recording over HTTP(S): no account key is sent (a recording URL carries its own
- * access), a redirect is followed only to the URL's own host or a host of `archive.allow_hosts`,
- * the size is bounded, and the body passes the shared bandwidth throttle as it is read. Failures
- * are DownloadErrors with a code: `gone` (404/410: the URL may have expired), `redirect_refused`,
- * `too_large`, `http_<status>`, `bad_url`, `network`. URLs are never put in errors or logs (their
- * query string is a credential): only their host.
+ * Downloading one recording over HTTP(S) (Node's client, src/http-client.ts): no account key is
+ * sent (a recording URL carries its own access), a redirect is followed only to the URL's own host
+ * or a host of `archive.allow_hosts`, the size is bounded, the answer's headers and each pause in
+ * its body must come within `timeoutMs`, and the body passes the shared bandwidth throttle as it
+ * is read. Failures are DownloadErrors with a code: `gone` (404/410: the URL may have expired),
+ * `redirect_refused`, `too_large`, `http_<status>`, `bad_url`, `network`. URLs are never put in
+ * errors or logs (their query string is a credential): only their host.
  */
-import { request, type Dispatcher } from 'undici';
+import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { BoxwatchError, errorMessage } from '../errors.js';
+import { keepAliveAgent, requestTarget, startRequest, type RequestTarget } from '../http-client.js';
 import type { Throttle } from './throttle.js';
 
 export class DownloadError extends BoxwatchError {}
 
+/** A keep-alive agent per protocol (a redirect may lead from http to https). */
+export type DownloadAgents = Readonly<Record<RequestTarget['protocol'], Agent>>;
+
+/** The agents of the archive: at most `connections` open to each recording host. */
+export function downloadAgents(connections: number): DownloadAgents {
+  return { 'http:': keepAliveAgent('http:', connections), 'https:': keepAliveAgent('https:', connections) };
+}
+
 export interface DownloadOptions {
-  dispatcher: Dispatcher;
+  agents: DownloadAgents;
   /** Hosts (`name` or `name:port`) a redirect may lead to besides the URL's own host. */
   allowHosts: readonly string[];
   maxBytes: number;
+  /** For the answer's headers, and for each pause in its body. */
   timeoutMs: number;
   throttle: Throttle;
   signal?: AbortSignal;
@@ -45,22 +56,10 @@ export async function openRecording(address: string, options: DownloadOptions): 
   const origin = parseUrl(address);
   let url = origin;
   for (let hop = 0; ; hop++) {
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(url, {
-        method: 'GET',
-        dispatcher: options.dispatcher,
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
-        ...(options.signal && { signal: options.signal }),
-      });
-    } catch (err) {
-      if (options.signal?.aborted) throw err;
-      throw networkError(url, err);
-    }
-    const status = res.statusCode;
+    const res = await get(url, options);
+    const status = res.statusCode ?? 0;
     if (REDIRECTS.has(status)) {
-      await res.body.dump().catch(() => undefined);
+      res.resume(); // read and dropped: the connection stays usable
       const location = header(res.headers, 'location');
       if (location === undefined) throw new DownloadError(`http_${status}`, `${url.host} answered ${status} without a Location`, { retryable: true });
       if (hop >= MAX_REDIRECTS) throw new DownloadError('redirect_refused', `more than ${MAX_REDIRECTS} redirects from ${origin.host}`);
@@ -72,30 +71,56 @@ export async function openRecording(address: string, options: DownloadOptions): 
       continue;
     }
     if (status < 200 || status > 299) {
-      await res.body.dump().catch(() => undefined);
+      res.resume();
       if (status === 404 || status === 410) throw new DownloadError('gone', `${url.host} answered ${status}: the recording is not there (it may have expired)`);
       throw new DownloadError(`http_${status}`, `${url.host} answered ${status}`, { retryable: true });
     }
     const length = Number(header(res.headers, 'content-length'));
     if (Number.isFinite(length) && length > options.maxBytes) {
-      res.body.destroy();
+      res.destroy();
       throw new DownloadError('too_large', `the recording is ${length} bytes, more than archive.max_size (${options.maxBytes})`);
     }
-    return { url, contentType: header(res.headers, 'content-type'), body: bounded(res.body, url, options) };
+    return { url, contentType: header(res.headers, 'content-type'), body: bounded(res, url, options) };
   }
 }
 
+/** GETs `url`: resolves with the answer once its headers came, within `timeoutMs`. */
+function get(url: URL, options: DownloadOptions): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    options.signal?.throwIfAborted();
+    const target = requestTarget(url);
+    const req = startRequest(target, { agent: options.agents[target.protocol], method: 'GET', path: url.pathname + url.search, headers: {} });
+    const done = (): void => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    };
+    const fail = (err: unknown): void => {
+      done();
+      req.destroy();
+      reject(err);
+    };
+    const timer = setTimeout(() => fail(networkError(url, timeoutError('headers'))), options.timeoutMs);
+    const onAbort = (): void => fail(options.signal?.reason);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (err) => fail(networkError(url, err)));
+    req.on('response', (res: IncomingMessage) => {
+      done();
+      resolve(res);
+    });
+  });
+}
+
 /** The body, bounded in size and paced by the throttle; a read error becomes a `network` DownloadError. */
-async function* bounded(body: Dispatcher.ResponseData['body'], url: URL, options: DownloadOptions): AsyncGenerator<Uint8Array> {
+async function* bounded(res: IncomingMessage, url: URL, options: DownloadOptions): AsyncGenerator<Uint8Array> {
   let total = 0;
-  const iterator = body[Symbol.asyncIterator]();
+  const iterator = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   try {
     for (;;) {
       let next: IteratorResult<Buffer>;
       try {
-        next = (await iterator.next()) as IteratorResult<Buffer>;
+        next = await nextChunk(iterator, res, options);
       } catch (err) {
-        if (options.signal?.aborted) throw err;
+        if (options.signal?.aborted) throw options.signal.reason;
         throw networkError(url, err);
       }
       if (next.done === true) return;
@@ -105,8 +130,27 @@ async function* bounded(body: Dispatcher.ResponseData['body'], url: URL, options
       yield next.value;
     }
   } finally {
-    if (!body.destroyed) body.destroy();
+    if (!res.destroyed) res.destroy();
   }
+}
+
+/** The next chunk of the body: cut when it does not come within `timeoutMs`, or on an abort. */
+async function nextChunk(iterator: AsyncIterator<Buffer>, res: IncomingMessage, options: DownloadOptions): Promise<IteratorResult<Buffer>> {
+  const cut = (err: unknown): void => void res.destroy(err instanceof Error ? err : new Error(String(err)));
+  const timer = setTimeout(() => cut(timeoutError('body')), options.timeoutMs);
+  const onAbort = (): void => cut(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await iterator.next();
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** No headers, or no more of the body, within the timeout (its code names which). */
+function timeoutError(phase: 'headers' | 'body'): Error {
+  return Object.assign(new Error(`no ${phase} within the timeout`), { code: phase === 'headers' ? 'HEADERS_TIMEOUT' : 'BODY_TIMEOUT' });
 }
 
 function parseUrl(text: string, base?: URL): URL {
@@ -127,7 +171,7 @@ function networkError(url: URL, err: unknown): DownloadError {
   return new DownloadError('network', `downloading from ${url.host} failed: ${detail}`, { retryable: true });
 }
 
-function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
 }

@@ -7,10 +7,16 @@ import type { CallFacts } from '../calls/health.js';
 import type { RuleConfig } from '../config/schema.js';
 import type { LostRecordings, RecordingsRepo } from '../store/recordings-repo.js';
 
-/** Why the archive cannot write its files, since when (boxwatch's clock). */
+/**
+ * The code of the archive's failure while the database lists recordings in another archive
+ * directory than this process's (archive.dir not shared between the replicas).
+ */
+export const UNSHARED_DIR = 'unshared_dir';
+
+/** Why the archive is failing (it cannot write its files, or they are split), since when (boxwatch's clock). */
 export interface ArchiveFailure {
   since: number;
-  /** The file system's error code (ENOSPC, EACCES, EROFS, ...). */
+  /** The file system's error code (ENOSPC, EACCES, EROFS, ...), `bad_marker`, or UNSHARED_DIR. */
   code: string;
 }
 

@@ -172,14 +172,11 @@ export async function removeWithEmptyParents(fs: ArchiveFs, root: string, relati
 
 /** The SHA-256 (hex) of a file, read as a stream; null when it does not exist. */
 export async function fileSha256(path: string): Promise<string | null> {
-  const hash = createHash('sha256');
-  try {
+  return ifExists(async () => {
+    const hash = createHash('sha256');
     for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-  return hash.digest('hex');
+    return hash.digest('hex');
+  });
 }
 
 /**
@@ -190,13 +187,23 @@ export async function fileSha256(path: string): Promise<string | null> {
  */
 export async function holdsRecording(dir: string, r: { path: string; sha256: string; bytes: number }): Promise<boolean> {
   const path = join(dir, r.path);
+  // ENOTDIR: a file stands where one of the recording's directories should be.
+  const stat = await ifExists(() => fsp.stat(path), ['ENOTDIR']);
+  return stat !== null && stat.size === r.bytes && (await fileSha256(path)) === r.sha256;
+}
+
+/**
+ * What `op` gives, or null when the file it works on does not exist (ENOENT, and the codes of
+ * `alsoMissing`); any other error is thrown. The archive's one "a missing file is no error".
+ */
+export async function ifExists<T>(op: () => Promise<T>, alsoMissing: readonly string[] = []): Promise<T | null> {
   try {
-    if ((await fsp.stat(path)).size !== r.bytes) return false;
+    return await op();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return false;
+    const code = fsErrorCode(err);
+    if (code === 'ENOENT' || (code !== undefined && alsoMissing.includes(code))) return null;
     throw err;
   }
-  return (await fileSha256(path)) === r.sha256;
 }
 
 /** A file-system error code such as ENOSPC, or undefined for other errors. */

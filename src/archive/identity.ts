@@ -17,7 +17,7 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { createAtomically, type ArchiveFs } from './files.js';
+import { createAtomically, ifExists, type ArchiveFs } from './files.js';
 
 /** The marker file's name, in the archive directory. */
 export const ARCHIVE_MARKER = '.boxwatch-archive';
@@ -61,12 +61,7 @@ export async function archiveIdentity(fs: ArchiveFs, dir: string): Promise<{ id:
  */
 async function setAside(fs: ArchiveFs, path: string): Promise<void> {
   const aside = `${path}.${randomBytes(6).toString('hex')}.empty`;
-  try {
-    await fs.rename(path, aside);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
-  }
+  if ((await ifExists(() => fs.rename(path, aside))) === null) return; // gone: another process moved it
   try {
     if ((await readMarkerText(aside)) !== '') await fs.link(aside, path).catch(() => undefined);
   } finally {
@@ -83,12 +78,7 @@ export async function readArchiveId(dir: string): Promise<string | null> {
 
 /** The marker file's text, null when there is none. */
 async function readMarkerText(path: string): Promise<string | null> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
+  return ifExists(() => readFile(path, 'utf8'));
 }
 
 function parseMarker(path: string, text: string): string {

@@ -7,6 +7,12 @@
  * Every round (`tick`, every lease/3):
  * - it refreshes this replica's heartbeat and renews every lease it holds; a renewal refused (the
  *   lease changed hands) stops that account's work at once;
+ * - it tells whether another process runs under this replica's id (two given one `replica_id`
+ *   by mistake: they would both work the same leases): the heartbeat says who beat under the id
+ *   last, and another instance (leases.ts, `instance`) than this one since this one's own last
+ *   heartbeat is a process alive now (an earlier life of a restarted replica never beats again).
+ *   Logged at `error` once, with the fix, and shown (`sharedWith`: the gauge
+ *   `boxwatch_replica_id_conflict`) until a round finds nobody else beat since;
  * - it releases a lease the rows say it holds but that it does not know it holds, where it may
  *   have made one (`unsure`): an `acquire` it gave up waiting for whose transaction committed all
  *   the same, a `release` that did not finish, a lease past its step-down deadline: so such a
@@ -38,7 +44,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
-import { fenceOf, type Fence, type Lease, type LeaseRepository, type Replica, type ReplicaInfo } from './leases.js';
+import { fenceOf, type Fence, type Lease, type LeaseRepository, type PreviousBeat, type Replica, type ReplicaInfo } from './leases.js';
 
 /** What the app does for an account this replica leads. */
 export interface AccountWork {
@@ -87,6 +93,10 @@ export class Coordinator {
   private readonly stopper = new AbortController();
   private loops: Promise<void>[] = [];
   private stopped = false;
+  /** Whether a heartbeat of this process was written: from then on the row is this process's unless another one beats. */
+  private beaten = false;
+  /** Another process beating under this replica's id, as last found (null: none). */
+  private shared: PreviousBeat | null = null;
 
   constructor(private readonly o: CoordinatorOptions) {
     this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
@@ -112,6 +122,11 @@ export class Coordinator {
   /** The accounts this replica leads now, sorted. */
   leading(): string[] {
     return [...this.held.keys()].filter((a) => this.holds(a)).sort();
+  }
+
+  /** Another process found beating under this replica's id since this one's last heartbeat (null: none). */
+  sharedWith(): PreviousBeat | null {
+    return this.shared;
   }
 
   /** The fences of the accounts this replica leads now (what its dispatcher claims with). */
@@ -192,7 +207,7 @@ export class Coordinator {
     const { repo, replica, clock } = this.o;
     const started = clock.now();
     try {
-      await this.bounded(repo.heartbeat(replica, started));
+      this.noteBeat(await this.bounded(repo.heartbeat(replica, started)));
       await this.renewAll(started);
       const [replicas, leases] = [await this.bounded(repo.replicas()), await this.bounded(repo.leases())];
       if (this.stopped) return;
@@ -201,6 +216,22 @@ export class Coordinator {
       // The database did not answer: leases stay until their deadline (checkDeadlines), then stop.
       this.log.warn({ err: errorMessage(err), leading: this.leading() }, 'cluster round failed; leases not renewed stop at their deadline');
     }
+  }
+
+  /** What this heartbeat replaced: after one of this process's own, another instance there is another process beating now. */
+  private noteBeat(before: PreviousBeat | null): void {
+    const { id, instance } = this.o.replica;
+    const other = this.beaten && instance !== undefined && before !== null && before.instance !== instance ? before : null;
+    this.beaten = true;
+    if (other !== null && this.shared === null) {
+      this.log.error(
+        { replica: id, other: { host: other.host, pid: other.pid } },
+        'another boxwatch process runs with this replica_id: both would work the same accounts; give each replica its own replica_id (cluster.replica_id), or none (then each process gets its own)',
+      );
+    } else if (other === null && this.shared !== null) {
+      this.log.info({ replica: id }, 'no other process runs with this replica_id any more');
+    }
+    this.shared = other;
   }
 
   private async renewAll(now: number): Promise<void> {

@@ -4,7 +4,9 @@
  * (src/store/postgres/leases.ts) and in memory for unit tests (test/cluster/memory-leases.ts);
  * test/contract/leases.contract.ts holds all three to the same rules.
  *
- * - A replica announces itself (id, host, pid) and refreshes its heartbeat (`heartbeat`).
+ * - A replica announces itself (id, host, pid, and a random token of its process's life) and
+ *   refreshes its heartbeat (`heartbeat`), which says whose heartbeat it replaced: two processes
+ *   given one `replica_id` by mistake tell so (coordinator.ts).
  * - A lease gives one account's work (poll, evaluate, deliver) to one replica until `expiresAt`.
  *   `acquire` takes a lease that is free or expired; `renew` extends a lease its holder still
  *   has; `release` gives it up. Every change of holder raises the account's fencing `token`.
@@ -21,10 +23,20 @@ import type { Awaitable } from '../awaitable.js';
 
 /** A `boxwatch run` process as it announces itself. */
 export interface ReplicaInfo {
-  /** Unique per process life (host, pid and a random part). */
+  /** Unique per process life (host, pid and a random part), or `cluster.replica_id`. */
   id: string;
   host: string;
   pid: number;
+  /** A random token of this process's life: tells two processes apart that were given one `replica_id`. */
+  instance?: string;
+}
+
+/** Who last beat under a replica id, as a heartbeat found it (and replaced). */
+export interface PreviousBeat {
+  host: string;
+  pid: number;
+  /** Null: a process of before instance tokens, or one that announced none. */
+  instance: string | null;
 }
 
 export interface Replica extends ReplicaInfo {
@@ -56,8 +68,8 @@ export interface Fence {
 }
 
 export interface LeaseRepository {
-  /** Announces `replica` or refreshes its heartbeat at `now`. */
-  heartbeat(replica: ReplicaInfo, now: number): Awaitable<void>;
+  /** Announces `replica` or refreshes its heartbeat at `now`; returns who had beaten last under its id (null: nobody, or it left). */
+  heartbeat(replica: ReplicaInfo, now: number): Awaitable<PreviousBeat | null>;
   /** The replica stops: its row goes and its leases are released (as `release` does). */
   leave(replicaId: string): Awaitable<void>;
   /** Every announced replica (live or not: the caller judges by `beatAt`), ordered by id. */

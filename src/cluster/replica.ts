@@ -5,6 +5,7 @@
  * accounts to work for (`holds`, `fence`, `fences`) and tells it when a fenced write was refused
  * (`lost`); src/app.ts wires the rest.
  */
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Gauge } from 'prom-client';
 import type { Clock } from '../clock.js';
@@ -40,7 +41,7 @@ export function createReplica(o: ReplicaOptions): Replica {
   const id = o.config.replicaId ?? newReplicaId(host, process.pid);
   const coordinator = new Coordinator({
     repo: o.repo,
-    replica: { id, host, pid: process.pid },
+    replica: { id, host, pid: process.pid, instance: randomBytes(8).toString('hex') },
     accounts: o.accounts,
     work: o.work,
     clock: o.clock,
@@ -55,6 +56,14 @@ export function createReplica(o: ReplicaOptions): Replica {
     collect() {
       this.reset();
       for (const account of o.accounts()) this.set({ account }, coordinator.holds(account) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'boxwatch_replica_id_conflict',
+    help: 'Replicas: 1 while another boxwatch process runs with this replica_id (give each replica its own cluster.replica_id), else 0.',
+    registers: [o.metrics.registry],
+    collect() {
+      this.set(coordinator.sharedWith() === null ? 0 : 1);
     },
   });
   return {

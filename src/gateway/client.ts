@@ -1,19 +1,22 @@
 /**
- * The undici implementation of GatewayClient: one keep-alive connection pool per gateway origin,
- * a per-attempt timeout, bounded retries with exponential backoff and full jitter for GETs, zod
- * parsing of every response, and typed GatewayErrors (errors.ts).
+ * The implementation of GatewayClient on Node's own HTTP client (src/http-client.ts): one
+ * keep-alive Agent per gateway, a per-attempt timeout, bounded retries with exponential backoff
+ * and full jitter for GETs, bounded body reads, zod parsing of every response, and typed
+ * GatewayErrors (errors.ts).
  *
  * The account secret key is sent only in the `account-secret-key` header. Errors carry our own
  * words, the vendor's message and sanitized copies of low-level errors, never the key.
  */
 import { jitteredBackoff } from '../backoff.js';
 import { parseRetryAfter } from '../retry-after.js';
-import { FormData, Pool, type Dispatcher } from 'undici';
+import { randomBytes } from 'node:crypto';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { capText, TEXT_CAPS } from '../text.js';
 import { systemClock, type Clock } from '../clock.js';
 import { GatewayError, classifyErrorResponse, redact, sanitizeCause, type GatewayErrorCode } from './errors.js';
 import { API_PREFIX, BOX_FROM, E164 } from './messages.js';
+import { keepAliveAgent, requestTarget, startRequest } from '../http-client.js';
 import {
   callListEnvelopeSchema,
   callSchema,
@@ -34,8 +37,6 @@ import type {
   RejectedRecord,
   RequestOptions,
 } from './types.js';
-
-type IncomingHttpHeaders = Dispatcher.ResponseData['headers'];
 
 export interface BackoffOptions {
   /** Delay ceiling of the first retry; doubles per retry (default 200 ms). */
@@ -58,7 +59,7 @@ export interface GatewayClientOptions {
    * fails the request with `rate_limited` at once. Either way no request is sent before it ends.
    */
   maxRetryAfterMs?: number;
-  /** Keep-alive connections in the pool (default 16). */
+  /** Keep-alive connections open to the gateway at most (default 16). */
   connections?: number;
   /**
    * The largest response body read per endpoint, in bytes (defaults: DEFAULT_MAX_BODY). A larger
@@ -103,16 +104,29 @@ const ENVELOPES = {
 };
 
 /** Errors of the connect phase: the request was certainly not written, so even make-call may retry. */
-const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
 interface Outgoing {
   endpoint: Endpoint;
   method: 'GET' | 'POST';
   path: string;
-  body?: () => FormData;
+  body?: () => Form;
 }
 
-/** Creates a GatewayClient over HTTP. Call `close()` to release the connection pool. */
+/** A request body with its content type. */
+interface Form {
+  contentType: string;
+  bytes: Buffer;
+}
+
+/** One answer: status, headers and the body as text (at most the endpoint's limit). */
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/** Creates a GatewayClient over HTTP. Call `close()` to release the connections. */
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
   const url = parseBaseUrl(options.baseUrl);
   const secret = options.secretKey;
@@ -124,15 +138,16 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const clock = options.clock ?? systemClock;
   const maxBody = { ...DEFAULT_MAX_BODY, ...options.maxBodyBytes };
   const random = options.random ?? Math.random;
-  const pool = new Pool(url.origin, {
-    connections: positive(options.connections, DEFAULTS.connections),
-    pipelining: 1,
-  });
+  const target = requestTarget(url);
+  const agent = keepAliveAgent(target.protocol, positive(options.connections, DEFAULTS.connections));
+  const headers = { 'account-secret-key': secret, accept: 'application/json' };
   const prefix = url.pathname.replace(/\/+$/, '') + API_PREFIX;
   /** Errors known to have happened before any byte of the request was written. */
   const notSent = new WeakSet<GatewayError>();
   /** No request before this time: the end of the last `Retry-After` the gateway gave (any endpoint). */
   let notBefore = 0;
+  /** Exchanges under way (close() waits for them); null once closed. */
+  let inFlight: Set<Promise<Answer>> | null = new Set();
 
   /** A client-side check failed: no request is sent. Inputs are echoed, so the key is cut out. */
   const invalidArgument = (endpoint: Endpoint, message: string): GatewayError =>
@@ -143,48 +158,78 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   };
 
   /** One HTTP attempt: returns the status, headers and parsed JSON, or throws a GatewayError. */
-  async function attemptOnce(
-    call: Outgoing,
-    signal: AbortSignal | undefined,
-  ): Promise<{ status: number; headers: IncomingHttpHeaders; json: unknown }> {
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new Error('timeout'));
-    }, timeoutMs);
-    const onAbort = (): void => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      const res = await pool.request({
-        path: prefix + call.path,
-        method: call.method,
-        headers: { 'account-secret-key': secret, accept: 'application/json' },
-        body: call.body?.() ?? null,
-        signal: controller.signal,
-      });
-      const text = await readBounded(res.body, res.headers, maxBody[call.endpoint], call.endpoint);
-      return { status: res.statusCode, headers: res.headers, json: parseJson(text, call.endpoint, res.statusCode) };
-    } catch (err) {
-      if (err instanceof GatewayError) throw err;
-      if (signal?.aborted) throw signal.reason;
-      if (timedOut) {
-        throw new GatewayError('unavailable', `gateway did not answer ${call.endpoint} within ${timeoutMs} ms`, {
-          endpoint: call.endpoint,
-        });
-      }
-      const cause = sanitizeCause(err, secret);
-      const code = (cause as { code?: string }).code;
-      const error = new GatewayError('unavailable', `gateway unreachable (${call.endpoint}): ${cause.message}`, {
-        endpoint: call.endpoint,
-        cause,
-      });
-      if (code !== undefined && CONNECT_PHASE_CODES.has(code)) notSent.add(error);
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+  async function attemptOnce(call: Outgoing, signal: AbortSignal | undefined): Promise<{ status: number; headers: IncomingHttpHeaders; json: unknown }> {
+    const answer = await tracked(call, signal);
+    return { status: answer.status, headers: answer.headers, json: parseJson(answer.text, call.endpoint, answer.status) };
+  }
+
+  /** `exchange`, counted in `inFlight` while it runs. */
+  function tracked(call: Outgoing, signal: AbortSignal | undefined): Promise<Answer> {
+    if (inFlight === null) {
+      return Promise.reject(new GatewayError('unavailable', `the gateway client is closed (${call.endpoint})`, { endpoint: call.endpoint, retryable: false }));
     }
+    const running = exchange(call, signal);
+    const set = inFlight;
+    set.add(running);
+    const forget = (): void => void set.delete(running);
+    running.then(forget, forget);
+    return running;
+  }
+
+  /**
+   * One request and its answer, read up to the endpoint's body limit, within `timeoutMs` from now
+   * (one timer). Rejects with a GatewayError, or with the signal's reason when the caller aborts.
+   */
+  function exchange(call: Outgoing, signal: AbortSignal | undefined): Promise<Answer> {
+    return new Promise<Answer>((resolve, reject) => {
+      signal?.throwIfAborted();
+      const form = call.body?.();
+      const req = startRequest(target, {
+        agent,
+        method: call.method,
+        path: prefix + call.path,
+        headers: form === undefined ? headers : { ...headers, 'content-type': form.contentType, 'content-length': form.bytes.length },
+        ...(form && { body: form.bytes }),
+      });
+      let settled = false;
+      const settle = (err: unknown, answer?: Answer): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (answer !== undefined) resolve(answer);
+        else {
+          req.destroy();
+          reject(err);
+        }
+      };
+      const timer = setTimeout(() => settle(timedOut(call, req)), timeoutMs);
+      const onAbort = (): void => settle(signal?.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('error', (err) => settle(unreachable(call, err)));
+      req.on('response', (res: IncomingMessage) => {
+        readBounded(res, maxBody[call.endpoint], call.endpoint, (err, text) => {
+          if (text === undefined) settle(err instanceof GatewayError ? err : unreachable(call, err));
+          else settle(undefined, { status: res.statusCode ?? 0, headers: res.headers, text });
+        });
+      });
+    });
+  }
+
+  /** The attempt's time ran out. Not sent when no connection was made yet (make-call may retry). */
+  function timedOut(call: Outgoing, req: ClientRequest): GatewayError {
+    const error = new GatewayError('unavailable', `gateway did not answer ${call.endpoint} within ${timeoutMs} ms`, { endpoint: call.endpoint });
+    if (!connected(req)) notSent.add(error);
+    return error;
+  }
+
+  /** A network failure (refused, reset, TLS, DNS), with a sanitized copy of the low-level error. */
+  function unreachable(call: Outgoing, err: unknown): GatewayError {
+    const cause = sanitizeCause(err, secret);
+    const code = (cause as { code?: string }).code;
+    const error = new GatewayError('unavailable', `gateway unreachable (${call.endpoint}): ${cause.message}`, { endpoint: call.endpoint, cause });
+    if (code !== undefined && CONNECT_PHASE_CODES.has(code)) notSent.add(error);
+    return error;
   }
 
   /** Sends with retries; returns the response of the first successful (2xx, success) attempt. */
@@ -300,18 +345,18 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         endpoint: 'make_call',
         method: 'POST',
         path: '/call/make-call',
-        body: () => {
-          const form = new FormData();
-          form.set('from', input.from);
-          form.set('to', input.to);
-          form.set('agent_id', String(input.agentId));
-          return form;
-        },
+        body: () => multipartForm({ from: input.from, to: input.to, agent_id: String(input.agentId) }),
       };
       return (await send(call, ENVELOPES.makeCall, opts?.signal)).body.data;
     },
 
-    close: () => pool.close(),
+    /** Waits for the requests under way, then closes the connections; later requests fail. */
+    async close() {
+      const running = inFlight;
+      inFlight = null;
+      if (running !== null) await Promise.allSettled(running);
+      agent.destroy();
+    },
   };
 }
 
@@ -343,28 +388,38 @@ function parseBaseUrl(baseUrl: string): URL {
 }
 
 /**
- * Reads a body up to `limit` bytes. A larger one (by its Content-Length, or as it arrives) is
- * aborted at once, so an endless body costs at most `limit` bytes of memory. A body whose
- * Content-Length is within the limit is read whole: HTTP's framing ends it at that length.
+ * Reads a body up to `limit` bytes, then calls `done` with the text or with the error. A larger
+ * body (by its Content-Length, or as it arrives) fails with `too_large` at once; the caller then
+ * cuts the connection (later calls of `done` are ignored), so an endless body costs at most
+ * `limit` bytes of memory.
  */
-async function readBounded(body: Dispatcher.ResponseData['body'], headers: IncomingHttpHeaders, limit: number, endpoint: Endpoint): Promise<string> {
-  const tooLarge = (): GatewayError => {
-    body.destroy();
-    return new GatewayError('too_large', `the ${endpoint} response is larger than ${limit} bytes (gateway.max_body.${endpoint}); aborted`, { endpoint });
-  };
-  const declared = headers['content-length'];
-  if (typeof declared === 'string' && /^\d+$/.test(declared)) {
-    if (Number(declared) > limit) throw tooLarge();
-    return body.text();
-  }
+function readBounded(res: IncomingMessage, limit: number, endpoint: Endpoint, done: (err: unknown, text?: string) => void): void {
+  const tooLarge = (): GatewayError =>
+    new GatewayError('too_large', `the ${endpoint} response is larger than ${limit} bytes (gateway.max_body.${endpoint}); aborted`, { endpoint });
+  const declared = res.headers['content-length'];
+  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) return done(tooLarge());
   const chunks: Buffer[] = [];
   let total = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
+  res.on('data', (chunk: Buffer) => {
     total += chunk.length;
-    if (total > limit) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, total).toString('utf8');
+    if (total > limit) done(tooLarge());
+    else chunks.push(chunk);
+  });
+  res.on('end', () => done(undefined, Buffer.concat(chunks, total).toString('utf8')));
+  // The connection closed before the end of the body.
+  res.on('error', (err) => done(err));
+}
+
+/** True once the request has a connected socket: from then on some of it may have been written. */
+function connected(req: ClientRequest): boolean {
+  return req.socket !== null && !req.socket.connecting;
+}
+
+/** A multipart/form-data body of plain text fields (the caller has checked the values). */
+function multipartForm(fields: Record<string, string>): Form {
+  const boundary = `boxwatch-${randomBytes(12).toString('hex')}`;
+  const parts = Object.entries(fields).map(([name, value]) => `--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+  return { contentType: `multipart/form-data; boundary=${boundary}`, bytes: Buffer.from(`${parts.join('')}--${boundary}--\r\n`) };
 }
 
 /**

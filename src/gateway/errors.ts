@@ -109,9 +109,9 @@ export function classifyErrorResponse(
 }
 
 /**
- * A plain copy of a low-level error (undici, node:net) keeping only name, code and message, with
- * `secret` cut out of the message. undici errors may hold sockets or request options; none of that
- * is carried on.
+ * A plain copy of a low-level error (node:http, node:net, TLS) keeping only name, code and
+ * message, with `secret` cut out of the message. Such errors may hold sockets or request options;
+ * none of that is carried on.
  */
 export function sanitizeCause(err: unknown, secret: string): Error {
   const source = err instanceof Error ? err : new Error(String(err));

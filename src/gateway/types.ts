@@ -1,6 +1,6 @@
 /**
  * The GatewayClient interface: what the rest of boxwatch needs from the vendor's Gateway API.
- * The undici implementation lives in client.ts; tests run one contract suite against it and the
+ * The HTTP implementation lives in client.ts (on node:http); tests run one contract suite against it and the
  * simulator over real HTTP.
  */
 import type { Call, CallSummary, Device, DeviceSummary, MakeCallResult, PageMeta } from './schemas.js';

@@ -31,6 +31,11 @@ export interface FleetSnapshot {
   states(): Promise<ReadonlyMap<string, AlertState>>;
   /** A number that changes whenever the fleet or its alerts change (after reading what other processes stored). */
   version(): Promise<number>;
+  /**
+   * The boxes, the alerts and the version of one bringing up to date (one read of the latest
+   * cycles): what the daemon's cycle hands on to its consumers, instead of asking three times.
+   */
+  view(): Promise<{ boxes: BoxState[]; states: ReadonlyMap<string, AlertState>; version: number }>;
   /** `compute(boxes)` once per change of the fleet, remembered under `key` until the next. */
   memo<T>(key: string, compute: (boxes: BoxState[]) => T): Promise<T>;
   /**
@@ -114,10 +119,12 @@ export function fleetSnapshot(
     });
     await refreshing;
   };
+  /** The boxes and the alerts of the parts as they are (after `upToDate`, in the same turn). */
+  const boxesNow = (): BoxState[] => (merged ??= mergeParts(parts));
+  const statesNow = (): ReadonlyMap<string, AlertState> => (mergedStates ??= new Map([...parts.values()].flatMap((p) => [...p.states])));
   const current = async (): Promise<BoxState[]> => {
     await upToDate();
-    merged ??= mergeParts(parts);
-    return merged;
+    return boxesNow();
   };
   return {
     boxes: current,
@@ -127,8 +134,11 @@ export function fleetSnapshot(
     },
     async states() {
       await upToDate();
-      mergedStates ??= new Map([...parts.values()].flatMap((p) => [...p.states]));
-      return mergedStates;
+      return statesNow();
+    },
+    async view() {
+      await upToDate();
+      return { boxes: boxesNow(), states: statesNow(), version: generation };
     },
     publish(startedAt, accounts, boxes, states) {
       for (const account of accounts) {

@@ -1,8 +1,12 @@
 /**
  * `archive_failing`: the recording archive cannot write its files (disk full, read-only file
  * system, no permission): one alert for the fleet (serial ''). Active from the first failed write
- * until a write succeeds again (facts from the archive: src/archive/facts.ts).
+ * until a write succeeds again (facts from the archive: src/archive/facts.ts). Also active, with
+ * the code `unshared_dir`, while the database lists recordings in another archive directory than
+ * this process's `archive.dir` (replicas whose archive.dir is not shared: their files are on a
+ * disk this process cannot see).
  */
+import { UNSHARED_DIR } from '../archive/facts.js';
 import type { RuleOfKind } from '../config/schema.js';
 import type { FleetContext, RuleResult } from './types.js';
 
@@ -22,6 +26,14 @@ export function evaluateArchiveFailing(rule: RuleOfKind<'archive_failing'>, ctx:
   const threshold = 'a recording file could not be written';
   if (facts.failing === null) return { condition: 'inactive', value: null, threshold, summary: 'the archive writes its files' };
   const { code } = facts.failing;
+  if (code === UNSHARED_DIR) {
+    return {
+      condition: 'active',
+      value: code,
+      threshold: 'every archived recording is in this archive.dir',
+      summary: 'the database lists recordings in another archive directory than this archive.dir, whose files this process cannot see: archive.dir is not shared between the replicas (give them one shared archive.dir)',
+    };
+  }
   const meaning = MEANING[code];
   return {
     condition: 'active',

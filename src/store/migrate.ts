@@ -84,8 +84,9 @@ function checkIdentity(db: Database.Database, path: string): void {
   let appId: number;
   let objects: number;
   try {
-    appId = db.pragma('application_id', { simple: true }) as number;
-    objects = (db.prepare('SELECT count(*) AS n FROM sqlite_schema').get() as { n: number }).n;
+    // One read transaction: both from one state of the file, not the id before and the tables
+    // after another process (a replica starting at the same moment) committed its first migration.
+    [appId, objects] = db.transaction((): [number, number] => [db.pragma('application_id', { simple: true }) as number, (db.prepare('SELECT count(*) AS n FROM sqlite_schema').get() as { n: number }).n])();
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {

@@ -17,6 +17,8 @@ export interface OpenOptions {
   logger?: Logger;
   /** See StoreOptions.maxGapMs. */
   maxGapMs?: number;
+  /** See StoreOptions.rawRetentionMs (`storage.raw_retention`). */
+  rawRetentionMs?: number;
   /**
    * The CLI's reads: a SQLite file is opened read-only and must exist (it is never created or
    * migrated). A PostgreSQL database is opened as it is for the daemon (and brought up to date).
@@ -34,7 +36,7 @@ export async function openDataStore(storage: Pick<StorageConfig, 'path' | 'url'>
   // Loaded only here: a daemon on SQLite never loads the PostgreSQL driver (test/perf/run-modules.test.ts).
   const { PostgresStore } = await import('./postgres/store.js');
   try {
-    return await PostgresStore.open(storage.url, { clock: options.clock, logger: options.logger, maxGapMs: options.maxGapMs, idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs });
+    return await PostgresStore.open(storage.url, { clock: options.clock, logger: options.logger, maxGapMs: options.maxGapMs, rawRetentionMs: options.rawRetentionMs, idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs });
   } catch (err) {
     if (err instanceof StoreError && err.code === 'store_unavailable') {
       throw new StoreError('store_unavailable', `storage.url: ${err.message}; check that the server runs and that storage.url (e.g. $BOXWATCH_DATABASE_URL) names it, the user and the password`, { cause: err });
@@ -48,5 +50,5 @@ export function openSqliteFile(path: string, options: OpenOptions = {}): SqliteS
   const memory = path === ':memory:';
   if ((options.readonly === true || options.mustExist === true) && !memory && !existsSync(path)) throw storeNotFound(path);
   if (options.readonly !== true && !memory) mkdirSync(dirname(path), { recursive: true });
-  return openStore(path, { clock: options.clock, logger: options.logger, maxGapMs: options.maxGapMs, readonly: options.readonly });
+  return openStore(path, { clock: options.clock, logger: options.logger, maxGapMs: options.maxGapMs, rawRetentionMs: options.rawRetentionMs, readonly: options.readonly });
 }

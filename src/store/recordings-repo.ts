@@ -64,6 +64,12 @@ export interface RecordingsRepo {
   archivedBefore(before: number, limit: number, archive: string): Awaitable<ArchivedRecording[]>;
   /** Per archive directory, its archived recordings (those archived before archives had ids not counted), by archive id. */
   archives(): Awaitable<ArchiveRecordings[]>;
+  /**
+   * The id of an archive directory other than `archive` that archived recordings are listed in,
+   * or null when there is none (those archived before archives had ids not counted): the probe
+   * of every archive pass, two index lookups whatever the archive's size (`archives` counts them).
+   */
+  otherArchive(archive: string): Awaitable<string | null>;
   /** Records that the archived recordings `callIds` are in archive directory `archive` (their files were found there), whatever archive they were listed in. */
   claim(callIds: readonly string[], archive: string): Awaitable<void>;
   /** Forgets archived recordings whose files retention deleted (`calls.recording` stays `archived`). */

@@ -9,18 +9,22 @@
  *   recorded), whatever archive they were listed in: those of before archive ids, and those of a
  *   directory moved without its marker (`mv old/* new/`), which retention then deletes and verify
  *   checks; recordings whose files are not there (another replica's disk) stay as they were;
- * - the other archive directories are counted when the id is known, then hourly.
+ * - recordings in another archive directory (a replica whose archive.dir is not shared) raise
+ *   archive_failing with `unshared_dir` at the next pass, logged once, counted in the gauge then
+ *   and hourly, and cleared at the first pass that finds none; a refused write's code comes first.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { createArchiver, nodeFs, type ArchiveFs } from '../../src/archive/index.js';
+import { Writable } from 'node:stream';
+import { Registry } from 'prom-client';
+import { createArchiver, nodeFs, registerArchiveMetrics, type ArchiveFs, type ArchiveMetrics } from '../../src/archive/index.js';
 import { ARCHIVE_MARKER, archiveIdentity, readArchiveId } from '../../src/archive/identity.js';
 import { verifyArchive } from '../../src/archive/verify.js';
 import { parseConfig } from '../../src/config/index.js';
-import { silentLogger } from '../../src/log.js';
+import { createLogger, silentLogger, type Logger } from '../../src/log.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import type { RecordingsRepo } from '../../src/store/recordings-repo.js';
 import { FakeClock } from '../helpers/fake-clock.js';
@@ -40,7 +44,7 @@ function tempDir(): string {
   return dir;
 }
 
-function archiverOf(archiveDir: string, clock: FakeClock, o: { fs?: ArchiveFs; repo?: RecordingsRepo } = {}) {
+function archiverOf(archiveDir: string, clock: FakeClock, o: { fs?: ArchiveFs; repo?: RecordingsRepo; metrics?: ArchiveMetrics; logger?: Logger } = {}) {
   const config = parseConfig(
     `gateway: { base_url: "http://127.0.0.1:9", secret_key: k }\ncalls: {}\narchive: { dir: "${archiveDir}", retention: 30d }\nrules:\n  - { name: archive-failing, kind: archive_failing, severity: critical }\n`,
     {},
@@ -52,9 +56,10 @@ function archiverOf(archiveDir: string, clock: FakeClock, o: { fs?: ArchiveFs; r
     repo: o.repo ?? store!.recordings,
     clientOf: () => undefined,
     clock,
-    logger: silentLogger,
+    logger: o.logger ?? silentLogger,
     timeoutMs: 1_000,
     ...(o.fs && { fs: o.fs }),
+    ...(o.metrics && { metrics: o.metrics }),
   });
 }
 
@@ -262,7 +267,7 @@ it('verify checks a recording listed in another archive whose file is in this di
   });
 });
 
-it('the other archive directories are counted when the id is known, then at most hourly (not every pass)', async () => {
+it('recordings in another archive directory raise archive_failing (unshared_dir) at the next pass, counted then and hourly, cleared at the first pass without any', async () => {
   const root = tempDir();
   const archiveDir = join(root, 'recordings');
   const clock = new FakeClock('2026-05-04T12:00:00Z');
@@ -275,16 +280,86 @@ it('the other archive directories are counted when the id is known, then at most
       return repo.archives();
     },
   });
-  const archiver = archiverOf(archiveDir, clock, { repo: counting });
+  const registry = new Registry();
+  const lines: string[] = [];
+  const logger = createLogger({
+    destination: new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    }),
+  });
+  const archiver = archiverOf(archiveDir, clock, { repo: counting, metrics: registerArchiveMetrics(registry), logger });
+  const elsewhere = async (): Promise<number> => (await registry.getSingleMetric('boxwatch_archive_recordings_elsewhere')?.get())?.values[0]?.value ?? Number.NaN;
+  const said = (text: string): number => lines.filter((l) => l.includes(text)).length;
   try {
+    await archiver.pass();
+    const id = (await readArchiveId(archiveDir)) as string;
+    recordingIn(archiveDir, 'c-1', clock.now(), id);
+    recordingIn(null, 'c-0', clock.now(), null); // archived before archive ids: no other directory
+    clock.advance(60_000);
+    await archiver.pass();
+    expect(failingCode(archiver)).toBeNull();
+    expect(await elsewhere()).toBe(0);
+    expect(counted).toBe(0); // nothing elsewhere: only the probe ran
+
+    // Another replica, with a directory of its own, archives into the same database.
+    recordingIn(null, 'c-2', clock.now(), 'vm2-0badcafe');
+    clock.advance(60_000);
+    await archiver.pass(); // the next pass, not an hour later
+    expect(failingCode(archiver)).toBe('unshared_dir');
+    expect(await elsewhere()).toBe(1);
+    expect(said('archive.dir is not shared between the replicas')).toBe(1);
+    expect(counted).toBe(1);
+    // It stays failing at every pass; the count (over every archived recording) is taken hourly.
     for (let i = 0; i < 30; i++) {
-      await archiver.pass();
+      recordingIn(null, `c-${10 + i}`, clock.now(), 'vm2-0badcafe');
       clock.advance(60_000);
+      await archiver.pass();
+      expect(failingCode(archiver)).toBe('unshared_dir');
     }
     expect(counted).toBe(1);
+    expect(await elsewhere()).toBe(1);
     clock.advance(30 * 60_000);
     await archiver.pass();
     expect(counted).toBe(2);
+    expect(await elsewhere()).toBe(31);
+    expect(said('archive.dir is not shared between the replicas')).toBe(1); // once per other directory
+
+    // The operator moved those files into this directory and gave their rows its id: cleared at the next pass.
+    store.recordings.claim(['c-2', ...Array.from({ length: 30 }, (_, i) => `c-${10 + i}`)], id);
+    clock.advance(60_000);
+    await archiver.pass();
+    expect(failingCode(archiver)).toBeNull();
+    expect(await elsewhere()).toBe(0);
+    expect(said('no recordings in another archive directory any more')).toBe(1);
+  } finally {
+    await archiver.close();
+  }
+});
+
+it('the disk-full failure ended, recordings still in another archive directory keep archive_failing raised (unshared_dir)', async () => {
+  const root = tempDir();
+  const archiveDir = join(root, 'recordings');
+  const clock = new FakeClock('2026-05-04T12:00:00Z');
+  store = openStore(join(root, 'boxwatch.db'), { clock });
+  let full = false;
+  const fs: ArchiveFs = { ...nodeFs, mkdir: (path, options) => (full ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })) : nodeFs.mkdir(path, options)) };
+  const first = archiverOf(archiveDir, clock, { fs });
+  recordingIn(null, 'c-2', clock.now(), 'vm2-0badcafe');
+  await first.pass();
+  expect(failingCode(first)).toBe('unshared_dir');
+  await first.close();
+  rmSync(join(archiveDir, ARCHIVE_MARKER)); // the next start must make the marker again, and the disk is full
+  full = true;
+  const archiver = archiverOf(archiveDir, clock, { fs });
+  try {
+    await archiver.pass();
+    expect(failingCode(archiver)).toBe('ENOSPC');
+    full = false;
+    await archiver.pass();
+    expect(failingCode(archiver)).toBe('unshared_dir');
   } finally {
     await archiver.close();
   }

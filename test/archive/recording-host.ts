@@ -4,9 +4,8 @@
  * refuses every connection (`down`: the socket is closed unanswered), or redirects to another
  * URL base (`redirect`). Counts the requests it got.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, get, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { request } from 'undici';
 
 export interface RecordingHost {
   url: string;
@@ -42,13 +41,16 @@ export async function startRecordingHost(options: { host?: string } = {}): Promi
       res.end();
       return;
     }
-    request(`${host.target}${req.url ?? '/'}`)
-      .then(async (up) => {
-        const body = Buffer.from(await up.body.arrayBuffer());
-        res.writeHead(up.statusCode, { 'Content-Type': String(up.headers['content-type'] ?? 'application/octet-stream'), 'Content-Length': body.length });
+    get(`${host.target}${req.url ?? '/'}`, (up) => {
+      const chunks: Buffer[] = [];
+      up.on('data', (c: Buffer) => chunks.push(c));
+      up.on('error', () => res.destroy());
+      up.on('end', () => {
+        const body = Buffer.concat(chunks);
+        res.writeHead(up.statusCode ?? 502, { 'Content-Type': up.headers['content-type'] ?? 'application/octet-stream', 'Content-Length': body.length });
         res.end(body);
-      })
-      .catch(() => res.destroy());
+      });
+    }).on('error', () => res.destroy());
   });
   server.on('connection', (s) => {
     sockets.add(s);

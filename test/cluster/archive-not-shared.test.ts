@@ -6,23 +6,26 @@
  * served by a real recording host, into a directory each (src/archive/identity.ts: each directory
  * gets its own archive id).
  *
- * Each replica says in its log that archive.dir is not shared and counts the other's recordings in
- * `boxwatch_archive_recordings_elsewhere` (within the hour: other archives are counted hourly);
+ * Each replica raises its `archive_failing` alert (`unshared_dir`) at its next archive pass after
+ * the other's recordings appear, says in its log that archive.dir is not shared and counts the
+ * other's recordings in `boxwatch_archive_recordings_elsewhere` (counted when they appear, then hourly);
  * `boxwatch recordings verify` (the built CLI) on either
  * directory checks that directory's recordings and names the other's as elsewhere, not missing;
  * `boxwatch status` ends with a line saying the recordings are in two archive directories.
  * Then replica-b stops and replica-a, alone, runs retention past every recording's age: it deletes
  * its own old files and rows, and keeps every row of replica-b's archive, whose files stay whole
  * on replica-b's disk (before, it forgot them: their files were never deleted, and verify called
- * them missing).
+ * them missing), and its alert stays until the operator's fix (the files moved into one directory,
+ * their rows given its id): the next pass clears it.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeAll, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { ARCHIVE_MARKER } from '../../src/archive/identity.js';
+import { accountOf } from '../../src/box-id.js';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { parseScenario } from '../../src/sim/scenario.js';
@@ -102,6 +105,8 @@ storage: { path: "${dbPath}" }
 cluster: { lease: 3s, replica_id: ${name} }
 calls: { schedule: "0 0 1 1 *", per_page: 100 }
 archive: { dir: "${archiveOf(name)}", concurrency: 2, retention: 3h }
+rules:
+  - { name: archive-failing, kind: archive_failing, severity: critical }
 notifiers: []
 http: false
 `,
@@ -142,10 +147,23 @@ http: false
   const aAccount = Object.keys(leaders).find((x) => leaders[x] === 'replica-a') as string;
   const bAccount = Object.keys(leaders).find((x) => leaders[x] === 'replica-b') as string;
 
-  await minutes(30, [a, b]);
-  // The other archive directories are counted when a replica's archive id is known (each one's
-  // first pass: the other had archived nothing yet), then hourly.
-  await run(31 * M);
+  /** This replica's archive_failing alerts not at rest: [account of the cycle that judged it, status, value]. */
+  const archiveAlerts = async (app: App<SqliteStore>, account: string): Promise<[string, string, unknown][]> => {
+    await app.runOnce(account); // the cycle of the first account the replica leads judges its archive
+    return [...(await app.alerts.states()).values()].filter((st) => st.rule === 'archive-failing' && st.status !== 'resolved').map((st) => [accountOf(st.serial), st.status, st.value]);
+  };
+  await minutes(1, [a, b]);
+  expect(await archiveAlerts(a, aAccount)).toEqual([]);
+  for (let i = 0; i < 30 && a.store.recordings.archives().length < 2; i++) await minutes(1, [a, b]);
+  expect(a.store.recordings.archives()).toHaveLength(2); // each replica archived into its own directory
+  for (const app of [a, b]) await app.runArchiveOnce();
+  // Each replica's next pass found the other's recordings: each raises its own alert, not an hour later.
+  expect(await archiveAlerts(a, aAccount)).toEqual([[aAccount, 'firing', 'unshared_dir']]);
+  expect((await archiveAlerts(b, bAccount)).sort()).toEqual([[aAccount, 'firing', 'unshared_dir'], [bAccount, 'firing', 'unshared_dir']].sort());
+
+  await minutes(25, [a, b]);
+  // The other archive directories are counted (the gauge) when they appear, then hourly.
+  await run(36 * M);
   for (const app of [a, b]) await app.runArchiveOnce();
   const archived = a.store.recordings.archivedAll();
   const ids = [...new Set(archived.map((r) => r.archive))];
@@ -203,4 +221,20 @@ http: false
   const verifyB = await runBuilt(['recordings', 'verify', '--db', dbPath, '--dir', archiveOf('replica-b')]);
   expect(verifyB.code, verifyB.out + verifyB.err).toBe(0);
   expect(verifyB.out).toContain(`${ofB.length} recordings (${ofB.length * 2} files with their sidecars) checked in ${archiveOf('replica-b')}: all match`);
+  // replica-a alone still raises archive_failing: replica-b's recordings are in a directory it cannot see.
+  expect(await archiveAlerts(a, aAccount)).toContainEqual([aAccount, 'firing', 'unshared_dir']);
+
+  // The fix (docs/operations.md): the files moved into one directory, their rows given its id. The next pass clears it.
+  for (const r of ofB) {
+    for (const f of [r.path, r.sidecar]) {
+      mkdirSync(dirname(join(archiveOf('replica-a'), f)), { recursive: true });
+      renameSync(join(archiveOf('replica-b'), f), join(archiveOf('replica-a'), f));
+    }
+  }
+  a.store.recordings.claim(ofB.map((r) => r.callId), idA);
+  await a.runArchiveOnce();
+  expect(await elsewhere(a)).toBe(0);
+  await a.runOnce(bAccount); // replica-b's alert, of the account replica-a leads now, resolves too
+  expect((await archiveAlerts(a, aAccount)).filter(([, status]) => status === 'firing')).toEqual([]);
+  expect(logs.get('replica-a')?.filter((l) => l.includes('no recordings in another archive directory any more'))).toHaveLength(1);
 }, 180_000);

@@ -5,11 +5,13 @@
  * its own connection, which a test can cut (every call fails, as from a partitioned replica) or
  * make hang (no answer ever, as over a connection whose packets are dropped).
  */
-import type { Fence, Lease, LeaseRepository, Replica, ReplicaInfo } from '../../src/cluster/leases.js';
+import type { Fence, Lease, LeaseRepository, PreviousBeat, Replica, ReplicaInfo } from '../../src/cluster/leases.js';
 
 export class MemoryLeases implements LeaseRepository {
   private readonly replicaRows = new Map<string, Replica>();
   private readonly leaseRows = new Map<string, Lease>();
+  /** The instance token of each replica row (not part of `replicas()`, as in the databases). */
+  private readonly instances = new Map<string, string | null>();
   /** Every call throws while set (the database is unreachable from the caller). */
   failing = false;
 
@@ -26,16 +28,20 @@ export class MemoryLeases implements LeaseRepository {
     return link;
   }
 
-  heartbeat(replica: ReplicaInfo, now: number): void {
+  heartbeat(replica: ReplicaInfo, now: number): PreviousBeat | null {
     this.reachable();
     const known = this.replicaRows.get(replica.id);
-    this.replicaRows.set(replica.id, { ...replica, startedAt: known?.startedAt ?? now, beatAt: now });
+    const before = known === undefined ? null : { host: known.host, pid: known.pid, instance: this.instances.get(replica.id) ?? null };
+    this.replicaRows.set(replica.id, { id: replica.id, host: replica.host, pid: replica.pid, startedAt: known?.startedAt ?? now, beatAt: now });
+    this.instances.set(replica.id, replica.instance ?? null);
+    return before;
   }
 
   leave(replicaId: string): void {
     this.reachable();
     for (const l of this.leaseRows.values()) if (l.holder === replicaId) Object.assign(l, { holder: null });
     this.replicaRows.delete(replicaId);
+    this.instances.delete(replicaId);
   }
 
   replicas(): Replica[] {

@@ -7,6 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pruneGradually, StoreError } from '../../src/store/index.js';
+import type { CycleCommitter } from '../../src/alerts/repositories.js';
 import type { Store } from '../../src/store/types.js';
 import { HOUR, MAX_GAP, MINUTE, failedCycle, okCycle, snap } from '../store/model.js';
 
@@ -18,8 +19,8 @@ export interface HistoryFixture {
   close(): void | Promise<void>;
 }
 
-/** A Store whose methods may answer later (PostgreSQL) or at once (SQLite); every call is awaited. */
-export type HistoryStore = Store;
+/** A Store whose methods may answer later (PostgreSQL) or at once (SQLite); every call is awaited. With the cycle unit of work (retiring accounts). */
+export type HistoryStore = Store & CycleCommitter<unknown>;
 
 /** A call's outcome as a Promise, whether it throws at once or rejects later. */
 const later = async (fn: () => unknown): Promise<unknown> => fn();
@@ -351,6 +352,37 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
       await store.recordCycle(okCycle(now, [snap('BX-1', { battery: 70 })]));
       const rollup = await store.history('BX-1', 'battery', last - HOUR, last + HOUR, { kind: 'rollup' });
       expect(rollup.points.length).toBeGreaterThan(0);
+    });
+  });
+
+  describe('retired accounts', () => {
+    it('the cycle that retires an account no longer configured closes its open hour: its rollup is written, and its last hour outlives the raw retention', async () => {
+      const of = (account: string, write: ReturnType<typeof okCycle>): ReturnType<typeof okCycle> => ({ ...write, cycle: { ...write.cycle, account } });
+      // Both accounts polled every 30 s for 20 minutes of hour T0; acme's box half of it connected.
+      for (let i = 0; i < 40; i++) {
+        const t = T0 + i * 30_000;
+        await store.recordCycle(of('default', okCycle(t, [snap('BX-1', { battery: 80 })])));
+        await store.recordCycle(of('acme', okCycle(t, [snap('acme/BX-9', { battery: 40 + (i % 2), connected: i < 20 })])));
+      }
+      // acme leaves the configuration; after a restart (the state loaded from the database), default's cycle retires it.
+      store = await f.reopen();
+      const retiredAt = T0 + 40 * 30_000;
+      const nothing = { states: new Map(), dropped: [], transitions: [], queued: [] };
+      await store.commitCycle(of('default', okCycle(retiredAt, [snap('BX-1', { battery: 80 })])), retiredAt, () => ({ alerts: { ...nothing, forget: ['acme/BX-9'], retired: ['acme'] }, result: null }), undefined, {
+        account: 'default',
+        alsoNotIn: ['default'],
+      });
+      // default goes on polling into later hours; raw retention (2 h) then prunes hour T0's sample rows.
+      const later = T0 + 3 * HOUR;
+      for (let i = 0; i < 3; i++) await store.recordCycle(of('default', okCycle(later + i * 30_000, [snap('BX-1', { battery: 80 })])));
+      const now = later + 2 * MINUTE;
+      await pruneGradually(store, now, { rawMs: 2 * HOUR, rollupMs: 10 * DAY });
+      expect((await store.history('acme/BX-9', 'battery', T0, T0 + HOUR, { kind: 'raw' })).points).toEqual([]); // the raw rows are gone
+      // acme's box was observed from T0 until it was retired (its last poll held until then: less than the longest gap), connected half of it.
+      const acme = (await store.uptime(T0, T0 + HOUR)).find((r) => r.serial === 'acme/BX-9');
+      expect(acme).toMatchObject({ observedMs: retiredAt - T0, connectedFraction: 0.5 });
+      const rollup = await store.history('acme/BX-9', 'battery', T0, T0 + HOUR, { kind: 'rollup' });
+      expect(rollup.kind === 'rollup' && rollup.points.map((p) => [p.t, p.min, p.max, p.count])).toEqual([[T0, 40, 41, 40]]);
     });
   });
 

@@ -57,6 +57,24 @@ export function leasesContract(name: string, make: () => LeasesFixture | Promise
       expect((await b.replicas()).map((r) => r.id)).toEqual([B.id]);
     });
 
+    it('a heartbeat says who beat last under its replica id (host, pid, instance token): nobody at first, then itself, another process given the same id, nobody once it left', async () => {
+      const first = { ...A, instance: 'aaaa1111' };
+      const second = { ...A, host: 'host-c', pid: 303, instance: 'cccc3333' }; // given the same replica id by mistake
+      expect(await a.heartbeat(first, T)).toBeNull();
+      expect(await a.heartbeat(first, T + 10_000)).toEqual({ host: A.host, pid: A.pid, instance: 'aaaa1111' });
+      expect(await b.heartbeat(second, T + 12_000)).toEqual({ host: A.host, pid: A.pid, instance: 'aaaa1111' });
+      expect(await a.heartbeat(first, T + 20_000)).toEqual({ host: 'host-c', pid: 303, instance: 'cccc3333' });
+      expect(await b.heartbeat(B, T + 21_000)).toBeNull(); // another id: its own row
+      expect(await b.replicas()).toEqual([
+        { ...A, startedAt: T, beatAt: T + 20_000 },
+        { ...B, startedAt: T + 21_000, beatAt: T + 21_000 },
+      ]);
+      await b.leave(A.id);
+      expect(await a.heartbeat(first, T + 30_000)).toBeNull();
+      expect(await a.heartbeat(A, T + 40_000)).toEqual({ host: A.host, pid: A.pid, instance: 'aaaa1111' }); // no token: as a process of before tokens
+      expect(await a.heartbeat(first, T + 50_000)).toEqual({ host: A.host, pid: A.pid, instance: null });
+    });
+
     it('a free lease is taken with token 1 until now + ttl; while it runs nobody else gets it', async () => {
       expect(await a.acquire('acme', A.id, T, TTL)).toEqual({ account: 'acme', holder: A.id, token: 1, expiresAt: T + TTL });
       expect(await b.acquire('acme', B.id, T + 1_000, TTL)).toBeNull();

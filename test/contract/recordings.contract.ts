@@ -207,6 +207,28 @@ export function recordingsRepoContract(name: string, make: () => RecordingsFixtu
         expect((await repo.archivedBefore(T + DAY, 10, 'host-a-00000001')).map((r) => r.callId)).toEqual(['c-1', 'c-2', 'c-4']);
       });
 
+      it('otherArchive names an archive directory other than the one given that archived recordings are listed in, on either side of its id, until none is', async () => {
+        expect(await repo.otherArchive('host-m-00000001')).toBeNull();
+        const recs = [
+          archivedRecording('c-1', { archive: 'host-m-00000001' }),
+          archivedRecording('c-2', { archive: null }), // archived before archive ids: not another directory
+          archivedRecording('c-3', { archive: 'host-z-00000003' }),
+          archivedRecording('c-4', { archive: 'host-a-00000004' }),
+        ];
+        await writeCalls(recs.map((r, i) => withRecording(r.callId, T + i * MINUTE)));
+        for (const r of recs.slice(0, 2)) await repo.archived(r);
+        await repo.failed('c-3', 'BX-1', T, 'http_503'); // not archived: no directory holds it
+        expect(await repo.otherArchive('host-m-00000001')).toBeNull();
+        await repo.archived(recs[2] as ArchivedRecording); // after the given id
+        expect(await repo.otherArchive('host-m-00000001')).toBe('host-z-00000003');
+        expect(await repo.otherArchive('host-z-00000003')).toBe('host-m-00000001');
+        await repo.remove(['c-3']);
+        await repo.archived(recs[3] as ArchivedRecording); // before the given id
+        expect(await repo.otherArchive('host-m-00000001')).toBe('host-a-00000004');
+        await repo.claim(['c-4'], 'host-m-00000001'); // its files were found here
+        expect(await repo.otherArchive('host-m-00000001')).toBeNull();
+      });
+
       it('remove forgets archived recordings whose files were deleted; their calls stay archived', async () => {
         const recs = ['c-1', 'c-2', 'c-3'].map((id) => archivedRecording(id, { bytes: 100 }));
         await writeCalls(recs.map((r, i) => withRecording(r.callId, T + i * MINUTE)));

@@ -16,6 +16,8 @@ import { openStore } from '../../src/store/index.js';
 import { ACME_KEY, startAccountsRig, type AccountsRig } from './accounts-rig.js';
 import { slackTexts } from './harness.js';
 
+const HOUR = 3_600_000;
+
 let rig: AccountsRig | undefined;
 let next: App | undefined;
 afterEach(async () => {
@@ -76,6 +78,11 @@ describe('an account removed from gateways:', () => {
     const firing = [...(await r.app.alerts.states()).values()].filter((s) => s.status === 'firing').map((s) => s.serial).sort();
     expect(firing).toEqual(['acme/BX-00002', 'globex/BX-00001']);
 
+    const globexCycles = (await r.app.store.lastCycles()).find((c) => c.account === 'globex');
+    const globexLast = globexCycles?.startedAt as number;
+    const before = await r.app.store.history('globex/BX-00002', 'battery', Math.floor(globexLast / HOUR) * HOUR, globexLast + 1, { kind: 'rollup' });
+    const globexPolls = before.kind === 'rollup' ? before.points[0]?.count : undefined;
+    expect(globexPolls).toBeGreaterThan(0);
     const { app, logs } = await restartWith(r, ['acme']);
     next = app;
     await cycle(r, app);
@@ -107,6 +114,17 @@ describe('an account removed from gateways:', () => {
     expect(slackWith(r, 'globex')).toHaveLength(2); // the firing and the one resolve
     expect(logs.filter((l) => String(l['msg']).startsWith('accounts no longer in the configuration'))).toHaveLength(1);
     expect([...(await app.alerts.states()).values()].map((s) => `${s.serial} ${s.status}`)).toEqual(['acme/BX-00002 firing']); // the resolved one came to rest
+
+    // globex's open hour was closed when it was retired (its rollup written): once raw retention
+    // has pruned that hour's sample rows, its history and uptime of the hour are still there.
+    const hour = Math.floor(globexLast / HOUR) * HOUR;
+    r.clock.advance(3 * HOUR);
+    await cycle(r, app);
+    await app.store.prune(r.clock.now(), { rawMs: 2 * HOUR, rollupMs: 30 * 24 * HOUR });
+    expect((await app.store.history('globex/BX-00002', 'battery', hour, hour + HOUR, { kind: 'raw' })).points).toEqual([]);
+    const rollup = await app.store.history('globex/BX-00002', 'battery', hour, hour + HOUR, { kind: 'rollup' });
+    expect(rollup.kind === 'rollup' && rollup.points.map((p) => [p.t, p.count])).toEqual([[hour, globexPolls]]);
+    expect((await app.store.uptime(hour, hour + HOUR)).find((u) => u.serial === 'globex/BX-00002')?.observedMs).toBeGreaterThan(0);
   }, 60_000);
 
   it('a renamed account: the old name is retired, the new name polls its boxes under their new ids', async () => {

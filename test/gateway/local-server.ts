@@ -19,6 +19,10 @@ export interface LocalServer {
   requests: RecordedRequest[];
   /** TCP connections accepted so far. */
   sockets(): number;
+  /** The most TCP connections that were open at the same time. */
+  maxOpen(): number;
+  /** TCP connections open now. */
+  openNow(): number;
   close(): Promise<void>;
 }
 
@@ -26,6 +30,7 @@ export async function startLocalServer(handler: Handler): Promise<LocalServer> {
   const requests: RecordedRequest[] = [];
   const open = new Set<Socket>();
   let sockets = 0;
+  let maxOpen = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -38,6 +43,7 @@ export async function startLocalServer(handler: Handler): Promise<LocalServer> {
   server.on('connection', (socket: Socket) => {
     sockets += 1;
     open.add(socket);
+    maxOpen = Math.max(maxOpen, open.size);
     socket.on('close', () => open.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -46,6 +52,8 @@ export async function startLocalServer(handler: Handler): Promise<LocalServer> {
     url: `http://127.0.0.1:${port}`,
     requests,
     sockets: () => sockets,
+    maxOpen: () => maxOpen,
+    openNow: () => open.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of open) s.destroy();

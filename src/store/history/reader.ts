@@ -17,7 +17,7 @@ import { HOUR_MS, SLOT, decodeRow, finalValues, hourOf, pushRun, rowRuns, runSta
 import { StoreError } from '../errors.js';
 import type { HistoryOptions, HistoryResult, Metric, RawPoint, RollupPoint, UptimeRow } from '../types.js';
 import { fromBucketRow, hourStats, pollCounter, type BoxRefRow, type HourStats, type RollupBucketRow, type RollupRow, type SampleRow } from './rows.js';
-import { openHourOf } from './writer.js';
+import { openHourOf } from './retention.js';
 
 /** Longest range answered with raw points (beyond it: rollups); the HTTP API refuses raw history over a longer range. */
 export const RAW_MAX_RANGE_MS = 31 * 24 * HOUR_MS;
@@ -103,7 +103,11 @@ class HourRows {
 }
 
 export class HistoryQueries {
-  constructor(private readonly maxGapMs: number) {}
+  constructor(
+    private readonly maxGapMs: number,
+    /** The raw retention: which accounts' open hours are read raw (openHourOf). */
+    private readonly rawRetentionMs: number,
+  ) {}
 
   *valueAt(serial: string, metric: Metric, t: number): Flow<RawPoint | undefined> {
     const box = toBoxRef(yield* ask((r) => r.boxRef(serial)));
@@ -143,8 +147,8 @@ export class HistoryQueries {
   *uptime(from: number, requestedTo: number): Flow<UptimeRow[]> {
     if (!(requestedTo > from)) throw new StoreError('bad_range', 'the uptime range is empty: "to" must be after "from"');
     const lastCycles = yield* ask((r) => r.lastCyclesOfAccounts());
-    // Rollups stop at the oldest open hour (each account closes its boxes' hours with its own cycles).
-    const open = openHourOf(lastCycles);
+    // Rollups stop at the oldest open hour of the accounts still polled (each closes its boxes' hours with its own cycles).
+    const open = openHourOf(lastCycles, this.rawRetentionMs);
     // Hours after the last cycle (and its open segment) hold no data: the loops stop there.
     const latest = lastCycles.length === 0 ? null : hourOf(Math.max(...lastCycles.map((c) => c.t)));
     const to = latest === null ? requestedTo : Math.max(from + 1, Math.min(requestedTo, (latest + 1) * HOUR_MS + this.maxGapMs));
@@ -255,9 +259,15 @@ export class HistoryQueries {
     if (liveFrom > liveTo) return out;
     const rows = yield* this.rowsOfBox(box, liveFrom, liveTo);
     const polls = pollCounter(yield* ask((r) => r.cycleStarts(liveFrom * HOUR_MS, (liveTo + 1) * HOUR_MS, account)));
+    const pruned: number[] = [];
     for (let hour = liveFrom; hour <= liveTo; hour++) {
       const row = this.liveRow(box, hour, rows);
       if (row !== undefined) out.push(hourStats(row, hour, polls));
+      else pruned.push(hour);
+    }
+    // Raw rows pruned (the last hour of an account no longer polled, closed when it was retired): the hour's rollup stands in, as in uptime.
+    if (pruned.length > 0) {
+      for (const r of yield* ask((q) => q.rollupBucketsOfBox(box.id, pruned[0] as number, (pruned.at(-1) as number) + 1, 1))) if (pruned.includes(r.bucket)) out.push(fromBucketRow(r));
     }
     return out;
   }

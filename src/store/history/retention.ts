@@ -8,10 +8,31 @@
 import type { Awaitable } from '../../awaitable.js';
 import { HOUR_MS, hourOf } from '../codec.js';
 import { PRUNE_BATCH } from './rows.js';
-import { openHourOf } from './writer.js';
 
 /** Raw retention shorter than this is taken as this. */
 const MIN_RAW_RETENTION_MS = 2 * HOUR_MS;
+/** The raw retention of a store told none: the configuration's default (`storage.raw_retention`, 14 days). */
+export const DEFAULT_RAW_RETENTION_MS = 14 * 24 * HOUR_MS;
+
+/**
+ * The oldest hour whose rows may still be open (no rollup until their account's next cycle),
+ * given each account's latest cycle: that of the account polled least recently among the
+ * accounts still polled, those whose latest cycle is within the raw retention (`rawMs`, at least
+ * 2 hours) of the newest cycle of any account. An account polled longer ago while others were
+ * polled (removed from `gateways:`, or renamed; the cycle that retired it closed its hour,
+ * CycleWriter.retire) has no next cycle to wait for. A daemon stopped for longer than the raw
+ * retention keeps its open hour: all its accounts' latest cycles are equally old. Null: no cycle.
+ *
+ * The one definition of the open hours: retention keeps their raw rows (`cutoffs`), the writer
+ * loads them (src/store/sqlite/writer.ts), and uptime reads them raw, the hours before them from
+ * their rollups (src/store/history/reader.ts).
+ */
+export function openHourOf(lastCycles: readonly { t: number }[], rawMs: number): number | null {
+  if (lastCycles.length === 0) return null;
+  const newest = Math.max(...lastCycles.map((c) => c.t));
+  const polledWithin = Math.max(rawMs, MIN_RAW_RETENTION_MS);
+  return hourOf(Math.min(...lastCycles.filter((c) => c.t >= newest - polledWithin).map((c) => c.t)));
+}
 
 export interface RetentionMs {
   rawMs: number;
@@ -35,18 +56,14 @@ export interface Cutoffs {
 
 /**
  * Where retention cuts at `now`, given each account's latest cycle (the store's `lastCycles`);
- * raw retention under 2 hours counts as 2 hours. Raw rows of the oldest open hour stay (they have
- * no rollup until their account's next cycle), but only of accounts still polled: an account whose
- * latest cycle is older than the fleet's newest by more than the raw retention (removed from the
- * configuration, or renamed) has no next cycle to wait for. Its cycle stays (a box's last poll is
- * derived from it) but holds no raw row of the fleet back. A daemon stopped for longer than the
- * raw retention keeps its open hour: all its accounts' latest cycles are equally old.
+ * raw retention under 2 hours counts as 2 hours. Raw rows of the open hours stay (`openHourOf`:
+ * of the accounts still polled). An account no longer polled keeps its latest cycle (a box's last
+ * poll is derived from it) but holds no raw row of the fleet back.
  */
 export function cutoffs(now: number, retention: RetentionMs, lastCycles: readonly { t: number }[]): Cutoffs {
   const rawMs = Math.max(retention.rawMs, MIN_RAW_RETENTION_MS);
   const rawHour = hourOf(now - rawMs);
-  const newest = Math.max(...lastCycles.map((c) => c.t));
-  const openHour = openHourOf(lastCycles.filter((c) => c.t >= newest - rawMs));
+  const openHour = openHourOf(lastCycles, rawMs);
   return {
     rawHour: openHour === null ? rawHour : Math.min(rawHour, openHour),
     rollupHour: hourOf(now - retention.rollupMs),

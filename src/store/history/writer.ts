@@ -18,7 +18,11 @@
  * - Each account's cycles cover only that account's boxes, in whatever order the accounts'
  *   cycles come. When an account's first cycle of a new hour is recorded, its boxes' rows of the
  *   previous hours are final: the plan lists them (`closedHours`) and the store writes their
- *   rollups. The open hour is thus per account (the store loads rows back to the oldest one).
+ *   rollups. The open hour is thus per account (the store loads rows back to the oldest one of the
+ *   accounts still polled: `openHourOf`, retention.ts).
+ * - An account removed from the configuration has no next cycle to close its hour: the cycle that
+ *   retires it (the first configured account's, src/alerts/pipeline.ts) closes it (`retire`): its
+ *   boxes' open segments end and their open hours' rollups are written.
  * - Each account's cycle times only move forward. When the wall clock stepped back (NTP
  *   correction, VM restore) a cycle is recorded 1 ms after the account's previous one instead of
  *   being refused, and the caller is told by how much the clock was behind (it logs and counts
@@ -51,7 +55,7 @@ export interface WriterState {
   boxes: readonly BoxRow[];
   /** Start of the latest cycle of each account (absent: the account has none). */
   lastCycles: readonly { account: string; t: number }[];
-  /** The sample rows of the oldest open hour and later (`hour >= openHourOf(lastCycles)`). */
+  /** The sample rows of the open hours and later (`hour >= openHourOf(lastCycles, rawMs)`, retention.ts). */
   openRows: readonly SampleRow[];
   /** Every interned string (firmware versions). */
   strings: readonly { id: number; value: string }[];
@@ -119,6 +123,12 @@ export interface HistoryPlan {
   closedHours: { boxId: number; account: string; hour: number; row: HourRow }[];
 }
 
+/**
+ * What closing the open hours of retired accounts writes (CycleWriter.retire), in the order to
+ * write it: their boxes' open segments ended, their rows, and the rollups of their open hours.
+ */
+export type ClosingPlan = Pick<HistoryPlan, 'closed' | 'samples' | 'closedHours'>;
+
 /** Default longest pause between two polls that still counts as continuous observation (5 minutes). */
 export const DEFAULT_MAX_GAP_MS = 5 * 60_000;
 
@@ -143,14 +153,6 @@ interface Head {
   state: BoxState;
   /** Left out of the fleet (forgotten_at set) until the gateway lists the box again. */
   forgotten: boolean;
-}
-
-/**
- * The oldest hour whose rows may still be open, given each account's latest cycle: that of the
- * account polled least recently (each account closes its boxes' hours with its own cycles).
- */
-export function openHourOf(lastCycles: readonly { t: number }[]): number | null {
-  return lastCycles.length === 0 ? null : hourOf(Math.min(...lastCycles.map((c) => c.t)));
 }
 
 export class CycleWriter {
@@ -306,6 +308,37 @@ export class CycleWriter {
       this.dirty.clear();
       this.superseded = [];
       this.givenBoxIds = null;
+    }
+    return plan;
+  }
+
+  /**
+   * Closes the open hours of `accounts` (no longer configured, retired by a cycle at `now`): each
+   * of their boxes' open segment ends where the next cycle would have ended it (its last poll plus
+   * the longest gap, at most `now`), and a rollup is planned for each of their rows not rolled up
+   * yet. The rows stay the boxes' open ones: should an account come back within the hour, its
+   * cycles go on writing them (and roll them up again when the hour closes). The store loads the
+   * accounts' state first (PostgreSQL: `loadAccount`).
+   */
+  retire(accounts: readonly string[], now: number): ClosingPlan {
+    const heads = this.heads;
+    if (heads === null) throw new Error('CycleWriter.retire before load');
+    const plan: ClosingPlan = { closed: [], samples: [], closedHours: [] };
+    try {
+      for (const head of heads.values()) {
+        if (head.ref === null || !accounts.includes(head.account)) continue;
+        if (head.segStart !== null) {
+          const lastPolled = head.lastObs as number;
+          this.closeSegment(head, Math.min(now, lastPolled + this.maxGapMs));
+          plan.closed.push({ id: head.id, lastPolled });
+        }
+        for (const ref of [...this.superseded, head.ref as RowRef]) plan.closedHours.push({ boxId: ref.id, account: head.account, hour: ref.hour, row: ref.row });
+        this.superseded = [];
+      }
+      for (const ref of this.dirty) plan.samples.push({ hour: ref.hour, box_id: ref.id, data: encodeRow(ref.row) });
+    } finally {
+      this.dirty.clear();
+      this.superseded = [];
     }
     return plan;
   }
@@ -507,7 +540,7 @@ export const BOX_COLUMNS = ['gateway_id', 'name', 'connected', 'battery', 'signa
  * The distinct accounts and hours a plan's rollups cover: the store reads their cycle starts (the
  * account's `cycles` in [h, h + 1 hour)) for the poll counts.
  */
-export function closedHoursOf(plan: HistoryPlan): { account: string; hours: number[] }[] {
+export function closedHoursOf(plan: Pick<HistoryPlan, 'closedHours'>): { account: string; hours: number[] }[] {
   const byAccount = new Map<string, Set<number>>();
   for (const c of plan.closedHours) {
     let hours = byAccount.get(c.account);
@@ -521,7 +554,7 @@ export function closedHoursOf(plan: HistoryPlan): { account: string; hours: numb
  * The rollup rows of a plan's closed hours (values in ROLLUP_COLUMNS order), given each account's
  * cycle starts of those hours, ascending.
  */
-export function rollupsOf(plan: HistoryPlan, cycleStarts: ReadonlyMap<string, readonly number[]>): (number | null)[][] {
+export function rollupsOf(plan: Pick<HistoryPlan, 'closedHours'>, cycleStarts: ReadonlyMap<string, readonly number[]>): (number | null)[][] {
   const counters = new Map([...cycleStarts].map(([account, starts]) => [account, pollCounter(starts)]));
   const none = pollCounter([]);
   return plan.closedHours.map((c) => rollupValues(c.boxId, hourStats(c.row, c.hour, counters.get(c.account) ?? none)));

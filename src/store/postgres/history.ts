@@ -143,10 +143,12 @@ export class PostgresHistory {
   constructor(
     private readonly db: PostgresDatabase,
     maxGapMs: number,
+    /** The raw retention: which accounts' open hours uptime reads raw (openHourOf, history/retention.ts). */
+    rawRetentionMs: number,
   ) {
     this.writer = new CycleWriter(maxGapMs);
     this.rows = new PostgresHistoryRows(db);
-    this.queries = new HistoryQueries(maxGapMs);
+    this.queries = new HistoryQueries(maxGapMs, rawRetentionMs);
   }
 
   // ---------------------------------------------------------------- writing (in the caller's transaction)
@@ -160,12 +162,7 @@ export class PostgresHistory {
    */
   async record(tx: Transaction, write: CycleWrite): Promise<RecordedCycle> {
     const account = write.cycle.account ?? DEFAULT_ACCOUNT;
-    if (!this.writer.loaded) await this.load(tx);
-    const stored = await this.rowsIn(tx).lastCycleOf(account);
-    if (!this.accounts.has(account) || this.writer.lastCycleOf(account) !== stored) {
-      await this.loadAccount(tx, account, stored);
-      this.accounts.add(account);
-    }
+    await this.loaded(tx, account);
     const strings = this.writer.newStrings(write);
     if (strings.length > 0) this.writer.addStrings(await internStrings(tx, strings));
     const serials = this.writer.newSerials(write);
@@ -173,6 +170,31 @@ export class PostgresHistory {
     const plan = this.writer.record(write, ids);
     await this.apply(tx, plan);
     return plan.recorded;
+  }
+
+  /**
+   * Closes the open hours of accounts no longer configured (CycleWriter.retire), in the retiring
+   * cycle's `tx`: their state is loaded first (another replica may have led them).
+   */
+  async retire(tx: Transaction, accounts: readonly string[], now: number): Promise<void> {
+    if (accounts.length === 0) return;
+    for (const account of accounts) await this.loaded(tx, account);
+    const plan = this.writer.retire(accounts, now);
+    const w = new Writes();
+    if (plan.closed.length > 0) w.add('UPDATE boxes SET seg_start = NULL WHERE id = ANY(#::bigint[])', [plan.closed.map((c) => c.id)]);
+    addSamples(w, plan.samples);
+    await w.run(tx);
+    await this.writeRollups(tx, plan);
+  }
+
+  /** The writer loaded, with `account`'s part as stored (read again when another process recorded the account since). */
+  private async loaded(tx: Transaction, account: string): Promise<void> {
+    if (!this.writer.loaded) await this.load(tx);
+    const stored = await this.rowsIn(tx).lastCycleOf(account);
+    if (!this.accounts.has(account) || this.writer.lastCycleOf(account) !== stored) {
+      await this.loadAccount(tx, account, stored);
+      this.accounts.add(account);
+    }
   }
 
   /** Drops the writer's in-memory state (after a rollback); it is loaded again at the next cycle. */
@@ -259,12 +281,13 @@ export class PostgresHistory {
         [closed, plan.missing, t, closed, plan.missing],
       );
     }
-    if (plan.samples.length > 0) {
-      w.add('INSERT INTO samples (box_id, hour, data) SELECT * FROM unnest(#::bigint[], #::integer[], #::bytea[]) ON CONFLICT (box_id, hour) DO UPDATE SET data = excluded.data', [
-        plan.samples.map((s) => s.box_id), plan.samples.map((s) => s.hour), plan.samples.map((s) => s.data),
-      ]);
-    }
+    addSamples(w, plan.samples);
     await w.run(tx);
+    await this.writeRollups(tx, plan);
+  }
+
+  /** The rollups of a plan's closed hours (which need those hours' cycle starts). */
+  private async writeRollups(tx: Transaction, plan: Pick<HistoryPlan, 'closedHours'>): Promise<void> {
     if (plan.closedHours.length === 0) return;
     const starts = new Map<string, number[]>();
     for (const { account, hours } of closedHoursOf(plan)) {
@@ -369,4 +392,12 @@ export class PostgresHistory {
     for (const sql of finished) if (!(await drain(sql, [cut.before]))) return spent.rows;
     return spent.rows;
   }
+}
+
+/** Inserts or replaces sample rows (one statement). */
+function addSamples(w: Writes, samples: readonly SampleRow[]): void {
+  if (samples.length === 0) return;
+  w.add('INSERT INTO samples (box_id, hour, data) SELECT * FROM unnest(#::bigint[], #::integer[], #::bytea[]) ON CONFLICT (box_id, hour) DO UPDATE SET data = excluded.data', [
+    samples.map((s) => s.box_id), samples.map((s) => s.hour), samples.map((s) => s.data),
+  ]);
 }

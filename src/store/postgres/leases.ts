@@ -10,7 +10,7 @@
  * write of the old holder after the takeover is refused (LeaseLostError). No advisory lock is
  * involved: nothing can be left behind by a lost connection.
  */
-import { LeaseLostError, type Fence, type Lease, type Replica, type ReplicaInfo } from '../../cluster/leases.js';
+import { LeaseLostError, type Fence, type Lease, type PreviousBeat, type Replica, type ReplicaInfo } from '../../cluster/leases.js';
 import { toLease, toReplica, type LeaseDbRow, type ReplicaDbRow } from '../repository-rows.js';
 import type { PostgresDatabase, Transaction } from './database.js';
 
@@ -26,11 +26,16 @@ export async function checkFence(tx: Transaction, fence: Fence): Promise<void> {
 export class PostgresLeases {
   constructor(private readonly db: PostgresDatabase) {}
 
-  async heartbeat(replica: ReplicaInfo, now: number): Promise<void> {
-    await this.db.query(
-      'INSERT INTO replicas (id, host, pid, started_at, beat_at) VALUES ($1, $2, $3, $4, $4) ON CONFLICT (id) DO UPDATE SET beat_at = EXCLUDED.beat_at, host = EXCLUDED.host, pid = EXCLUDED.pid',
-      [replica.id, replica.host, replica.pid, now],
+  async heartbeat(replica: ReplicaInfo, now: number): Promise<PreviousBeat | null> {
+    // The row as it was before this statement (the CTE reads the statement's snapshot).
+    const [row] = await this.db.query<{ host: string | null; pid: number | null; instance: string | null }>(
+      `WITH before AS (SELECT host, pid, instance FROM replicas WHERE id = $1)
+       INSERT INTO replicas (id, host, pid, started_at, beat_at, instance) VALUES ($1, $2, $3, $4, $4, $5)
+       ON CONFLICT (id) DO UPDATE SET beat_at = EXCLUDED.beat_at, host = EXCLUDED.host, pid = EXCLUDED.pid, instance = EXCLUDED.instance
+       RETURNING (SELECT host FROM before) AS host, (SELECT pid FROM before) AS pid, (SELECT instance FROM before) AS instance`,
+      [replica.id, replica.host, replica.pid, now, replica.instance ?? null],
     );
+    return row === undefined || row.host === null ? null : { host: row.host, pid: Number(row.pid), instance: row.instance };
   }
 
   async leave(replicaId: string): Promise<void> {

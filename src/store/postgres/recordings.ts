@@ -77,6 +77,16 @@ export class PostgresRecordingsRepo implements RecordingsRepo {
     );
   }
 
+  /** Two lookups in the index recordings_archive (archive, archived_at), either side of `archive`. */
+  async otherArchive(archive: string): Promise<string | null> {
+    const rows = await this.db.query<{ archive: string }>(
+      `(SELECT archive FROM recordings WHERE archived_at IS NOT NULL AND archive < $1 LIMIT 1)
+       UNION ALL (SELECT archive FROM recordings WHERE archived_at IS NOT NULL AND archive > $1 LIMIT 1) LIMIT 1`,
+      [archive],
+    );
+    return rows[0]?.archive ?? null;
+  }
+
   async claim(callIds: readonly string[], archive: string): Promise<void> {
     if (callIds.length === 0) return;
     await this.db.query('UPDATE recordings SET archive = $1 WHERE call_id = ANY($2::text[]) AND archived_at IS NOT NULL', [archive, callIds]);

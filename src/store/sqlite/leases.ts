@@ -6,7 +6,7 @@
  * `checkFence` is what the store's fenced writes run first, inside their own transaction.
  */
 import type Database from 'better-sqlite3';
-import { LeaseLostError, type Fence, type Lease, type Replica, type ReplicaInfo } from '../../cluster/leases.js';
+import { LeaseLostError, type Fence, type Lease, type PreviousBeat, type Replica, type ReplicaInfo } from '../../cluster/leases.js';
 import { toLease, toReplica, type LeaseDbRow, type ReplicaDbRow } from '../repository-rows.js';
 
 
@@ -22,8 +22,10 @@ export class SqliteLeases {
   constructor(private readonly db: Database.Database) {
     this.s = {
       beat: db.prepare(
-        'INSERT INTO replicas (id, host, pid, started_at, beat_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at, host = excluded.host, pid = excluded.pid',
+        'INSERT INTO replicas (id, host, pid, started_at, beat_at, instance) VALUES (?, ?, ?, ?, ?, ?) ' +
+          'ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at, host = excluded.host, pid = excluded.pid, instance = excluded.instance',
       ),
+      lastBeat: db.prepare('SELECT host, pid, instance FROM replicas WHERE id = ?'),
       leaveReplica: db.prepare('DELETE FROM replicas WHERE id = ?'),
       releaseAll: db.prepare('UPDATE leases SET holder = NULL WHERE holder = ?'),
       replicas: db.prepare('SELECT id, host, pid, started_at, beat_at FROM replicas ORDER BY id'),
@@ -40,8 +42,14 @@ export class SqliteLeases {
     };
   }
 
-  heartbeat(replica: ReplicaInfo, now: number): void {
-    this.s.beat.run(replica.id, replica.host, replica.pid, now, now);
+  heartbeat(replica: ReplicaInfo, now: number): PreviousBeat | null {
+    return this.db
+      .transaction(() => {
+        const before = (this.s.lastBeat.get(replica.id) as PreviousBeat | undefined) ?? null;
+        this.s.beat.run(replica.id, replica.host, replica.pid, now, now, replica.instance ?? null);
+        return before;
+      })
+      .immediate();
   }
 
   leave(replicaId: string): void {

@@ -55,6 +55,11 @@ export class SqliteRecordingsRepo implements RecordingsRepo {
       archives: p(
         'SELECT archive, count(*) AS recordings, max(archived_at) AS lastArchivedAt FROM recordings WHERE archived_at IS NOT NULL AND archive IS NOT NULL GROUP BY archive ORDER BY archive',
       ),
+      // Two seeks in the index recordings_archive (archive, archived_at), either side of `archive`.
+      otherArchive: p(
+        `SELECT archive FROM (SELECT archive FROM recordings WHERE archived_at IS NOT NULL AND archive < @archive LIMIT 1)
+         UNION ALL SELECT archive FROM (SELECT archive FROM recordings WHERE archived_at IS NOT NULL AND archive > @archive LIMIT 1) LIMIT 1`,
+      ),
       claim: p('UPDATE recordings SET archive = ? WHERE call_id = ? AND archived_at IS NOT NULL'),
       remove: p('DELETE FROM recordings WHERE call_id = ?'),
       orphans: p(
@@ -103,6 +108,10 @@ export class SqliteRecordingsRepo implements RecordingsRepo {
 
   archives(): ArchiveRecordings[] {
     return this.s.archives.all() as ArchiveRecordings[];
+  }
+
+  otherArchive(archive: string): string | null {
+    return (this.s.otherArchive.get({ archive }) as { archive: string } | undefined)?.archive ?? null;
   }
 
   claim(callIds: readonly string[], archive: string): void {

@@ -21,7 +21,7 @@ import { StoreError } from '../errors.js';
 import { damagedOr, openDatabase } from '../migrate.js';
 import { HistoryQueries, runNow } from '../history/reader.js';
 import { DEFAULT_MAX_GAP_MS } from '../history/writer.js';
-import type { PruneOptions, RetentionMs } from '../history/retention.js';
+import { DEFAULT_RAW_RETENTION_MS, type PruneOptions, type RetentionMs } from '../history/retention.js';
 import { toBoxState, toCycleRecord, type BoxRow, type CycleRow } from '../history/rows.js';
 import type { DataStore } from '../data-store.js';
 import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../types.js';
@@ -53,6 +53,8 @@ export interface StoreOptions {
    * leave a gap between them. Default 5 minutes; must exceed the poll interval.
    */
   maxGapMs?: number;
+  /** `storage.raw_retention` (default: its default): which accounts' open hours the writer loads and uptime reads raw (openHourOf, history/retention.ts). */
+  rawRetentionMs?: number;
 }
 
 /** The daemon's hold is kept in `meta` under this key (src/store/daemon-hold.ts). */
@@ -68,7 +70,7 @@ export function openStore(path: string, options: StoreOptions = {}): SqliteStore
     readonly: options.readonly,
   });
   try {
-    return new SqliteStore(db, path, options.maxGapMs ?? DEFAULT_MAX_GAP_MS, clock);
+    return new SqliteStore(db, path, options.maxGapMs ?? DEFAULT_MAX_GAP_MS, clock, options.rawRetentionMs ?? DEFAULT_RAW_RETENTION_MS);
   } catch (err) {
     db.close();
     throw damagedOr(err, path);
@@ -110,11 +112,12 @@ export class SqliteStore implements DataStore {
     readonly path: string,
     readonly maxGapMs: number,
     private readonly clock: Clock = systemClock,
+    rawRetentionMs: number = DEFAULT_RAW_RETENTION_MS,
   ) {
     this.s = prepareStatements(db);
-    this.writer = new SqliteHistoryWriter(this.s, maxGapMs);
+    this.writer = new SqliteHistoryWriter(this.s, maxGapMs, rawRetentionMs);
     this.rows = new SqliteHistoryRows(this.s);
-    this.queries = new HistoryQueries(maxGapMs);
+    this.queries = new HistoryQueries(maxGapMs, rawRetentionMs);
     this.retention = new Retention(this.s, db, () => this.writer.lastCycles());
     this.alertStates = new SqliteAlertStates(db, this.damagedRows, () => clock.now());
     this.transitions = new SqliteTransitions(db, this.damagedRows);
@@ -216,6 +219,7 @@ export class SqliteStore implements DataStore {
       };
       const { alerts, result } = decide(view);
       if (alerts.forget !== undefined && alerts.forget.length > 0) this.forgetIn(alerts.forget, now);
+      if (alerts.retired !== undefined) this.writer.retire(alerts.retired, now);
       this.alertStates.save(view.states, alerts.states, alerts.dropped);
       this.transitions.append(alerts.transitions);
       queue.enqueueItems(alerts.queued, fence?.account ?? write.cycle.account);

@@ -5,7 +5,8 @@
  */
 import { DEFAULT_ACCOUNT } from '../../box-id.js';
 import { HOUR_MS } from '../codec.js';
-import { closedHoursOf, CycleWriter, boxValues, openHourOf, rollupsOf, type HistoryPlan } from '../history/writer.js';
+import { openHourOf } from '../history/retention.js';
+import { closedHoursOf, CycleWriter, boxValues, rollupsOf, type ClosingPlan, type HistoryPlan } from '../history/writer.js';
 import type { BoxRow, SampleRow } from '../history/rows.js';
 import type { BoxState, CycleWrite, RecordedCycle } from '../types.js';
 import type { Statements } from './rows.js';
@@ -16,6 +17,8 @@ export class SqliteHistoryWriter {
   constructor(
     private readonly s: Statements,
     maxGapMs: number,
+    /** The raw retention: the accounts polled within it of the newest cycle have open hours to load (openHourOf). */
+    private readonly rawRetentionMs: number,
   ) {
     this.writer = new CycleWriter(maxGapMs);
   }
@@ -47,6 +50,13 @@ export class SqliteHistoryWriter {
     return n;
   }
 
+  /** Closes the open hours of accounts no longer configured (see CycleWriter.retire); call inside the retiring cycle's transaction. */
+  retire(accounts: readonly string[], now: number): void {
+    if (accounts.length === 0) return;
+    this.load();
+    this.applyClosing(this.writer.retire(accounts, now));
+  }
+
   /** Forgets the in-memory state (after a rollback); it is loaded again when next needed. */
   reset(): void {
     this.writer.reset();
@@ -56,7 +66,7 @@ export class SqliteHistoryWriter {
     if (this.writer.loaded) return;
     const s = this.s;
     const lastCycles = s.lastCycles.all() as { account: string; t: number }[];
-    const open = openHourOf(lastCycles);
+    const open = openHourOf(lastCycles, this.rawRetentionMs);
     this.writer.load({
       boxes: s.allBoxes.all() as BoxRow[],
       lastCycles,
@@ -75,8 +85,14 @@ export class SqliteHistoryWriter {
     // A listed box whose row holds its values already is not written: its last poll is its
     // account's latest cycle while its segment is open (LAST_POLLED, rows.ts).
     for (const b of plan.seen) if (b.changed) s.updateBox.run(...boxValues(b.snap), t, b.segStart, b.id);
-    for (const c of plan.closed) s.closeSegment.run(c.lastPolled, c.id);
     for (const serial of plan.missing) s.markMissing.run(t, serial);
+    this.applyClosing(plan);
+  }
+
+  /** The segments that ended, the rows and the rollups of closed hours (of a cycle, or of retired accounts). */
+  private applyClosing(plan: ClosingPlan): void {
+    const s = this.s;
+    for (const c of plan.closed) s.closeSegment.run(c.lastPolled, c.id);
     for (const r of plan.samples) s.upsertSample.run(r.hour, r.box_id, r.data);
     if (plan.closedHours.length === 0) return;
     const starts = new Map(closedHoursOf(plan).map(({ account, hours }) => [account, hours.flatMap((h) => s.cycleStarts.all(account, h * HOUR_MS, (h + 1) * HOUR_MS) as number[])]));

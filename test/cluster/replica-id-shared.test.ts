@@ -1,0 +1,142 @@
+/**
+ * Two `boxwatch run` processes given one `cluster.replica_id` by mistake (src/cluster/coordinator.ts):
+ * both would work the same leases under one holder id, so each tells so. Its heartbeat says who
+ * beat under the id last (leases.ts, the random `instance` token of each process's life); another
+ * instance since its own last heartbeat is a process running now.
+ * - The coordinator on the in-memory lease store, rounds run by hand: a restarted replica (its
+ *   earlier life killed, its row left behind) is not taken for a second process; two running ones
+ *   are, logged once at error with the fix, until the other one stops.
+ * - The daemon: two apps on one real SQLite file, the same replica_id, their coordinators on one
+ *   fake clock: `boxwatch_replica_id_conflict` is 1 on both and each logs the fix once; the other
+ *   stopped, it is 0 again.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, expect, it } from 'vitest';
+import { createApp, type App } from '../../src/app.js';
+import { Coordinator } from '../../src/cluster/coordinator.js';
+import type { ReplicaInfo } from '../../src/cluster/leases.js';
+import { parseConfig } from '../../src/config/index.js';
+import { createLogger, type Logger } from '../../src/log.js';
+import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { MemoryLeases } from './memory-leases.js';
+
+const FIX = 'give each replica its own replica_id';
+let sim: RunningSimulator | undefined;
+let apps: App<SqliteStore>[] = [];
+let dir: string | undefined;
+afterEach(async () => {
+  for (const app of apps) await app.stop();
+  apps = [];
+  await sim?.close();
+  sim = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+/** A logger whose JSON lines land in `lines`. */
+function capture(lines: string[]): Logger {
+  return createLogger({
+    destination: new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    }),
+  });
+}
+
+it('the coordinator: a restarted replica is not a second process; two running under one id are, until one stops', async () => {
+  const clock = new FakeClock('2026-05-01T09:00:00Z');
+  const store = new MemoryLeases();
+  const work = { start: () => undefined, stop: async () => undefined };
+  const lines: string[] = [];
+  const coordinator = (replica: ReplicaInfo): Coordinator => new Coordinator({ repo: store.link(), replica, accounts: () => ['acme'], work, clock, leaseMs: 30_000, logger: capture(lines) });
+  const said = (): number => lines.filter((l) => l.includes(FIX)).length;
+
+  // An earlier life of replica-a beat, then was killed (its row stays); the restarted one beats on.
+  const earlier = coordinator({ id: 'replica-a', host: 'vm1', pid: 100, instance: 'life-1' });
+  await earlier.tick();
+  const restarted = coordinator({ id: 'replica-a', host: 'vm1', pid: 200, instance: 'life-2' });
+  for (let i = 0; i < 3; i++) {
+    clock.advance(10_000);
+    await restarted.tick();
+  }
+  expect(restarted.sharedWith()).toBeNull();
+  expect(said()).toBe(0);
+
+  // A second process given the same replica_id starts on another host: both tell within a round.
+  const second = coordinator({ id: 'replica-a', host: 'vm2', pid: 300, instance: 'other' });
+  for (let i = 0; i < 3; i++) {
+    clock.advance(5_000);
+    await second.tick();
+    clock.advance(5_000);
+    await restarted.tick();
+  }
+  expect(restarted.sharedWith()).toEqual({ host: 'vm2', pid: 300, instance: 'other' });
+  expect(second.sharedWith()).toEqual({ host: 'vm1', pid: 200, instance: 'life-2' });
+  expect(said()).toBe(2); // once each, not every round
+
+  // The second one stops (it leaves): the first finds nobody else at its next rounds.
+  await second.stop();
+  clock.advance(10_000);
+  await restarted.tick();
+  clock.advance(10_000);
+  await restarted.tick();
+  expect(restarted.sharedWith()).toBeNull();
+  expect(lines.filter((l) => l.includes('no other process runs with this replica_id any more'))).toHaveLength(1);
+  await restarted.stop();
+});
+
+it('the daemon: two processes on one SQLite file with one replica_id each raise boxwatch_replica_id_conflict and log the fix; one stopped, it clears', async () => {
+  const clock = new FakeClock('2026-05-01T09:00:00Z');
+  sim = await startSimulator({ port: 0, key: 'k', devices: 2, seed: 3, clock });
+  dir = mkdtempSync(join(tmpdir(), 'boxwatch-replica-id-'));
+  const dbPath = join(dir, 'boxwatch.db');
+  const logs: string[][] = [];
+  const daemon = (): App<SqliteStore> => {
+    const lines: string[] = [];
+    logs.push(lines);
+    const config = parseConfig(
+      `
+gateways:
+  - { name: acme, base_url: "${sim!.url}", secret_key: k, schedule: "0 0 1 1 *" }
+storage: { path: "${dbPath}" }
+cluster: { lease: 3s, replica_id: replica-a }
+notifiers: []
+http: false
+`,
+      {},
+    );
+    const app = createApp({ config, logger: capture(lines), clock, store: openStore(dbPath, { clock }) });
+    apps.push(app);
+    return app;
+  };
+  const run = async (ms: number): Promise<void> => {
+    for (let t = 0; t < ms; t += 500) {
+      clock.advance(500);
+      for (let i = 0; i < 10; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  };
+  const conflict = async (app: App): Promise<number> => (await app.metrics.registry.getSingleMetric('boxwatch_replica_id_conflict')?.get())?.values[0]?.value ?? Number.NaN;
+
+  const a = daemon();
+  await a.start();
+  await run(5_000);
+  expect(await conflict(a)).toBe(0);
+  const b = daemon();
+  await b.start();
+  await run(5_000);
+  expect(await conflict(a)).toBe(1);
+  expect(await conflict(b)).toBe(1);
+  for (const lines of logs) expect(lines.filter((l) => l.includes(FIX))).toHaveLength(1);
+
+  await b.stop();
+  apps = apps.filter((x) => x !== b);
+  await run(5_000);
+  expect(await conflict(a)).toBe(0);
+});
