@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pruneGradually, StoreError } from '../../src/store/index.js';
 import type { CycleCommitter } from '../../src/alerts/repositories.js';
 import type { Store } from '../../src/store/types.js';
-import { HOUR, MAX_GAP, MINUTE, failedCycle, okCycle, snap } from '../store/model.js';
+import { HOUR, MAX_GAP, MINUTE, Model, failedCycle, okCycle, snap } from '../store/model.js';
 
 export interface HistoryFixture {
   /** The store under test (empty at first, maxGapMs = MAX_GAP). */
@@ -306,6 +306,41 @@ export function historyStoreContract(name: string, make: () => HistoryFixture | 
       // A window with partial hours at both ends.
       const part = await store.uptime(T0 + 90 * MINUTE, T0 + 150 * MINUTE);
       expect(part[0]).toMatchObject({ connectedFraction: 0.75, observedMs: HOUR });
+    });
+
+    it('reads each box’s closed hours from its own account’s rollups: accounts in different open hours (one removed within the raw retention) answer as their polls', async () => {
+      // Every 2 minutes: acme for 1 h 50 (then it leaves the configuration), beta until 3 h 30, default until 4 h 20.
+      const models = new Map<string, Model>();
+      const serials = ['BX-1', 'acme/BX-9', 'beta/BX-5'];
+      for (let i = 0; i <= 130; i++) {
+        const t = T0 + i * 2 * MINUTE;
+        const polled: [string, ReturnType<typeof snap>][] = [['default', snap('BX-1', { connected: i % 3 !== 0 })]];
+        if (i <= 55) polled.push(['acme', snap('acme/BX-9', { connected: i % 2 === 0 })]);
+        if (i <= 105) polled.push(['beta', snap('beta/BX-5', { connected: i % 4 !== 3 })]);
+        for (const [account, box] of polled) {
+          const write = okCycle(t, [box]);
+          await store.recordCycle({ ...write, cycle: { ...write.cycle, account } });
+          let model = models.get(account);
+          if (model === undefined) models.set(account, (model = new Model()));
+          model.add(write);
+        }
+      }
+      const expected = (from: number, to: number): [string, number, number | null][] =>
+        serials.map((s) => {
+          const m = (models.get(s.includes('/') ? (s.split('/')[0] as string) : 'default') as Model).uptime(s, from, to);
+          return [s, m.observedMs, m.fraction];
+        });
+      const ranges = [
+        [T0 + 30 * MINUTE, T0 + 270 * MINUTE],
+        [T0, T0 + 5 * HOUR],
+        [T0 + 2 * HOUR + 7 * MINUTE, T0 + 4 * HOUR],
+        [T0 + 3 * HOUR, T0 + 4 * HOUR + 21 * MINUTE],
+      ] as const;
+      const answers = async (): Promise<unknown[]> => Promise.all(ranges.map(async ([from, to]) => (await store.uptime(from, to)).map((r) => [r.serial, r.observedMs, r.connectedFraction])));
+      expect(expected(...ranges[0])[1]).toEqual(['acme/BX-9', 85 * MINUTE, 40 / 85]);
+      expect(await answers()).toEqual(ranges.map(([from, to]) => expected(from, to)));
+      store = await f.reopen(); // and after a restart
+      expect(await answers()).toEqual(ranges.map(([from, to]) => expected(from, to)));
     });
   });
 

@@ -1,6 +1,8 @@
 /**
- * The open hours (src/store/history/retention.ts, `openHourOf`) are one definition for retention,
- * the writer's load and uptime: those of the accounts still polled. An account removed from the
+ * The open hours (src/store/history/retention.ts, `openHoursOf`) are one definition for retention,
+ * the writer's load and uptime: those of the accounts still polled, each account its own (uptime
+ * reads a box's hours raw from its account's open hour on, so an account removed within the raw
+ * retention has its boxes' last hour read raw, not every hour since for the whole fleet). An account removed from the
  * configuration long ago (its latest cycle older than the raw retention) holds none of them back.
  * Before, retention let its raw rows go while the writer, at every start, loaded every sample row
  * back to its last cycle's hour, and uptime read every hour since from the sample rows (the whole
@@ -15,16 +17,20 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { openStore, pruneGradually, type SqliteStore } from '../../src/store/index.js';
 import { parseConfig } from '../../src/config/index.js';
 import { DEFAULT_RAW_RETENTION_MS } from '../../src/store/history/retention.js';
-import { HOUR, okCycle, snap } from './model.js';
+import type { UptimeRow } from '../../src/store/types.js';
+import { HOUR, MINUTE, okCycle, snap } from './model.js';
 
 const DAY = 24 * HOUR;
 const T0 = Date.parse('2026-03-01T10:00:00Z');
 let dir: string | undefined;
 let store: SqliteStore | undefined;
+const stores: SqliteStore[] = [];
+const BOXES = Array.from({ length: 40 }, (_, i) => `BX-${String(i).padStart(3, '0')}`);
 afterEach(() => {
   vi.restoreAllMocks();
   store?.close();
   store = undefined;
+  for (const s of stores.splice(0)) s.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
@@ -69,6 +75,45 @@ it('an account removed long ago holds no open hour: a restart loads the open hou
   read.rows = 0;
   expect(store.uptime(...range)).toEqual(expected);
   expect(read.rows).toBeLessThanOrEqual(3);
+});
+
+it('an account removed within the raw retention: the other accounts’ uptime reads only their own open hour raw, the removed account’s boxes their last hour', () => {
+  dir = mkdtempSync(join(tmpdir(), 'boxwatch-open-hours-'));
+  // The same fleet polled every 10 minutes for two days, once alone and once after acme (polled once at T0) left the configuration.
+  const fleet = (name: string, withAcme: boolean): { store: SqliteStore; last: number } => {
+    const s = openStore(join(dir as string, name));
+    stores.push(s);
+    if (withAcme) {
+      const acme = okCycle(T0, [snap('acme/BX-9')]);
+      s.recordCycle({ ...acme, cycle: { ...acme.cycle, account: 'acme' } });
+    }
+    let last = T0;
+    for (let t = T0 + HOUR; t <= T0 + 2 * DAY; t += 10 * MINUTE) s.recordCycle(okCycle((last = t), BOXES.map((serial, i) => snap(serial, { connected: (Math.floor(t / (10 * MINUTE)) + i) % 5 !== 0 }))));
+    return { store: s, last };
+  };
+  const plain = fleet('plain.db', false);
+  const removed = fleet('removed.db', true);
+  const read = countSampleRows();
+  const measured = (s: SqliteStore, from: number, to: number): { rows: UptimeRow[]; read: number } => {
+    read.rows = 0;
+    const rows = s.uptime(from, to);
+    return { rows, read: read.rows };
+  };
+  // The last day: the open hour (one row per box) and the partial first hour, as for the fleet alone (before: every hour since T0, every box).
+  const day = [plain.last - DAY - 30 * MINUTE, plain.last + 5 * MINUTE] as const;
+  const alone = measured(plain.store, ...day);
+  const withRemoved = measured(removed.store, ...day);
+  expect(alone.read).toBe(2 * BOXES.length);
+  expect(withRemoved.read).toBe(alone.read);
+  expect(withRemoved.rows.filter((r) => r.serial !== 'acme/BX-9')).toEqual(alone.rows);
+  expect(alone.rows[0]?.connectedFraction).toBeCloseTo(0.8, 1);
+  // A range with acme's last hour: its box is read from that hour's row (acme's one row more), observed from its poll for the longest gap.
+  const all = [T0, plain.last + 5 * MINUTE] as const;
+  const allAlone = measured(plain.store, ...all);
+  const allWithRemoved = measured(removed.store, ...all);
+  expect(allWithRemoved.read).toBe(allAlone.read + 1);
+  expect(allWithRemoved.rows.filter((r) => r.serial !== 'acme/BX-9')).toEqual(allAlone.rows);
+  expect(allWithRemoved.rows.find((r) => r.serial === 'acme/BX-9')).toMatchObject({ observedMs: 5 * MINUTE, connectedFraction: 1 });
 });
 
 it('a store told no raw retention takes the configuration’s default', () => {

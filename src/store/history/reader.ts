@@ -17,7 +17,7 @@ import { HOUR_MS, SLOT, decodeRow, finalValues, hourOf, pushRun, rowRuns, runSta
 import { StoreError } from '../errors.js';
 import type { HistoryOptions, HistoryResult, Metric, RawPoint, RollupPoint, UptimeRow } from '../types.js';
 import { fromBucketRow, hourStats, pollCounter, type BoxRefRow, type HourStats, type RollupBucketRow, type RollupRow, type SampleRow } from './rows.js';
-import { openHourOf } from './retention.js';
+import { openHoursOf } from './retention.js';
 
 /** Longest range answered with raw points (beyond it: rollups); the HTTP API refuses raw history over a longer range. */
 export const RAW_MAX_RANGE_MS = 31 * 24 * HOUR_MS;
@@ -87,6 +87,14 @@ interface BoxRef {
   firstSeen: number;
 }
 
+/** One box's uptime as it is summed: observed and connected ms so far, and the hours still to read raw. */
+interface UptimeTotal {
+  box: BoxRef;
+  observed: number;
+  connected: number;
+  edgeHours: number[];
+}
+
 /** Sample rows of one box by hour, decoded when first used. */
 class HourRows {
   private readonly decoded = new Map<number, HourRow>();
@@ -105,7 +113,7 @@ class HourRows {
 export class HistoryQueries {
   constructor(
     private readonly maxGapMs: number,
-    /** The raw retention: which accounts' open hours are read raw (openHourOf). */
+    /** The raw retention: which accounts have an open hour, read raw (openHoursOf). */
     private readonly rawRetentionMs: number,
   ) {}
 
@@ -147,37 +155,44 @@ export class HistoryQueries {
   *uptime(from: number, requestedTo: number): Flow<UptimeRow[]> {
     if (!(requestedTo > from)) throw new StoreError('bad_range', 'the uptime range is empty: "to" must be after "from"');
     const lastCycles = yield* ask((r) => r.lastCyclesOfAccounts());
-    // Rollups stop at the oldest open hour of the accounts still polled (each closes its boxes' hours with its own cycles).
-    const open = openHourOf(lastCycles, this.rawRetentionMs);
     // Hours after the last cycle (and its open segment) hold no data: the loops stop there.
     const latest = lastCycles.length === 0 ? null : hourOf(Math.max(...lastCycles.map((c) => c.t)));
     const to = latest === null ? requestedTo : Math.max(from + 1, Math.min(requestedTo, (latest + 1) * HOUR_MS + this.maxGapMs));
-    const firstFull = Math.ceil(from / HOUR_MS);
-    const endFull = Math.max(firstFull, Math.min(Math.floor(to / HOUR_MS), open ?? Infinity));
-    // Hours answered from raw rows: the partial first and last hours and the open ones.
-    const edgeHours: number[] = [];
-    for (let h = hourOf(from); h <= hourOf(to - 1); h++) if (h < firstFull || h >= endFull) edgeHours.push(h);
     const boxes = (yield* ask((r) => r.boxRefs())).map((b) => toBoxRef(b) as BoxRef);
-    const sums = new Map<number, { observed: number; disconnected: number }>();
-    if (endFull > firstFull) {
-      const ids = boxes.map((b) => b.id);
-      for (const s of yield* ask((r) => r.uptimeSums(ids, firstFull, endFull))) sums.set(s.box_id, s);
+    // Each account closes its boxes' hours with its own cycles: a box's full hours before its
+    // account's open hour come from their rollups (all of them for an account no longer polled),
+    // the others (the partial first and last hours, the open ones) from the raw rows.
+    const openHours = openHoursOf(lastCycles, this.rawRetentionMs);
+    const firstFull = Math.ceil(from / HOUR_MS);
+    const totals: UptimeTotal[] = [];
+    for (const [open, group] of groupBy(boxes, (b) => openHours.get(accountOf(b.serial)) ?? null)) {
+      const endFull = Math.max(firstFull, Math.min(Math.floor(to / HOUR_MS), open ?? Infinity));
+      const edgeHours: number[] = [];
+      for (let h = hourOf(from); h <= hourOf(to - 1); h++) if (h < firstFull || h >= endFull) edgeHours.push(h);
+      const sums = new Map<number, { observed: number; disconnected: number }>();
+      if (endFull > firstFull) for (const s of yield* ask((r) => r.uptimeSums(group.map((b) => b.id), firstFull, endFull))) sums.set(s.box_id, s);
+      for (const box of group) {
+        const sum = sums.get(box.id);
+        const observed = sum?.observed ?? 0;
+        // Only the edge hours the box can have data in (an account removed: its last hour, not every hour since).
+        const [first, last] = this.dataHours(box, from, to);
+        totals.push({ box, observed, connected: observed - (sum?.disconnected ?? 0), edgeHours: edgeHours.filter((h) => h >= first && h <= last) });
+      }
     }
     // The edge hours' rows, and the last polled hour of a box whose open segment reaches into them.
-    const needed = new Set(edgeHours);
-    for (const b of boxes) if (b.segStart !== null && edgeHours.some((h) => h > hourOf(b.lastPolled))) needed.add(hourOf(b.lastPolled));
+    const needed = new Set<number>();
+    for (const t of totals) {
+      for (const h of t.edgeHours) needed.add(h);
+      if (t.box.segStart !== null && t.edgeHours.some((h) => h > hourOf(t.box.lastPolled))) needed.add(hourOf(t.box.lastPolled));
+    }
     const samples = needed.size === 0 ? [] : yield* ask((r) => r.samplesOfHours([...needed]));
     const rowsByBox = groupBy(samples, (s) => s.box_id);
-    const totals = boxes.map((box) => {
-      const sum = sums.get(box.id);
-      const observed = sum?.observed ?? 0;
-      return { box, observed, connected: observed - (sum?.disconnected ?? 0), rows: new HourRows(new Map((rowsByBox.get(box.id) ?? []).map((s) => [s.hour, s.data]))) };
-    });
     // Raw data pruned: the whole hour's rollup stands in for its part.
     const pruned: { boxId: number; hour: number }[] = [];
     for (const t of totals) {
-      for (const hour of edgeHours) {
-        const row = this.liveRow(t.box, hour, t.rows);
+      const rows = new HourRows(new Map((rowsByBox.get(t.box.id) ?? []).map((s) => [s.hour, s.data])));
+      for (const hour of t.edgeHours) {
+        const row = this.liveRow(t.box, hour, rows);
         if (row === undefined) {
           pruned.push({ boxId: t.box.id, hour });
           continue;
@@ -195,7 +210,10 @@ export class HistoryQueries {
       t.observed += r.observed_ms;
       t.connected += r.observed_ms - r.disconnected_ms;
     }
-    return totals.map(({ box, observed, connected }) => ({ serial: box.serial, name: box.name, connectedFraction: observed > 0 ? connected / observed : null, observedMs: observed }));
+    return boxes.map((box) => {
+      const { observed, connected } = byId.get(box.id) as UptimeTotal;
+      return { serial: box.serial, name: box.name, connectedFraction: observed > 0 ? connected / observed : null, observedMs: observed };
+    });
   }
 
   /** Where the run containing a point ends, looking into later hours (bounded to one day). */

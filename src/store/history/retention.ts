@@ -15,23 +15,33 @@ const MIN_RAW_RETENTION_MS = 2 * HOUR_MS;
 export const DEFAULT_RAW_RETENTION_MS = 14 * 24 * HOUR_MS;
 
 /**
- * The oldest hour whose rows may still be open (no rollup until their account's next cycle),
- * given each account's latest cycle: that of the account polled least recently among the
- * accounts still polled, those whose latest cycle is within the raw retention (`rawMs`, at least
- * 2 hours) of the newest cycle of any account. An account polled longer ago while others were
- * polled (removed from `gateways:`, or renamed; the cycle that retired it closed its hour,
- * CycleWriter.retire) has no next cycle to wait for. A daemon stopped for longer than the raw
- * retention keeps its open hour: all its accounts' latest cycles are equally old. Null: no cycle.
+ * The open hour of each account still polled: the hour of its latest cycle, whose rows wait for
+ * the account's next cycle to be rolled up (its earlier hours are closed). The accounts still
+ * polled are those whose latest cycle is within the raw retention (`rawMs`, at least 2 hours) of
+ * the newest cycle of any account. An account polled longer ago while others were polled (removed
+ * from `gateways:`, or renamed; the cycle that retired it closed its hour, CycleWriter.retire) has
+ * no next cycle to wait for, so no open hour. A daemon stopped for longer than the raw retention
+ * keeps its open hours: all its accounts' latest cycles are equally old.
  *
- * The one definition of the open hours: retention keeps their raw rows (`cutoffs`), the writer
- * loads them (src/store/sqlite/writer.ts), and uptime reads them raw, the hours before them from
- * their rollups (src/store/history/reader.ts).
+ * The one definition of the open hours: uptime reads each box's hours raw from its account's open
+ * hour on, the hours before from their rollups (src/store/history/reader.ts); retention keeps the
+ * raw rows of the oldest one and the writer loads the rows from there (`openHourOf`).
  */
-export function openHourOf(lastCycles: readonly { t: number }[], rawMs: number): number | null {
-  if (lastCycles.length === 0) return null;
+export function openHoursOf(lastCycles: readonly { account: string; t: number }[], rawMs: number): Map<string, number> {
+  if (lastCycles.length === 0) return new Map();
   const newest = Math.max(...lastCycles.map((c) => c.t));
   const polledWithin = Math.max(rawMs, MIN_RAW_RETENTION_MS);
-  return hourOf(Math.min(...lastCycles.filter((c) => c.t >= newest - polledWithin).map((c) => c.t)));
+  return new Map(lastCycles.filter((c) => c.t >= newest - polledWithin).map((c) => [c.account, hourOf(c.t)]));
+}
+
+/**
+ * The oldest open hour (`openHoursOf`): every hour from it on may still be open for some account.
+ * Retention keeps its raw rows (`cutoffs`) and the writer loads them (src/store/sqlite/writer.ts).
+ * Null: no cycle.
+ */
+export function openHourOf(lastCycles: readonly { account: string; t: number }[], rawMs: number): number | null {
+  const hours = [...openHoursOf(lastCycles, rawMs).values()];
+  return hours.length === 0 ? null : Math.min(...hours);
 }
 
 export interface RetentionMs {
@@ -60,7 +70,7 @@ export interface Cutoffs {
  * of the accounts still polled). An account no longer polled keeps its latest cycle (a box's last
  * poll is derived from it) but holds no raw row of the fleet back.
  */
-export function cutoffs(now: number, retention: RetentionMs, lastCycles: readonly { t: number }[]): Cutoffs {
+export function cutoffs(now: number, retention: RetentionMs, lastCycles: readonly { account: string; t: number }[]): Cutoffs {
   const rawMs = Math.max(retention.rawMs, MIN_RAW_RETENTION_MS);
   const rawHour = hourOf(now - rawMs);
   const openHour = openHourOf(lastCycles, rawMs);

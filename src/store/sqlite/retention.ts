@@ -17,7 +17,7 @@ export class Retention {
     private readonly s: Statements,
     db: Database.Database,
     /** Each account's latest cycle: the hours being written stay whatever the setting (cutoffs). */
-    private readonly lastCycles: () => readonly { t: number }[],
+    private readonly lastCycles: () => readonly { account: string; t: number }[],
   ) {
     this.alertPrunes = [
       db.prepare(`DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE status IN ('delivered', 'dead') AND done_at < ? LIMIT ${PRUNE_BATCH})`),
