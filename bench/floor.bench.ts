@@ -28,7 +28,8 @@
  *   (--sizes '' --memory-minutes 30: the memory run alone)
  *   (npm run bench -- floor: the defaults)
  *   (--profile DIR: a CPU and an allocation profile of each steady cycle, boxwatch's and the
- *   floor's, written to DIR; the profilers' own cost makes those runs' figures not comparable)
+ *   floor's, written to DIR; the profilers' own cost makes those runs' figures not comparable;
+ *   `node dist/bench/profile-summary.js DIR` sums them up by function)
  */
 import { spawn } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
@@ -49,7 +50,7 @@ import { keepAliveAgent, requestTarget, startRequest, type RequestTarget } from 
 import { mapWithConcurrency } from '../src/poller/pool.js';
 import { scheduleIntervalMs } from '../src/poller/scheduler.js';
 import { TICK_MS } from '../src/sim/fleet.js';
-import { mean, measure, sleepUntil } from './measure.js';
+import { mean, measure, sleepUntil, type Measured } from './measure.js';
 import { startSimProcess } from './sim-process.js';
 
 const KEY = 'bench-floor-key';
@@ -100,6 +101,8 @@ export interface CycleFigures {
   /** Means for the steady state. */
   wallMs: number;
   cpuMs: number;
+  /** Of cpuMs, the CPU after the cycle ended, until the other side's start (mostly the garbage collection it left); 0 for a first cycle. */
+  cpuAfterMs: number;
   details: number;
 }
 
@@ -232,10 +235,11 @@ function recordingClient(config: Config): { client: GatewayClient; takeSerials: 
   };
 }
 
-const figures = (runs: { wallMs: number; cpuMs: number; details: number }[]): CycleFigures => ({
+const figures = (runs: Measured<number>[]): CycleFigures => ({
   wallMs: mean(runs.map((r) => r.wallMs)),
   cpuMs: mean(runs.map((r) => r.cpuMs)),
-  details: mean(runs.map((r) => r.details)),
+  cpuAfterMs: mean(runs.map((r) => r.afterMs)),
+  details: mean(runs.map((r) => r.result)),
 });
 
 /**
@@ -312,17 +316,17 @@ async function measureSize(boxes: number, cycles: number, profileDir?: string): 
     const bwFirst = await measure(() => runCycle(app));
     const fFirst = await measure(() => floor.cycle(takeSerials()));
     const rows = boxRowsWrittenCounter(dbPath);
-    const bw: { wallMs: number; cpuMs: number; details: number }[] = [];
-    const fl: { wallMs: number; cpuMs: number; details: number }[] = [];
+    const bw: Measured<number>[] = [];
+    const fl: Measured<number>[] = [];
     const boxRowsWritten: number[] = [];
     for (let i = 0; i < cycles; i++) {
       // One interval after the previous cycle's start (at once if the pair took longer).
       start = Math.max(start + pace, performance.now());
       await sleepUntil(start);
       const b = await profiled(profileDir, `boxwatch-${boxes}-${i + 1}`, () => measure(() => runCycle(app), start + pace / 2));
-      bw.push({ wallMs: b.wallMs, cpuMs: b.cpuMs, details: b.result });
+      bw.push(b);
       const f = await profiled(profileDir, `floor-${boxes}-${i + 1}`, () => measure(() => floor.cycle(takeSerials()), start + pace));
-      fl.push({ wallMs: f.wallMs, cpuMs: f.cpuMs, details: f.result });
+      fl.push(f);
       boxRowsWritten.push(rows.count());
     }
     rows.close();
@@ -334,8 +338,8 @@ async function measureSize(boxes: number, cycles: number, profileDir?: string): 
       boxes,
       settings: scheduleFor(boxes),
       first: {
-        boxwatch: { wallMs: bwFirst.wallMs, cpuMs: bwFirst.cpuMs, details: bwFirst.result },
-        floor: { wallMs: fFirst.wallMs, cpuMs: fFirst.cpuMs, details: fFirst.result },
+        boxwatch: figures([bwFirst]),
+        floor: figures([fFirst]),
       },
       steady: {
         cycles,
@@ -410,8 +414,8 @@ const f0 = (x: number): string => x.toLocaleString('en-US', { maximumFractionDig
 function printSize(r: SizeResult): void {
   const { first, steady } = r;
   console.log(
-    `${f0(r.boxes)} boxes (schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${steady.cycles} cycles ${f0(steady.paceMs / 1000)} s apart, ${f0(steady.boxwatch.details)} details): boxwatch ${f0(steady.boxwatch.cpuMs)} ms CPU (${f0(steady.boxwatch.wallMs)} ms wall),` +
-      ` floor ${f0(steady.floor.cpuMs)} ms CPU (${f0(steady.floor.wallMs)} ms wall), ratio ${steady.ratio.toFixed(2)}x` +
+    `${f0(r.boxes)} boxes (schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${steady.cycles} cycles ${f0(steady.paceMs / 1000)} s apart, ${f0(steady.boxwatch.details)} details): boxwatch ${f0(steady.boxwatch.cpuMs)} ms CPU (${f0(steady.boxwatch.cpuAfterMs)} of it after the cycle; ${f0(steady.boxwatch.wallMs)} ms wall),` +
+      ` floor ${f0(steady.floor.cpuMs)} ms CPU (${f0(steady.floor.cpuAfterMs)} after; ${f0(steady.floor.wallMs)} ms wall), ratio ${steady.ratio.toFixed(2)}x` +
       ` (pairs ${steady.cpuRatios.map((x) => x.toFixed(1)).join(' ')}; box rows written ${steady.boxRowsWritten.map(f0).join(' ')})` +
       ` | first cycle (${f0(first.boxwatch.details)} details): boxwatch ${f0(first.boxwatch.wallMs)} ms wall / ${f0(first.boxwatch.cpuMs)} ms CPU, floor ${f0(first.floor.wallMs)} ms wall / ${f0(first.floor.cpuMs)} ms CPU` +
       ` | peak RSS ${f0(r.peakRssMiB)} MiB`,

@@ -3,8 +3,10 @@
 export interface Measured<T> {
   result: T;
   wallMs: number;
-  /** user + system CPU of this process (all its threads) while the work ran. */
+  /** user + system CPU of this process (all its threads) while the work ran (until `untilMs`, see measure). */
   cpuMs: number;
+  /** Of cpuMs, what was spent after the work ended (until `untilMs`): 0 without it. */
+  afterMs: number;
 }
 
 /**
@@ -17,9 +19,11 @@ export async function measure<T>(fn: () => Promise<T>, untilMs = 0): Promise<Mea
   const t0 = performance.now();
   const result = await fn();
   const wallMs = performance.now() - t0;
+  const ended = process.cpuUsage(cpu0);
   if (untilMs > performance.now()) await sleepUntil(untilMs);
   const cpu = process.cpuUsage(cpu0);
-  return { result, wallMs, cpuMs: (cpu.user + cpu.system) / 1000 };
+  const ms = (usage: NodeJS.CpuUsage): number => (usage.user + usage.system) / 1000;
+  return { result, wallMs, cpuMs: ms(cpu), afterMs: ms(cpu) - ms(ended) };
 }
 
 /** Resolves at `untilMs` (a `performance.now()` time), at once when it has passed. */

@@ -34,5 +34,6 @@ export function matchesGlob(serial: string, glob: string): boolean {
 
 /** True when the serial matches at least one glob (an empty list matches nothing). */
 export function matchesAny(serial: string, globs: readonly string[]): boolean {
-  return globs.some((g) => matchesGlob(serial, g));
+  for (const glob of globs) if (matchesGlob(serial, glob)) return true;
+  return false;
 }

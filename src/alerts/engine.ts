@@ -63,7 +63,10 @@ export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: re
     byKey.set(key, ev);
   }
   const configured = ctx.ruleNames === undefined ? undefined : new Set(ctx.ruleNames);
-  const fleet = ctx.serials === undefined ? undefined : new Set(ctx.serials);
+  // The fleet's serials as a set only when an alert has no evaluation (its rule or box may be
+  // gone): an alert not at rest is evaluated every cycle while its rule and box are there.
+  let fleet: Set<string> | undefined;
+  const inFleet = (serial: string): boolean => ctx.serials === undefined || (fleet ??= new Set(ctx.serials)).has(serial);
   // An alert without a previous state that is not active this cycle stays at rest: skip it (the
   // common case by far: most boxes are fine most of the time).
   const work: string[] = [...prev.keys()];
@@ -86,7 +89,7 @@ export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: re
       timing = timingOf(ev.rule);
     } else {
       state = before as AlertState;
-      const retired = (configured !== undefined && !configured.has(state.rule)) || (fleet !== undefined && !isFleetKey(state.serial) && !fleet.has(state.serial));
+      const retired = (configured !== undefined && !configured.has(state.rule)) || (!isFleetKey(state.serial) && !inFleet(state.serial));
       condition = retired ? 'inactive' : 'unknown';
       timing = RETIRE;
     }

@@ -225,7 +225,7 @@ export class AlertPipeline {
       inhibit: config.alerting.inhibit,
       repeatIntervalMs: config.alerting.repeatInterval,
       ruleNames: [...rules.map((r) => r.name), ...GATEWAY_RULE_NAMES, ...(config.testCalls ? [TEST_CALL_FAILED] : [])],
-      serials: fleet.map((b) => b.serial),
+      serials: serialsOf(fleet),
     });
     const result = removed === null ? own : mergeResults(own, removed.result);
     const routed = fanOut(result.notifications, config.notifiers);
@@ -250,6 +250,11 @@ export class AlertPipeline {
       result: { ...result, queued: routed.length, forgotten: forget, removedAccounts },
     };
   }
+}
+
+/** The serials of `boxes`, read only if the engine asks (most cycles it does not). */
+function serialsOf(boxes: readonly BoxState[]): Iterable<string> {
+  return { *[Symbol.iterator]() { for (const b of boxes) yield b.serial; } };
 }
 
 /** Two engine results over disjoint alerts as one. */

@@ -373,3 +373,30 @@ describe('engine: restarts, determinism, bookkeeping', () => {
     expect(h.states.get(key('battery-low', 'SN-1'))?.severity).toBe('critical');
   });
 });
+
+describe('engine: alerts of boxes that left the fleet', () => {
+  it('an alert whose box is not among the fleet serials resolves at once; one whose box is there but not evaluated stays as it was', () => {
+    const h = new Harness();
+    h.after(0, [ev(OFFLINE_NOW, 'SN-0001', 'active'), ev(OFFLINE_NOW, 'SN-0002', 'active'), ev(FIRMWARE, '', 'active')]);
+    expect([h.status(key('box-offline', 'SN-0001')), h.status(key('box-offline', 'SN-0002'))]).toEqual(['firing', 'firing']);
+    // No evaluations this cycle; SN-0001 was forgotten (not in the fleet), SN-0002 still is.
+    let reads = 0;
+    const serials = { *[Symbol.iterator]() { reads += 1; yield 'SN-0002'; } };
+    const r = h.after(CYCLE, [], { serials });
+    expect(r.notified).toEqual(['resolved box-offline SN-0001']);
+    expect(h.status(key('box-offline', 'SN-0001'))).toBe('resolved');
+    expect(h.status(key('box-offline', 'SN-0002'))).toBe('firing');
+    expect(h.status(key('firmware', ''))).toBe('firing'); // a fleet alert is no box's
+    expect(reads).toBe(1); // read once, however many alerts ask
+  });
+
+  it('a cycle that evaluates every alert it holds does not read the fleet serials at all', () => {
+    const h = new Harness();
+    h.after(0, [ev(OFFLINE_NOW, 'SN-0001', 'active')]);
+    let reads = 0;
+    const serials = { *[Symbol.iterator]() { reads += 1; yield 'SN-0001'; } };
+    h.after(CYCLE, [ev(OFFLINE_NOW, 'SN-0001', 'active')], { serials });
+    expect(h.status(key('box-offline', 'SN-0001'))).toBe('firing');
+    expect(reads).toBe(0);
+  });
+});
