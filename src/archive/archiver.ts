@@ -183,7 +183,12 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
       }
       const opened = await openRecording(url, { agents, allowHosts: config.allowHosts, maxBytes: config.maxSize, timeoutMs: deps.timeoutMs, throttle, ...(deps.signal && { signal: deps.signal }) });
       const paths = archivePaths(call.callId, call.startedAt, recordingExtension(opened.url, opened.contentType));
-      const rec = await writeAtomically(fs, join(config.dir, paths.recording), opened.body);
+      let rec;
+      try {
+        rec = await writeAtomically(fs, join(config.dir, paths.recording), opened.body);
+      } finally {
+        opened.close(); // a body the file could not take (not even created) must not hold its connection
+      }
       const archivedAt = clock.now();
       const sidecar = sidecarOf(call, { file: paths.recording.split('/').pop() as string, ...rec, contentType: opened.contentType, archivedAt }, deps.privacy);
       const side = await writeAtomically(fs, join(config.dir, paths.sidecar), [Buffer.from(`${JSON.stringify(sidecar, null, 2)}\n`)]);
