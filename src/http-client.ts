@@ -23,12 +23,21 @@ export function requestTarget(url: URL): RequestTarget {
 }
 
 /**
+ * How long an idle kept-alive socket is kept at most (undici's default): a server or load
+ * balancer seldom closes one sooner, so a request is seldom written on a socket being closed.
+ */
+const IDLE_SOCKET_MS = 4_000;
+
+/**
  * A keep-alive Agent: at most `maxSockets` connections open at once to each host, idle ones kept
- * for the next request. Node closes an idle one a second before the server's announced
- * `Keep-Alive: timeout=N`, so a request is seldom written on a socket the server is closing.
+ * for the next request for IDLE_SOCKET_MS, or a second less than the server's announced
+ * `Keep-Alive: timeout=N` when that is shorter (N = 1: not kept). Node's Agent does both given its
+ * `timeout` (without one it ignores the server's hint): an idle socket whose time is up is
+ * destroyed; on a socket in use the timer only emits `timeout`, which no caller listens to (their
+ * own timers cut a request).
  */
 export function keepAliveAgent(protocol: RequestTarget['protocol'], maxSockets: number): http.Agent {
-  const options = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets };
+  const options = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets, timeout: IDLE_SOCKET_MS };
   return protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
 }
 

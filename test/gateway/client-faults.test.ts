@@ -108,6 +108,23 @@ describe('requests', () => {
     expect(server.sockets()).toBe(1);
   });
 
+  // A poll every 30 s would otherwise reuse sockets idle for the whole interval, which a gateway or
+  // load balancer may be closing just then. The servers here never close an idle socket themselves.
+  it.each([
+    ['announcing Keep-Alive: timeout=2 (closed a second before)', { 'keep-alive': 'timeout=2' }],
+    ['announcing no timeout (closed after 4 s)', {}],
+  ])('closes an idle socket by itself, the gateway %s; the next request opens a new one', async (_name, hint) => {
+    server = await startLocalServer((_req, res) => deviceList(res, hint), { keepAliveTimeoutMs: 0 });
+    client = createGatewayClient({ baseUrl: server.url, secretKey: KEY, retries: 0 });
+    await client.listDevices();
+    await client.listDevices();
+    expect(server.sockets()).toBe(1); // kept alive between requests in a row
+    await expect.poll(() => server!.openNow(), { timeout: 20_000, interval: 100 }).toBe(0); // closed by the client
+    await client.listDevices();
+    expect(server.sockets()).toBe(2);
+    expect(server.requests).toHaveLength(3);
+  }, 30_000);
+
   it('opens at most `connections` sockets for concurrent requests', async () => {
     const { client, server } = await setup((_req, res) => setTimeout(() => deviceList(res), 20), { connections: 3 });
     await Promise.all(Array.from({ length: 12 }, () => client.listDevices()));

@@ -26,7 +26,11 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export async function startLocalServer(handler: Handler): Promise<LocalServer> {
+/**
+ * `keepAliveTimeoutMs`: how long the server keeps an idle connection open itself (Node's default
+ * 5 s; 0: for ever, so that only the client closes it).
+ */
+export async function startLocalServer(handler: Handler, options: { keepAliveTimeoutMs?: number } = {}): Promise<LocalServer> {
   const requests: RecordedRequest[] = [];
   const open = new Set<Socket>();
   let sockets = 0;
@@ -40,6 +44,7 @@ export async function startLocalServer(handler: Handler): Promise<LocalServer> {
       handler(req, res, index);
     });
   });
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   server.on('connection', (socket: Socket) => {
     sockets += 1;
     open.add(socket);
