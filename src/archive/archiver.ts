@@ -17,11 +17,13 @@
  * recorded with every recording archived. Retention deletes only the recordings of this archive
  * (whose files it knows are in its directory); recordings of another archive directory in the
  * database (replicas whose `archive.dir` is not one shared storage) are left to the replicas
- * writing there. Every pass probes for them (two index lookups); while there are any the archive
- * is failing with `unshared_dir` (`archive_failing`, from the next pass on, cleared at the first
- * pass that finds none), each other directory is said once in the log (`archive.dir is not
- * shared`) and they are counted in `boxwatch_archive_recordings_elsewhere` (a count over every
- * archived recording: when they appear, then hourly; 0 as soon as there are none). When this
+ * writing there. Every pass probes for them (index lookups, two per other directory); while one
+ * of them is still written (a recording archived there within a day: `OTHER_ARCHIVE_WRITTEN_MS`)
+ * the archive is failing with `unshared_dir` (`archive_failing`, from the next pass on, cleared at
+ * the first pass after which none is written any more: no SQL by hand for a directory given up).
+ * Each other directory is said once in the log (`archive.dir is not shared` at error while
+ * written, a warning when not) and they are counted in `boxwatch_archive_recordings_elsewhere` (a
+ * count over every archived recording: when they appear, then hourly; 0 as soon as there are none). When this
  * archive gets a new id (its marker is made), the recordings whose files it finds in its directory
  * become its, whatever archive they were listed in (a directory moved without its marker).
  *
@@ -57,6 +59,14 @@ const MAX_PER_PASS = 200;
  * run; the recordings of other archive directories, while there are any, are counted as often.
  */
 const RETENTION_EVERY_MS = 60 * 60_000;
+/**
+ * Another archive directory counts as still written while a recording was archived into it within
+ * this long (its newest `archived_at`): a replica with an archive.dir of its own archives there at
+ * least daily in a fleet with calls. One written longer ago (an archive.dir given up: a dead disk,
+ * a new directory, a replica decommissioned) is only listed (log, gauge, `recordings verify`,
+ * `boxwatch status`), not an alert.
+ */
+export const OTHER_ARCHIVE_WRITTEN_MS = 24 * 60 * 60_000;
 const RETENTION_BATCH = 1_000;
 /** Fresh recording URLs kept in memory at most (the oldest are forgotten: call details are read again). */
 const MAX_FRESH_URLS = 10_000;
@@ -111,16 +121,19 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   const throttle = new Throttle(config.bandwidth, clock);
   const fresh = new Map<string, string>();
   let failing: ArchiveFailure | null = null;
-  /** While the database lists recordings in another archive directory (`lookElsewhere`). */
+  /** While another archive directory is still written (`lookElsewhere`): archive_failing, `unshared_dir`. */
   let unshared: ArchiveFailure | null = null;
+  /** Since when the database lists recordings in another archive directory (null: none). */
+  let elsewhereSince: number | null = null;
   let facts: { at: number; byRule: ReadonlyMap<string, ArchiveRuleFacts> } | null = null;
   let lastRetention = Number.NEGATIVE_INFINITY;
   let lastElsewhere = Number.NEGATIVE_INFINITY;
   let running: Promise<ArchivePassResult> | null = null;
   /** This archive's id (identity.ts), once read or made. */
   let archiveId: string | null = null;
-  /** The other archive directories already said in the log. */
+  /** The other archive directories said in the log in their present state, written or not (`saidKey`). */
   const elsewhereSaid = new Set<string>();
+  const saidKey = (other: string, written: boolean): string => `${written ? 'written' : 'idle'} ${other}`;
   let again: Promise<ArchivePassResult> | null = null;
 
   const storageFailed = (code: string, err: unknown): void => {
@@ -170,7 +183,12 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
       }
       const opened = await openRecording(url, { agents, allowHosts: config.allowHosts, maxBytes: config.maxSize, timeoutMs: deps.timeoutMs, throttle, ...(deps.signal && { signal: deps.signal }) });
       const paths = archivePaths(call.callId, call.startedAt, recordingExtension(opened.url, opened.contentType));
-      const rec = await writeAtomically(fs, join(config.dir, paths.recording), opened.body);
+      let rec;
+      try {
+        rec = await writeAtomically(fs, join(config.dir, paths.recording), opened.body);
+      } finally {
+        opened.close(); // a body the file could not take (not even created) must not hold its connection
+      }
       const archivedAt = clock.now();
       const sidecar = sidecarOf(call, { file: paths.recording.split('/').pop() as string, ...rec, contentType: opened.contentType, archivedAt }, deps.privacy);
       const side = await writeAtomically(fs, join(config.dir, paths.sidecar), [Buffer.from(`${JSON.stringify(sidecar, null, 2)}\n`)]);
@@ -250,34 +268,56 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   };
 
   /**
-   * Recordings of other archive directories in the database: archive.dir is not one storage
-   * shared by the replicas. Probed every pass; counted (the gauge, the log) when they appear,
-   * then at most hourly while they stay.
+   * Recordings of other archive directories in the database. Probed every pass (`otherArchives`:
+   * index lookups); counted (the gauge) and said in the log when they appear, then at most hourly
+   * while they stay. While one of them is still written (`OTHER_ARCHIVE_WRITTEN_MS`) archive.dir
+   * is not one storage shared by the replicas: `unshared_dir`.
    */
   const lookElsewhere = async (archive: string, now: number): Promise<void> => {
-    const other = await repo.otherArchive(archive);
-    if (other === null) {
-      if (unshared !== null) {
+    const others = await repo.otherArchives(archive);
+    const written = others.filter((o) => now - o.lastArchivedAt < OTHER_ARCHIVE_WRITTEN_MS);
+    if (written.length > 0) unshared ??= { since: now, code: UNSHARED_DIR };
+    else if (unshared !== null) {
+      unshared = null;
+      if (others.length > 0) {
+        logger.info(
+          { dir: config.dir, archive, others: others.map((o) => o.archive) },
+          'no recording was archived into another archive directory for a day: archive_failing (unshared_dir) ends; their recordings stay listed there (recordings verify, boxwatch_archive_recordings_elsewhere)',
+        );
+      }
+    }
+    if (others.length === 0) {
+      if (elsewhereSince !== null) {
         logger.info({ dir: config.dir, archive }, 'the database lists no recordings in another archive directory any more');
-        unshared = null;
+        elsewhereSince = null;
         elsewhereSaid.clear();
         deps.metrics?.elsewhere(0);
       }
       return;
     }
-    const appeared = unshared === null;
-    unshared ??= { since: now, code: UNSHARED_DIR };
-    if (!appeared && now - lastElsewhere < RETENTION_EVERY_MS) return;
+    const appeared = elsewhereSince === null;
+    elsewhereSince ??= now;
+    const newlySaid = others.filter((o) => !elsewhereSaid.has(saidKey(o.archive, written.includes(o))));
+    if (!appeared && newlySaid.length === 0 && now - lastElsewhere < RETENTION_EVERY_MS) return;
     lastElsewhere = now;
-    const others = (await repo.archives()).filter((a) => a.archive !== archive);
-    deps.metrics?.elsewhere(others.reduce((n, a) => n + a.recordings, 0));
-    for (const o of others) {
-      if (elsewhereSaid.has(o.archive)) continue;
-      elsewhereSaid.add(o.archive);
-      logger.error(
-        { dir: config.dir, archive, other: o.archive, recordings: o.recordings, lastArchivedAt: new Date(o.lastArchivedAt).toISOString() },
-        'archive.dir is not shared between the replicas (or it replaced an earlier directory): the database lists recordings in another archive directory, whose files this replica cannot see; its retention leaves them to whoever writes there (docs/operations.md, "The recording archive with replicas")',
-      );
+    const counts = new Map((await repo.archives()).map((a) => [a.archive, a.recordings]));
+    deps.metrics?.elsewhere(others.reduce((n, o) => n + (counts.get(o.archive) ?? 0), 0));
+    for (const o of newlySaid) {
+      const live = written.includes(o);
+      elsewhereSaid.add(saidKey(o.archive, live));
+      elsewhereSaid.delete(saidKey(o.archive, !live)); // said again if it changes back
+      const fields = { dir: config.dir, archive, other: o.archive, recordings: counts.get(o.archive) ?? 0, lastArchivedAt: new Date(o.lastArchivedAt).toISOString() };
+      if (live) {
+        logger.error(
+          fields,
+          'archive.dir is not shared between the replicas: another archive directory, whose files this replica cannot see, is being written (a recording archived there within a day); its retention leaves them to whoever writes there (docs/operations.md, "The recording archive with replicas")',
+        );
+      } else {
+        logger.warn(
+          fields,
+          'the database lists recordings in another archive directory that nothing archived into for a day (an earlier archive.dir, or a replica gone): this replica cannot see their files and its retention leaves them (docs/operations.md, "The recording archive with replicas")',
+        );
+      }
     }
   };
 

@@ -3,7 +3,9 @@
  * sent (a recording URL carries its own access), a redirect is followed only to the URL's own host
  * or a host of `archive.allow_hosts`, the size is bounded, the answer's headers and each pause in
  * its body must come within `timeoutMs`, and the body passes the shared bandwidth throttle as it
- * is read. Failures are DownloadErrors with a code: `gone` (404/410: the URL may have expired),
+ * is read. A redirect's or an error answer's body is not read (it could trickle for ever): its
+ * connection is closed; so is the recording's when the caller lets it go (`close`) before its end.
+ * Failures are DownloadErrors with a code: `gone` (404/410: the URL may have expired),
  * `redirect_refused`, `too_large`, `http_<status>`, `bad_url`, `network`. URLs are never put in
  * errors or logs (their query string is a credential): only their host.
  */
@@ -38,6 +40,13 @@ export interface OpenRecording {
   url: URL;
   contentType: string | undefined;
   body: AsyncIterable<Uint8Array>;
+  /**
+   * Lets the answer go: its connection is closed unless the body was read to its end. To be
+   * called in a `finally` whatever happened: a body never read (the archive's file could not be
+   * created) would otherwise hold its connection, and so a place of the host's `connections`,
+   * for ever.
+   */
+  close(): void;
 }
 
 const MAX_REDIRECTS = 5;
@@ -59,7 +68,7 @@ export async function openRecording(address: string, options: DownloadOptions): 
     const res = await get(url, options);
     const status = res.statusCode ?? 0;
     if (REDIRECTS.has(status)) {
-      res.resume(); // read and dropped: the connection stays usable
+      res.destroy(); // an answer's body is not read (it could trickle for ever): its connection is closed
       const location = header(res.headers, 'location');
       if (location === undefined) throw new DownloadError(`http_${status}`, `${url.host} answered ${status} without a Location`, { retryable: true });
       if (hop >= MAX_REDIRECTS) throw new DownloadError('redirect_refused', `more than ${MAX_REDIRECTS} redirects from ${origin.host}`);
@@ -71,7 +80,7 @@ export async function openRecording(address: string, options: DownloadOptions): 
       continue;
     }
     if (status < 200 || status > 299) {
-      res.resume();
+      res.destroy(); // as a redirect's
       if (status === 404 || status === 410) throw new DownloadError('gone', `${url.host} answered ${status}: the recording is not there (it may have expired)`);
       throw new DownloadError(`http_${status}`, `${url.host} answered ${status}`, { retryable: true });
     }
@@ -80,7 +89,10 @@ export async function openRecording(address: string, options: DownloadOptions): 
       res.destroy();
       throw new DownloadError('too_large', `the recording is ${length} bytes, more than archive.max_size (${options.maxBytes})`);
     }
-    return { url, contentType: header(res.headers, 'content-type'), body: bounded(res, url, options) };
+    const close = (): void => {
+      if (!res.destroyed) res.destroy();
+    };
+    return { url, contentType: header(res.headers, 'content-type'), body: bounded(res, url, options), close };
   }
 }
 

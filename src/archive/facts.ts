@@ -8,8 +8,8 @@ import type { RuleConfig } from '../config/schema.js';
 import type { LostRecordings, RecordingsRepo } from '../store/recordings-repo.js';
 
 /**
- * The code of the archive's failure while the database lists recordings in another archive
- * directory than this process's (archive.dir not shared between the replicas).
+ * The code of the archive's failure while another archive directory than this process's is still
+ * being written (archive.dir not shared between the replicas; src/archive/archiver.ts).
  */
 export const UNSHARED_DIR = 'unshared_dir';
 

@@ -40,6 +40,9 @@ export interface ArchiveRecordings {
   lastArchivedAt: number;
 }
 
+/** An archive directory and the time of its newest archived recording (RecordingsRepo.otherArchives). */
+export type ArchiveLastArchived = Pick<ArchiveRecordings, 'archive' | 'lastArchivedAt'>;
+
 /** Recordings of one box found expired before they could be archived. */
 export interface LostRecordings {
   count: number;
@@ -65,11 +68,12 @@ export interface RecordingsRepo {
   /** Per archive directory, its archived recordings (those archived before archives had ids not counted), by archive id. */
   archives(): Awaitable<ArchiveRecordings[]>;
   /**
-   * The id of an archive directory other than `archive` that archived recordings are listed in,
-   * or null when there is none (those archived before archives had ids not counted): the probe
-   * of every archive pass, two index lookups whatever the archive's size (`archives` counts them).
+   * Each archive directory other than `archive` that archived recordings are listed in, with the
+   * time of its newest (those archived before archives had ids not counted), by id: the probe of
+   * every archive pass, two index lookups per archive directory listed (a handful), whatever the
+   * archive's size (`archives` counts their recordings).
    */
-  otherArchive(archive: string): Awaitable<string | null>;
+  otherArchives(archive: string): Awaitable<ArchiveLastArchived[]>;
   /** Records that the archived recordings `callIds` are in archive directory `archive` (their files were found there), whatever archive they were listed in. */
   claim(callIds: readonly string[], archive: string): Awaitable<void>;
   /** Forgets archived recordings whose files retention deleted (`calls.recording` stays `archived`). */

@@ -2,7 +2,9 @@
  * One recording download (src/archive/download.ts) against a scripted local HTTP server: the
  * timeout is for the headers and for each pause in the body (not for the whole download), a body
  * over archive.max_size is cut as it arrives, an abort stops the read with its reason, and a
- * redirect is followed with the recording URL's query kept out of errors.
+ * redirect is followed with the recording URL's query kept out of errors. With one connection to
+ * the host, nothing holds it: a body let go unread (`close`: the archive's file could not be
+ * created), an error answer or a redirect whose body trickles for ever; the next download gets it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -124,5 +126,56 @@ describe('a recording download', () => {
     expect(opened.url.pathname).toBe('/new/r.mp3');
     expect(opened.contentType).toBe('audio/mpeg');
     expect(await readAll(opened.body)).toBe(3);
+  });
+
+  describe('with one connection to the host, nothing holds it', () => {
+    const one = downloadAgents(1);
+    const timers: NodeJS.Timeout[] = [];
+    afterEach(() => {
+      for (const t of timers.splice(0)) clearInterval(t);
+      for (const agent of Object.values(one)) agent.destroy();
+    });
+    /** A body that never ends: a byte every 50 ms. */
+    const trickle = (res: ServerResponse): void => void timers.push(setInterval(() => res.write('.'), 50));
+    const RECORDING = Buffer.alloc(8 * 1024 * 1024, 7); // more than the socket buffers hold
+
+    it('a recording let go before its body was read (its file could not be created) gives its connection back', async () => {
+      let requests = 0;
+      const base = await serve((_req, res) => {
+        requests += 1;
+        res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': RECORDING.length });
+        res.end(RECORDING);
+      });
+      const first = await openRecording(`${base}/1.wav`, options({ agents: one, maxBytes: 64 << 20 }));
+      first.close();
+      const second = await openRecording(`${base}/2.wav`, options({ agents: one, maxBytes: 64 << 20 }));
+      expect(await readAll(second.body)).toBe(RECORDING.length);
+      expect(requests).toBe(2);
+    });
+
+    it('an error answer whose body trickles for ever fails at once, and the next download gets the connection', async () => {
+      const base = await serve((req, res) => {
+        if (req.url?.startsWith('/bad')) {
+          res.writeHead(503, { 'content-type': 'text/html' }); // a proxy's error page that never ends
+          trickle(res);
+        } else res.end('RIFF');
+      });
+      const err = await caught(() => openRecording(`${base}/bad.wav`, options({ agents: one })));
+      expect(err).toMatchObject({ code: 'http_503', retryable: true });
+      const next = await openRecording(`${base}/good.wav`, options({ agents: one }));
+      expect(await readAll(next.body)).toBe(4);
+    });
+
+    it('a redirect whose body trickles for ever is followed on the same host', async () => {
+      const base = await serve((req, res) => {
+        if (req.url?.startsWith('/old')) {
+          res.writeHead(302, { location: '/new/r.wav' });
+          trickle(res);
+        } else res.end('RIFF');
+      });
+      const opened = await openRecording(`${base}/old/r.wav`, options({ agents: one }));
+      expect(opened.url.pathname).toBe('/new/r.wav');
+      expect(await readAll(opened.body)).toBe(4);
+    });
   });
 });

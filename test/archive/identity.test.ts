@@ -9,9 +9,12 @@
  *   recorded), whatever archive they were listed in: those of before archive ids, and those of a
  *   directory moved without its marker (`mv old/* new/`), which retention then deletes and verify
  *   checks; recordings whose files are not there (another replica's disk) stay as they were;
- * - recordings in another archive directory (a replica whose archive.dir is not shared) raise
- *   archive_failing with `unshared_dir` at the next pass, logged once, counted in the gauge then
- *   and hourly, and cleared at the first pass that finds none; a refused write's code comes first.
+ * - another archive directory being written (a replica whose archive.dir is not shared: a
+ *   recording archived there within a day) raises archive_failing with `unshared_dir` at the next
+ *   pass, logged once, counted in the gauge then and hourly; a day after its last recording (a
+ *   replica gone, a dead disk replaced by a new archive.dir) the alert ends by itself, the gauge
+ *   and `recordings verify` still list them; cleared entirely at the first pass that finds none; a
+ *   refused write's code comes first.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
@@ -29,7 +32,8 @@ import { openStore, type SqliteStore } from '../../src/store/index.js';
 import type { RecordingsRepo } from '../../src/store/recordings-repo.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
-const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 let dir: string | undefined;
 let store: SqliteStore | undefined;
 afterEach(() => {
@@ -68,6 +72,14 @@ function failingCode(archiver: ReturnType<typeof archiverOf>): string | null {
   const f = archiver.facts()?.byRule.get('archive-failing');
   if (f?.kind !== 'archive_failing') throw new Error('no archive_failing facts');
   return f.failing?.code ?? null;
+}
+
+/** The id of `archiveDir`'s marker, made by an archiver's first pass (then closed). */
+async function markedBy(archiveDir: string, clock: FakeClock): Promise<string> {
+  const archiver = archiverOf(archiveDir, clock);
+  await archiver.pass();
+  await archiver.close();
+  return (await readArchiveId(archiveDir)) as string;
 }
 
 /** A recording with its sidecar written under `archiveDir`, and its row (archived with `archive`). */
@@ -211,10 +223,7 @@ it('a directory moved without its marker (`mv old/* new/`) takes its recordings 
   const newDir = join(root, 'new');
   const clock = new FakeClock('2026-05-04T12:00:00Z');
   store = openStore(join(root, 'boxwatch.db'), { clock });
-  let archiver = archiverOf(oldDir, clock);
-  await archiver.pass(); // the marker is made
-  await archiver.close();
-  const oldId = (await readArchiveId(oldDir)) as string;
+  const oldId = await markedBy(oldDir, clock);
   recordingIn(oldDir, 'c-1', clock.now(), oldId);
   recordingIn(oldDir, 'c-2', clock.now(), oldId);
   recordingIn(null, 'c-3', clock.now(), 'vm2-0badcafe'); // another replica's, on its own disk
@@ -229,7 +238,7 @@ it('a directory moved without its marker (`mv old/* new/`) takes its recordings 
     ['c-3', 'missing'],
     ['c-3', 'missing'],
   ]);
-  archiver = archiverOf(newDir, clock);
+  const archiver = archiverOf(newDir, clock);
   try {
     await archiver.pass();
     const newId = (await readArchiveId(newDir)) as string;
@@ -267,7 +276,7 @@ it('verify checks a recording listed in another archive whose file is in this di
   });
 });
 
-it('recordings in another archive directory raise archive_failing (unshared_dir) at the next pass, counted then and hourly, cleared at the first pass without any', async () => {
+it('another archive directory being written raises archive_failing (unshared_dir) at the next pass, counted then and hourly; a day after its last recording the alert ends by itself, the count and the log stay; cleared entirely at the first pass without any', async () => {
   const root = tempDir();
   const archiveDir = join(root, 'recordings');
   const clock = new FakeClock('2026-05-04T12:00:00Z');
@@ -327,8 +336,36 @@ it('recordings in another archive directory raise archive_failing (unshared_dir)
     expect(await elsewhere()).toBe(31);
     expect(said('archive.dir is not shared between the replicas')).toBe(1); // once per other directory
 
+    // The other replica is decommissioned (or its disk died): nothing is archived there any more.
+    // Its last recording was archived 31 min ago; the alert holds until a day after it, then ends
+    // without anything done to the database.
+    clock.advance(DAY - 31 * 60_000 - 60_000);
+    await archiver.pass();
+    expect(failingCode(archiver)).toBe('unshared_dir');
+    clock.advance(60_000);
+    await archiver.pass();
+    expect(failingCode(archiver)).toBeNull();
+    expect(said('archive_failing (unshared_dir) ends')).toBe(1);
+    expect(said('nothing archived into for a day')).toBe(1); // said once, a warning, with the count
+    expect(await elsewhere()).toBe(31); // still listed
+    for (let i = 0; i < 3; i++) {
+      clock.advance(HOUR);
+      await archiver.pass();
+      expect(failingCode(archiver)).toBeNull();
+    }
+    expect(said('nothing archived into for a day')).toBe(1);
+    expect(said('archive_failing (unshared_dir) ends')).toBe(1);
+
+    // It archives there again: raised again at the next pass, said again, counted then.
+    recordingIn(null, 'c-2b', clock.now(), 'vm2-0badcafe');
+    clock.advance(60_000);
+    await archiver.pass();
+    expect(failingCode(archiver)).toBe('unshared_dir');
+    expect(await elsewhere()).toBe(32);
+    expect(said('archive.dir is not shared between the replicas')).toBe(2);
+
     // The operator moved those files into this directory and gave their rows its id: cleared at the next pass.
-    store.recordings.claim(['c-2', ...Array.from({ length: 30 }, (_, i) => `c-${10 + i}`)], id);
+    store.recordings.claim(['c-2', 'c-2b', ...Array.from({ length: 30 }, (_, i) => `c-${10 + i}`)], id);
     clock.advance(60_000);
     await archiver.pass();
     expect(failingCode(archiver)).toBeNull();
@@ -339,7 +376,35 @@ it('recordings in another archive directory raise archive_failing (unshared_dir)
   }
 });
 
-it('the disk-full failure ended, recordings still in another archive directory keep archive_failing raised (unshared_dir)', async () => {
+it('a single node given a new archive.dir (the old disk died): the old directory’s recordings are listed elsewhere, and archive_failing lasts at most until a day after its last recording, then ends with nothing done to the database', async () => {
+  const root = tempDir();
+  const oldDir = join(root, 'old');
+  const clock = new FakeClock('2026-05-04T12:00:00Z');
+  store = openStore(join(root, 'boxwatch.db'), { clock });
+  const oldId = await markedBy(oldDir, clock);
+  recordingIn(oldDir, 'c-1', clock.now() - HOUR, oldId);
+  recordingIn(oldDir, 'c-2', clock.now(), oldId);
+  rmSync(oldDir, { recursive: true }); // the disk died
+  for (const [newDir, after, failing] of [
+    [join(root, 'new'), 2 * HOUR, 'unshared_dir'], // started two hours later: the old one may be a replica still writing, for now
+    [join(root, 'newer'), DAY, null], // a day after its last recording: not an alert any more, the next pass after it
+  ] as const) {
+    clock.set(Date.parse('2026-05-04T12:00:00Z') + after);
+    const archiver = archiverOf(newDir, clock);
+    try {
+      await archiver.pass();
+      expect(failingCode(archiver)).toBe(failing);
+      clock.set(Date.parse('2026-05-04T12:00:00Z') + DAY);
+      await archiver.pass();
+      expect(failingCode(archiver)).toBeNull();
+      expect((await verifyArchive(store.recordings, newDir)).elsewhere).toEqual([{ archive: oldId, recordings: 2 }]);
+    } finally {
+      await archiver.close();
+    }
+  }
+});
+
+it('the disk-full failure ended, another archive directory still written keeps archive_failing raised (unshared_dir)', async () => {
   const root = tempDir();
   const archiveDir = join(root, 'recordings');
   const clock = new FakeClock('2026-05-04T12:00:00Z');

@@ -15,8 +15,10 @@
  * Then replica-b stops and replica-a, alone, runs retention past every recording's age: it deletes
  * its own old files and rows, and keeps every row of replica-b's archive, whose files stay whole
  * on replica-b's disk (before, it forgot them: their files were never deleted, and verify called
- * them missing), and its alert stays until the operator's fix (the files moved into one directory,
- * their rows given its id): the next pass clears it.
+ * them missing). Its alert stays while replica-b's directory was written within a day (replica-b
+ * may still be running), and ends by itself a day after replica-b's last recording, with nothing
+ * done to the database; the gauge, the log (a warning) and `recordings verify` still list replica-b's
+ * recordings until the files are moved into one directory and their rows given its id.
  */
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -221,10 +223,27 @@ http: false
   const verifyB = await runBuilt(['recordings', 'verify', '--db', dbPath, '--dir', archiveOf('replica-b')]);
   expect(verifyB.code, verifyB.out + verifyB.err).toBe(0);
   expect(verifyB.out).toContain(`${ofB.length} recordings (${ofB.length * 2} files with their sidecars) checked in ${archiveOf('replica-b')}: all match`);
-  // replica-a alone still raises archive_failing: replica-b's recordings are in a directory it cannot see.
+  // replica-a alone still raises archive_failing: replica-b's directory was written within the day (it may be a replica still running).
   expect(await archiveAlerts(a, aAccount)).toContainEqual([aAccount, 'firing', 'unshared_dir']);
 
-  // The fix (docs/operations.md): the files moved into one directory, their rows given its id. The next pass clears it.
+  // replica-b is gone for good (decommissioned): a day after the last recording archived into its
+  // directory, replica-a's next pass ends the alert by itself, with nothing done to the database;
+  // replica-b's recordings stay listed (the gauge, a warning in the log, `recordings verify`).
+  const lastOfB = Math.max(...after.filter((r) => r.archive === idB).map((r) => r.archivedAt));
+  clock.advance(lastOfB + 24 * 3_600_000 - 2 * M - clock.now());
+  await run(5_000); // replica-a's leases renewed after the jump
+  await a.runArchiveOnce();
+  expect(await archiveAlerts(a, aAccount)).toContainEqual([aAccount, 'firing', 'unshared_dir']); // two minutes before the day is out
+  await run(2 * M - 5_000);
+  await a.runArchiveOnce();
+  await a.runOnce(bAccount); // replica-b's alert, of the account replica-a leads now, resolves too
+  expect((await archiveAlerts(a, aAccount)).filter(([, status]) => status === 'firing')).toEqual([]);
+  expect(await elsewhere(a)).toBe(ofB.length);
+  expect(logs.get('replica-a')?.filter((l) => l.includes('nothing archived into for a day') && l.includes(`"other":"${idB}"`))).toHaveLength(1);
+  const verifyA = await runBuilt(['recordings', 'verify', '--db', dbPath, '--dir', archiveOf('replica-a')]);
+  expect(verifyA.out).toContain(`ELSEWHERE ${ofB.length} recordings in archive ${idB}, another directory than this one (${idA})`);
+
+  // Tidying up (docs/operations.md): the files moved into one directory, their rows given its id. The next pass lists none elsewhere.
   for (const r of ofB) {
     for (const f of [r.path, r.sidecar]) {
       mkdirSync(dirname(join(archiveOf('replica-a'), f)), { recursive: true });
@@ -234,7 +253,5 @@ http: false
   a.store.recordings.claim(ofB.map((r) => r.callId), idA);
   await a.runArchiveOnce();
   expect(await elsewhere(a)).toBe(0);
-  await a.runOnce(bAccount); // replica-b's alert, of the account replica-a leads now, resolves too
-  expect((await archiveAlerts(a, aAccount)).filter(([, status]) => status === 'firing')).toEqual([]);
   expect(logs.get('replica-a')?.filter((l) => l.includes('no recordings in another archive directory any more'))).toHaveLength(1);
 }, 180_000);

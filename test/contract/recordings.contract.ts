@@ -207,26 +207,34 @@ export function recordingsRepoContract(name: string, make: () => RecordingsFixtu
         expect((await repo.archivedBefore(T + DAY, 10, 'host-a-00000001')).map((r) => r.callId)).toEqual(['c-1', 'c-2', 'c-4']);
       });
 
-      it('otherArchive names an archive directory other than the one given that archived recordings are listed in, on either side of its id, until none is', async () => {
-        expect(await repo.otherArchive('host-m-00000001')).toBeNull();
+      it('otherArchives lists the archive directories other than the one given that archived recordings are listed in, on either side of its id, each with its newest recording, until none is', async () => {
+        expect(await repo.otherArchives('host-m-00000001')).toEqual([]);
         const recs = [
-          archivedRecording('c-1', { archive: 'host-m-00000001' }),
+          archivedRecording('c-1', { archive: 'host-m-00000001', archivedAt: T + 9 * HOUR }),
           archivedRecording('c-2', { archive: null }), // archived before archive ids: not another directory
-          archivedRecording('c-3', { archive: 'host-z-00000003' }),
-          archivedRecording('c-4', { archive: 'host-a-00000004' }),
+          archivedRecording('c-3', { archive: 'host-z-00000003', archivedAt: T + 2 * HOUR }),
+          archivedRecording('c-4', { archive: 'host-a-00000004', archivedAt: T + 3 * HOUR }),
+          archivedRecording('c-5', { archive: 'host-z-00000003', archivedAt: T + 5 * HOUR }),
+          archivedRecording('c-6', { archive: 'host-z-00000003', archivedAt: T + 4 * HOUR }),
         ];
         await writeCalls(recs.map((r, i) => withRecording(r.callId, T + i * MINUTE)));
         for (const r of recs.slice(0, 2)) await repo.archived(r);
         await repo.failed('c-3', 'BX-1', T, 'http_503'); // not archived: no directory holds it
-        expect(await repo.otherArchive('host-m-00000001')).toBeNull();
+        expect(await repo.otherArchives('host-m-00000001')).toEqual([]);
         await repo.archived(recs[2] as ArchivedRecording); // after the given id
-        expect(await repo.otherArchive('host-m-00000001')).toBe('host-z-00000003');
-        expect(await repo.otherArchive('host-z-00000003')).toBe('host-m-00000001');
-        await repo.remove(['c-3']);
-        await repo.archived(recs[3] as ArchivedRecording); // before the given id
-        expect(await repo.otherArchive('host-m-00000001')).toBe('host-a-00000004');
+        expect(await repo.otherArchives('host-m-00000001')).toEqual([{ archive: 'host-z-00000003', lastArchivedAt: T + 2 * HOUR }]);
+        expect(await repo.otherArchives('host-z-00000003')).toEqual([{ archive: 'host-m-00000001', lastArchivedAt: T + 9 * HOUR }]);
+        for (const r of recs.slice(3)) await repo.archived(r); // one before the given id; the newest of each
+        expect(await repo.otherArchives('host-m-00000001')).toEqual([
+          { archive: 'host-a-00000004', lastArchivedAt: T + 3 * HOUR },
+          { archive: 'host-z-00000003', lastArchivedAt: T + 5 * HOUR },
+        ]);
+        expect(await repo.otherArchives('host-b-00000000')).toHaveLength(3);
+        await repo.remove(['c-5']);
         await repo.claim(['c-4'], 'host-m-00000001'); // its files were found here
-        expect(await repo.otherArchive('host-m-00000001')).toBeNull();
+        expect(await repo.otherArchives('host-m-00000001')).toEqual([{ archive: 'host-z-00000003', lastArchivedAt: T + 4 * HOUR }]);
+        await repo.remove(['c-3', 'c-6']);
+        expect(await repo.otherArchives('host-m-00000001')).toEqual([]);
       });
 
       it('remove forgets archived recordings whose files were deleted; their calls stay archived', async () => {

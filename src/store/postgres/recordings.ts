@@ -5,12 +5,21 @@
  * and the moves of `calls.recording` from `available` to `archived` or `expired`, each in one
  * transaction with its own row.
  */
-import type { ArchivedRecording, ArchiveRecordings, DueRecording, LostRecordings, RecordingsRepo } from '../recordings-repo.js';
+import type { ArchivedRecording, ArchiveLastArchived, ArchiveRecordings, DueRecording, LostRecordings, RecordingsRepo } from '../recordings-repo.js';
 import { fromRow, type CallRow } from '../sqlite/calls.js';
 import { fromArchivedRow, type ArchivedRow } from '../sqlite/recordings.js';
 import type { PostgresDatabase } from './database.js';
 
 const BATCH = 500;
+
+/** RecordingsRepo.otherArchives: as SQLite's (a skip scan of the index recordings_archive; tests read its plan). */
+export const OTHER_ARCHIVES = `WITH RECURSIVE ids(archive) AS (
+    SELECT (SELECT archive FROM recordings WHERE archived_at IS NOT NULL AND archive > '' ORDER BY archive LIMIT 1)
+    UNION ALL
+    SELECT (SELECT r.archive FROM recordings r WHERE r.archived_at IS NOT NULL AND r.archive > ids.archive ORDER BY r.archive LIMIT 1) FROM ids WHERE ids.archive IS NOT NULL
+  )
+  SELECT archive, (SELECT max(r.archived_at) FROM recordings r WHERE r.archived_at IS NOT NULL AND r.archive = ids.archive) AS "lastArchivedAt"
+  FROM ids WHERE archive IS NOT NULL AND archive <> $1`;
 
 export class PostgresRecordingsRepo implements RecordingsRepo {
   constructor(private readonly db: PostgresDatabase) {}
@@ -77,14 +86,8 @@ export class PostgresRecordingsRepo implements RecordingsRepo {
     );
   }
 
-  /** Two lookups in the index recordings_archive (archive, archived_at), either side of `archive`. */
-  async otherArchive(archive: string): Promise<string | null> {
-    const rows = await this.db.query<{ archive: string }>(
-      `(SELECT archive FROM recordings WHERE archived_at IS NOT NULL AND archive < $1 LIMIT 1)
-       UNION ALL (SELECT archive FROM recordings WHERE archived_at IS NOT NULL AND archive > $1 LIMIT 1) LIMIT 1`,
-      [archive],
-    );
-    return rows[0]?.archive ?? null;
+  async otherArchives(archive: string): Promise<ArchiveLastArchived[]> {
+    return (await this.db.query<ArchiveLastArchived>(OTHER_ARCHIVES, [archive])).sort((a, b) => (a.archive < b.archive ? -1 : 1));
   }
 
   async claim(callIds: readonly string[], archive: string): Promise<void> {

@@ -4,10 +4,22 @@
  * `available` to `archived` or `expired`, each in one transaction with its own row.
  */
 import type Database from 'better-sqlite3';
-import type { ArchivedRecording, ArchiveRecordings, DueRecording, LostRecordings, RecordingsRepo } from '../recordings-repo.js';
+import type { ArchivedRecording, ArchiveLastArchived, ArchiveRecordings, DueRecording, LostRecordings, RecordingsRepo } from '../recordings-repo.js';
 import { fromRow, type CallRow } from './calls.js';
 
 const BATCH = 500;
+
+/**
+ * RecordingsRepo.otherArchives: a skip scan of the index recordings_archive (archive, archived_at),
+ * one seek for each archive id to the next, one to its newest recording (tests read its plan).
+ */
+export const OTHER_ARCHIVES = `WITH RECURSIVE ids(archive) AS (
+    SELECT (SELECT archive FROM recordings WHERE archived_at IS NOT NULL AND archive > '' ORDER BY archive LIMIT 1)
+    UNION ALL
+    SELECT (SELECT r.archive FROM recordings r WHERE r.archived_at IS NOT NULL AND r.archive > ids.archive ORDER BY r.archive LIMIT 1) FROM ids WHERE ids.archive IS NOT NULL
+  )
+  SELECT archive, (SELECT max(r.archived_at) FROM recordings r WHERE r.archived_at IS NOT NULL AND r.archive = ids.archive) AS lastArchivedAt
+  FROM ids WHERE archive IS NOT NULL AND archive <> @archive`;
 
 /** A row of `recordings` of an archived recording; the PostgreSQL store reads the same rows. */
 export interface ArchivedRow {
@@ -55,11 +67,7 @@ export class SqliteRecordingsRepo implements RecordingsRepo {
       archives: p(
         'SELECT archive, count(*) AS recordings, max(archived_at) AS lastArchivedAt FROM recordings WHERE archived_at IS NOT NULL AND archive IS NOT NULL GROUP BY archive ORDER BY archive',
       ),
-      // Two seeks in the index recordings_archive (archive, archived_at), either side of `archive`.
-      otherArchive: p(
-        `SELECT archive FROM (SELECT archive FROM recordings WHERE archived_at IS NOT NULL AND archive < @archive LIMIT 1)
-         UNION ALL SELECT archive FROM (SELECT archive FROM recordings WHERE archived_at IS NOT NULL AND archive > @archive LIMIT 1) LIMIT 1`,
-      ),
+      otherArchives: p(OTHER_ARCHIVES),
       claim: p('UPDATE recordings SET archive = ? WHERE call_id = ? AND archived_at IS NOT NULL'),
       remove: p('DELETE FROM recordings WHERE call_id = ?'),
       orphans: p(
@@ -110,8 +118,8 @@ export class SqliteRecordingsRepo implements RecordingsRepo {
     return this.s.archives.all() as ArchiveRecordings[];
   }
 
-  otherArchive(archive: string): string | null {
-    return (this.s.otherArchive.get({ archive }) as { archive: string } | undefined)?.archive ?? null;
+  otherArchives(archive: string): ArchiveLastArchived[] {
+    return (this.s.otherArchives.all({ archive }) as ArchiveLastArchived[]).sort((a, b) => (a.archive < b.archive ? -1 : 1));
   }
 
   claim(callIds: readonly string[], archive: string): void {
