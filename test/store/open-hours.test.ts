@@ -35,7 +35,7 @@ afterEach(() => {
   dir = undefined;
 });
 
-/** Counts the rows of `samples` that statements return from now on. */
+/** Counts the rows of `samples` that statements return from now on (all and get). */
 function countSampleRows(): { rows: number } {
   const probe = new Database(':memory:');
   const statement = Object.getPrototypeOf(probe.prepare('SELECT 1')) as { all: (...args: unknown[]) => unknown[] };
@@ -46,6 +46,13 @@ function countSampleRows(): { rows: number } {
     const rows = all.apply(this, args);
     if (/FROM samples\b/.test(this.source)) counted.rows += rows.length;
     return rows;
+  });
+  // One row at a time too (a box's row of one hour).
+  const get = (statement as unknown as { get: (...args: unknown[]) => unknown }).get;
+  vi.spyOn(statement as unknown as { get: (...args: unknown[]) => unknown }, 'get').mockImplementation(function (this: { source: string }, ...args: unknown[]) {
+    const row = get.apply(this, args);
+    if (/FROM samples\b/.test(this.source) && row !== undefined) counted.rows += 1;
+    return row;
   });
   return counted;
 }
@@ -114,6 +121,28 @@ it('an account removed within the raw retention: the other accounts’ uptime re
   expect(allWithRemoved.read).toBe(allAlone.read + 1);
   expect(allWithRemoved.rows.filter((r) => r.serial !== 'acme/BX-9')).toEqual(allAlone.rows);
   expect(allWithRemoved.rows.find((r) => r.serial === 'acme/BX-9')).toMatchObject({ observedMs: 5 * MINUTE, connectedFraction: 1 });
+});
+
+it('an account removed within the raw retention: a restart loads the open hour’s rows and the removed account’s last hour, not every hour since for the whole fleet', () => {
+  dir = mkdtempSync(join(tmpdir(), 'boxwatch-open-hours-'));
+  const path = join(dir, 'boxwatch.db');
+  store = openStore(path);
+  const acme = okCycle(T0, [snap('acme/BX-9')]);
+  store.recordCycle({ ...acme, cycle: { ...acme.cycle, account: 'acme' } }); // then acme leaves the configuration
+  let last = T0;
+  for (let t = T0 + HOUR; t <= T0 + 2 * DAY; t += 10 * MINUTE) store.recordCycle(okCycle((last = t), BOXES.map((serial) => snap(serial, { battery: Math.floor(t / HOUR) % 100 }))));
+  const next = last + 10 * MINUTE;
+  const before = store.uptime(T0, next);
+  store.close();
+  const read = countSampleRows();
+  store = openStore(path);
+  store.recordCycle(okCycle(next, BOXES.map((serial) => snap(serial, { battery: Math.floor(next / HOUR) % 100 }))));
+  expect(read.rows).toBe(BOXES.length + 1); // each box's row of the open hour, acme's box's of its last hour (before: 1,921)
+  // What was loaded is what the cycle needed: the history reads as if the daemon had not stopped.
+  read.rows = 0;
+  expect(store.uptime(T0, next)).toEqual(before);
+  expect(store.valueAt('BX-000', 'battery', next)?.value).toBe(Math.floor(next / HOUR) % 100);
+  expect(store.valueAt('acme/BX-9', 'battery', T0 + MINUTE)?.value).toBe(80);
 });
 
 it('a store told no raw retention takes the configuration’s default', () => {

@@ -24,8 +24,9 @@ export const DEFAULT_RAW_RETENTION_MS = 14 * 24 * HOUR_MS;
  * keeps its open hours: all its accounts' latest cycles are equally old.
  *
  * The one definition of the open hours: uptime reads each box's hours raw from its account's open
- * hour on, the hours before from their rollups (src/store/history/reader.ts); retention keeps the
- * raw rows of the oldest one and the writer loads the rows from there (`openHourOf`).
+ * hour on, the hours before from their rollups (src/store/history/reader.ts), the SQLite writer
+ * loads each box's rows from there (src/store/sqlite/writer.ts), and retention keeps the raw rows
+ * of the oldest one (`openHourOf`).
  */
 export function openHoursOf(lastCycles: readonly { account: string; t: number }[], rawMs: number): Map<string, number> {
   if (lastCycles.length === 0) return new Map();
@@ -36,8 +37,7 @@ export function openHoursOf(lastCycles: readonly { account: string; t: number }[
 
 /**
  * The oldest open hour (`openHoursOf`): every hour from it on may still be open for some account.
- * Retention keeps its raw rows (`cutoffs`) and the writer loads them (src/store/sqlite/writer.ts).
- * Null: no cycle.
+ * Retention keeps its raw rows (`cutoffs`). Null: no cycle.
  */
 export function openHourOf(lastCycles: readonly { account: string; t: number }[], rawMs: number): number | null {
   const hours = [...openHoursOf(lastCycles, rawMs).values()];

@@ -18,8 +18,8 @@
  * - Each account's cycles cover only that account's boxes, in whatever order the accounts'
  *   cycles come. When an account's first cycle of a new hour is recorded, its boxes' rows of the
  *   previous hours are final: the plan lists them (`closedHours`) and the store writes their
- *   rollups. The open hour is thus per account (the store loads rows back to the oldest one of the
- *   accounts still polled: `openHourOf`, retention.ts).
+ *   rollups. The open hour is thus per account (the store loads each box's rows from its account's,
+ *   for the accounts still polled: `openHoursOf`, retention.ts).
  * - An account removed from the configuration has no next cycle to close its hour: the cycle that
  *   retires it (the first configured account's, src/alerts/pipeline.ts) closes it (`retire`): its
  *   boxes' open segments end and their open hours' rollups are written.
@@ -55,7 +55,7 @@ export interface WriterState {
   boxes: readonly BoxRow[];
   /** Start of the latest cycle of each account (absent: the account has none). */
   lastCycles: readonly { account: string; t: number }[];
-  /** The sample rows of the open hours and later (`hour >= openHourOf(lastCycles, rawMs)`, retention.ts). */
+  /** The sample rows of each box's account's open hour and later (`openHoursOf(lastCycles, rawMs)`, retention.ts); more are ignored. */
   openRows: readonly SampleRow[];
   /** Every interned string (firmware versions). */
   strings: readonly { id: number; value: string }[];

@@ -4,8 +4,8 @@
  * cycle's transaction (store.ts); after a rollback `reset()` makes the next cycle load again.
  */
 import { DEFAULT_ACCOUNT } from '../../box-id.js';
-import { HOUR_MS } from '../codec.js';
-import { openHourOf } from '../history/retention.js';
+import { HOUR_MS, hourOf } from '../codec.js';
+import { openHoursOf } from '../history/retention.js';
 import { closedHoursOf, CycleWriter, boxValues, rollupsOf, type ClosingPlan, type HistoryPlan } from '../history/writer.js';
 import type { BoxRow, SampleRow } from '../history/rows.js';
 import type { BoxState, CycleWrite, RecordedCycle } from '../types.js';
@@ -16,8 +16,8 @@ export class SqliteHistoryWriter {
 
   constructor(
     private readonly s: Statements,
-    maxGapMs: number,
-    /** The raw retention: the accounts polled within it of the newest cycle have open hours to load (openHourOf). */
+    private readonly maxGapMs: number,
+    /** The raw retention: the accounts polled within it of the newest cycle have open hours to load (openHoursOf). */
     private readonly rawRetentionMs: number,
   ) {
     this.writer = new CycleWriter(maxGapMs);
@@ -66,13 +66,32 @@ export class SqliteHistoryWriter {
     if (this.writer.loaded) return;
     const s = this.s;
     const lastCycles = s.lastCycles.all() as { account: string; t: number }[];
-    const open = openHourOf(lastCycles, this.rawRetentionMs);
-    this.writer.load({
-      boxes: s.allBoxes.all() as BoxRow[],
-      lastCycles,
-      openRows: open === null ? [] : (s.samplesFrom.all(open) as SampleRow[]),
-      strings: s.allStrings.all() as { id: number; value: string }[],
-    });
+    const boxes = s.allBoxes.all() as BoxRow[];
+    this.writer.load({ boxes, lastCycles, openRows: this.openRows(boxes, lastCycles), strings: s.allStrings.all() as { id: number; value: string }[] });
+  }
+
+  /**
+   * The sample rows of each box from its account's open hour on (openHoursOf): those of the
+   * newest open hour and later in one range read; a box whose account's open hour is older (an
+   * account removed within the raw retention, or one not yet polled in the newest hour) also its
+   * rows of the hours in between, box by box up to the end of its data. A removed account's last
+   * hour thus costs its own boxes' rows, not the whole fleet's rows since.
+   */
+  private openRows(boxes: readonly BoxRow[], lastCycles: readonly { account: string; t: number }[]): SampleRow[] {
+    const openHours = openHoursOf(lastCycles, this.rawRetentionMs);
+    if (openHours.size === 0) return [];
+    const newest = Math.max(...openHours.values());
+    const rows = this.s.samplesFrom.all(newest) as SampleRow[];
+    for (const b of boxes) {
+      const open = openHours.get(b.account);
+      if (open === undefined || open >= newest) continue;
+      const end = Math.min(newest - 1, hourOf(b.last_polled + this.maxGapMs));
+      for (let hour = open; hour <= end; hour++) {
+        const data = this.s.sample.get(hour, b.id) as Buffer | undefined;
+        if (data !== undefined) rows.push({ hour, box_id: b.id, data });
+      }
+    }
+    return rows;
   }
 
   private apply(plan: HistoryPlan): void {
