@@ -13,7 +13,7 @@
  */
 import { existsSync } from 'node:fs';
 import { Option } from 'commander';
-import { DEFAULT_CONFIG_PATH, loadConfig, resolveConfigPath } from '../config/index.js';
+import { DEFAULT_CONFIG_PATH, loadConfig, resolveConfigPath, secretKeyProblem } from '../config/index.js';
 import { terminalSafe } from './output.js';
 import { UsageError } from '../errors.js';
 import { createGatewayClient } from '../gateway/client.js';
@@ -126,7 +126,12 @@ function checkedSettings(raw: string, key: string | undefined): GatewaySettings 
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`invalid gateway URL "${raw}": use http:// or https://`);
   }
-  if (key !== undefined && key !== '') return { url: raw, key };
+  if (key !== undefined && key !== '') {
+    // A configured key was checked with the configuration; this is BOXWATCH_SECRET_KEY's turn.
+    const problem = secretKeyProblem(key);
+    if (problem !== undefined) throw new UsageError(`BOXWATCH_SECRET_KEY ${problem}`);
+    return { url: raw, key };
+  }
   if (LOOPBACK_HOSTS.has(url.hostname)) return { url: raw, key: DEV_KEY };
   throw new UsageError(
     `BOXWATCH_SECRET_KEY is not set; it is required for the gateway at ${url.origin} (only a local simulator gets the development key)`,

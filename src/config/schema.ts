@@ -84,10 +84,28 @@ const maxBodySchema = z.strictObject({
   make_call: size(DEFAULT_MAX_BODY.make_call),
 });
 
+/**
+ * Why an account key cannot be sent (in the `account-secret-key` header), or undefined when it
+ * can: a control character (often the newline `echo` left in a secret file) or a character outside
+ * Latin-1. The one check, for `secret_key` here and for BOXWATCH_SECRET_KEY given to the call commands.
+ */
+export function secretKeyProblem(key: string): string | undefined {
+  const codes = Array.from(key, (c) => c.codePointAt(0) ?? 0);
+  if (codes.some((c) => c < 0x20 || (c >= 0x7f && c <= 0x9f))) return 'must not contain control characters (a trailing newline?)';
+  if (codes.some((c) => c > 0xff)) return 'must contain only Latin-1 characters (a character pasted from a document?)';
+  return undefined;
+}
+
 /** The options of one gateway account: all of a single `gateway:` section, and each entry of `gateways:`. */
 const gatewayFields = {
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://127.0.0.1:8080'),
-  secret_key: z.string({ error: (iss) => (iss.input === undefined ? 'is required (e.g. secret_key: ${BOXWATCH_SECRET_KEY})' : 'must be a string') }).min(1, { error: 'must not be empty' }),
+  secret_key: z
+    .string({ error: (iss) => (iss.input === undefined ? 'is required (e.g. secret_key: ${BOXWATCH_SECRET_KEY})' : 'must be a string') })
+    .min(1, { error: 'must not be empty' })
+    .superRefine((key, ctx) => {
+      const problem = secretKeyProblem(key);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   timeout: duration('10s', { positive: true, max: '5m' }),
   concurrency: z.int().min(1).max(256).default(8),
   max_body: maxBodySchema.prefault({}),

@@ -184,13 +184,21 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     return new Promise<Answer>((resolve, reject) => {
       signal?.throwIfAborted();
       const form = call.body?.();
-      const req = startRequest(target, {
-        agent,
-        method: call.method,
-        path: prefix + call.path,
-        headers: form === undefined ? headers : { ...headers, 'content-type': form.contentType, 'content-length': form.bytes.length },
-        ...(form && { body: form.bytes }),
-      });
+      let req: ClientRequest;
+      try {
+        req = startRequest(target, {
+          agent,
+          method: call.method,
+          path: prefix + call.path,
+          headers: form === undefined ? headers : { ...headers, 'content-type': form.contentType, 'content-length': form.bytes.length },
+          ...(form && { body: form.bytes }),
+        });
+      } catch (err) {
+        // Node refused to start it (ERR_INVALID_CHAR: a key with a newline, bypassing the
+        // configuration's check): nothing was sent, and trying again cannot help.
+        reject(unreachable(call, err, false));
+        return;
+      }
       let settled = false;
       const settle = (err: unknown, answer?: Answer): void => {
         if (settled) return;
@@ -223,11 +231,14 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     return error;
   }
 
-  /** A network failure (refused, reset, TLS, DNS), with a sanitized copy of the low-level error. */
-  function unreachable(call: Outgoing, err: unknown): GatewayError {
+  /**
+   * A network failure (refused, reset, TLS, DNS), or a request Node would not start (`retryable`
+   * false), with a sanitized copy of the low-level error.
+   */
+  function unreachable(call: Outgoing, err: unknown, retryable = true): GatewayError {
     const cause = sanitizeCause(err, secret);
     const code = (cause as { code?: string }).code;
-    const error = new GatewayError('unavailable', `gateway unreachable (${call.endpoint}): ${cause.message}`, { endpoint: call.endpoint, cause });
+    const error = new GatewayError('unavailable', `gateway unreachable (${call.endpoint}): ${cause.message}`, { endpoint: call.endpoint, cause, retryable });
     if (code !== undefined && CONNECT_PHASE_CODES.has(code)) notSent.add(error);
     return error;
   }

@@ -2,7 +2,8 @@
  * Errors say what to do next, from the outside: the built CLI as a child process, its stderr and
  * exit code. A usage error is one line and a `see boxwatch COMMAND --help` hint; a missing
  * database says to start the daemon or pass --db; a port in use names http.listen and another
- * process; a configuration error names the rule by its name.
+ * process; a configuration error names the rule by its name; an account key that cannot be sent
+ * in a header (a trailing newline, a character outside Latin-1) names its field, never the key.
  */
 import { createServer, type Server } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -136,5 +137,42 @@ describe('a gateway error says what to check', () => {
     } finally {
       await sim.close();
     }
+  });
+});
+
+describe('an account key that cannot be sent in a header is a configuration error naming the field, exit 2', () => {
+  const KEY = 'sk-live-4b9e2d7a1c-SECRET';
+  const single = (): string => {
+    const file = join(dir, 'key-single.yaml');
+    writeFileSync(file, `gateway: { secret_key: "\${BOXWATCH_SECRET_KEY}" }\nstorage: { path: "${join(dir, 'key.db')}" }\n`);
+    return file;
+  };
+
+  it('a trailing newline (a secret file written with echo): run and check-config refuse to start', async () => {
+    const config = single();
+    for (const argv of [['run', '--config', config], ['check-config', '--config', config, '--offline']]) {
+      const r = await runBuilt(argv, { env: { BOXWATCH_SECRET_KEY: `${KEY}\n` }, cwd: dir });
+      expect(r.code, argv[0]).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toContain('\n  gateway.secret_key: must not contain control characters (a trailing newline?)\n');
+      expect(r.err.split('\n').filter((l) => l.includes('secret_key'))).toHaveLength(1);
+      expect(r.err).not.toContain(KEY);
+    }
+  });
+
+  it('a character outside Latin-1 in a key of gateways:', async () => {
+    const config = join(dir, 'key-accounts.yaml');
+    writeFileSync(config, `gateways:\n  - { name: east, secret_key: "\${EAST_KEY}" }\n  - { name: west, secret_key: "\${WEST_KEY}" }\n`);
+    const r = await runBuilt(['check-config', '--config', config, '--offline'], { env: { EAST_KEY: KEY, WEST_KEY: `${KEY}€` } });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('\n  gateways[1].secret_key: must contain only Latin-1 characters (a character pasted from a document?)\n');
+    expect(r.err.split('\n').filter((l) => l.includes('secret_key'))).toHaveLength(1);
+    expect(r.err).not.toContain(KEY);
+  });
+
+  it('BOXWATCH_SECRET_KEY given to a call command is checked too (one line and the hint)', async () => {
+    const r = await runBuilt(['calls', 'list', '--gateway', 'http://127.0.0.1:9'], { env: { BOXWATCH_SECRET_KEY: `${KEY}\r\n` }, cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('error: BOXWATCH_SECRET_KEY must not contain control characters (a trailing newline?)\nsee boxwatch calls list --help\n');
   });
 });

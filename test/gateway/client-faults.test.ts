@@ -548,6 +548,20 @@ describe('the secret key never leaks', () => {
     expect(deepText(err)).not.toContain(KEY);
   });
 
+  it.each([
+    ['a trailing newline (a secret file written with echo)', `${KEY}\n`],
+    ['a character outside Latin-1', `${KEY}-€`],
+  ])('with a key Node cannot send in a header (%s): unavailable at once, nothing sent, not retried', async (_name, key) => {
+    const { client, server } = await setup((_req, res) => deviceList(res), { secretKey: key, retries: 2 });
+    for (const run of [() => client.listDevices(), () => client.makeCall(CALL_INPUT)]) {
+      const err = await caught(run);
+      expect(err).toBeInstanceOf(GatewayError);
+      expect(err).toMatchObject({ code: 'unavailable', retryable: false, message: expect.stringMatching(/^gateway unreachable \((device_list|make_call)\): Invalid character in header content \["account-secret-key"\]$/) });
+      expect(deepText(err)).not.toContain(KEY);
+    }
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('on a refused connection', async () => {
     client = createGatewayClient({ baseUrl: 'http://127.0.0.1:1', secretKey: KEY, retries: 0 });
     const err = await caught(() => client!.listDevices());
