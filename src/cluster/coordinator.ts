@@ -12,7 +12,8 @@
  *   last, and another instance (leases.ts, `instance`) than this one since this one's own last
  *   heartbeat is a process alive now (an earlier life of a restarted replica never beats again).
  *   Logged at `error` once, with the fix, and shown (`sharedWith`: the gauge
- *   `boxwatch_replica_id_conflict`) until a round finds nobody else beat since;
+ *   `boxwatch_replica_id_conflict`) until the other has not been seen for a lease time (a round
+ *   that finds nobody else beat since may just be one where the two rounds crossed in phase);
  * - it releases a lease the rows say it holds but that it does not know it holds, where it may
  *   have made one (`unsure`): an `acquire` it gave up waiting for whose transaction committed all
  *   the same, a `release` that did not finish, a lease past its step-down deadline: so such a
@@ -97,6 +98,8 @@ export class Coordinator {
   private beaten = false;
   /** Another process beating under this replica's id, as last found (null: none). */
   private shared: PreviousBeat | null = null;
+  /** When (this replica's clock) a heartbeat last found `shared` beating. */
+  private sharedSeenAt = -Infinity;
 
   constructor(private readonly o: CoordinatorOptions) {
     this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
@@ -207,7 +210,7 @@ export class Coordinator {
     const { repo, replica, clock } = this.o;
     const started = clock.now();
     try {
-      this.noteBeat(await this.bounded(repo.heartbeat(replica, started)));
+      this.noteBeat(await this.bounded(repo.heartbeat(replica, started)), started);
       await this.renewAll(started);
       const [replicas, leases] = [await this.bounded(repo.replicas()), await this.bounded(repo.leases())];
       if (this.stopped) return;
@@ -218,20 +221,29 @@ export class Coordinator {
     }
   }
 
-  /** What this heartbeat replaced: after one of this process's own, another instance there is another process beating now. */
-  private noteBeat(before: PreviousBeat | null): void {
+  /**
+   * What this heartbeat replaced: after one of this process's own, another instance there is another
+   * process beating now. The two processes' rounds drift in phase, so now and then one beats twice
+   * between two beats of the other: the conflict ends only when the other has not been seen for a
+   * lease time (three rounds), as a replica whose heartbeat is that old is taken for gone.
+   */
+  private noteBeat(before: PreviousBeat | null, now: number): void {
     const { id, instance } = this.o.replica;
     const other = this.beaten && instance !== undefined && before !== null && before.instance !== instance ? before : null;
     this.beaten = true;
-    if (other !== null && this.shared === null) {
-      this.log.error(
-        { replica: id, other: { host: other.host, pid: other.pid } },
-        'another boxwatch process runs with this replica_id: both would work the same accounts; give each replica its own replica_id (cluster.replica_id), or none (then each process gets its own)',
-      );
-    } else if (other === null && this.shared !== null) {
+    if (other !== null) {
+      if (this.shared === null) {
+        this.log.error(
+          { replica: id, other: { host: other.host, pid: other.pid } },
+          'another boxwatch process runs with this replica_id: both would work the same accounts; give each replica its own replica_id (cluster.replica_id), or none (then each process gets its own)',
+        );
+      }
+      this.shared = other;
+      this.sharedSeenAt = now;
+    } else if (this.shared !== null && now - this.sharedSeenAt >= this.leaseMs) {
       this.log.info({ replica: id }, 'no other process runs with this replica_id any more');
+      this.shared = null;
     }
-    this.shared = other;
   }
 
   private async renewAll(now: number): Promise<void> {

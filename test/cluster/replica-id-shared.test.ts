@@ -5,7 +5,8 @@
  * instance since its own last heartbeat is a process running now.
  * - The coordinator on the in-memory lease store, rounds run by hand: a restarted replica (its
  *   earlier life killed, its row left behind) is not taken for a second process; two running ones
- *   are, logged once at error with the fix, until the other one stops.
+ *   are, logged once at error with the fix, until the other one has not been seen for a lease time
+ *   (a round where the two processes' rounds crossed in phase does not end it).
  * - The daemon: two apps on one real SQLite file, the same replica_id, their coordinators on one
  *   fake clock: `boxwatch_replica_id_conflict` is 1 on both and each logs the fix once; the other
  *   stopped, it is 0 again.
@@ -81,15 +82,61 @@ it('the coordinator: a restarted replica is not a second process; two running un
   expect(second.sharedWith()).toEqual({ host: 'vm1', pid: 200, instance: 'life-2' });
   expect(said()).toBe(2); // once each, not every round
 
-  // The second one stops (it leaves): the first finds nobody else at its next rounds.
+  // The second one stops (it leaves): the first finds nobody else at its next rounds, and says the
+  // conflict is over once the other has not been seen for a lease time (30 s).
   await second.stop();
   clock.advance(10_000);
   await restarted.tick();
   clock.advance(10_000);
   await restarted.tick();
+  expect(restarted.sharedWith()).toEqual({ host: 'vm2', pid: 300, instance: 'other' }); // 20 s: not yet
+  clock.advance(10_000);
+  await restarted.tick();
   expect(restarted.sharedWith()).toBeNull();
   expect(lines.filter((l) => l.includes('no other process runs with this replica_id any more'))).toHaveLength(1);
   await restarted.stop();
+});
+
+it('the coordinator: when the two processes\' rounds cross in phase the conflict stays (one error each, no "any more"); it ends a lease time after the other stopped', async () => {
+  const clock = new FakeClock('2026-05-01T09:00:00Z');
+  const store = new MemoryLeases();
+  const work = { start: () => undefined, stop: async () => undefined };
+  const lines: string[] = [];
+  const coordinator = (replica: ReplicaInfo): Coordinator => new Coordinator({ repo: store.link(), replica, accounts: () => ['acme'], work, clock, leaseMs: 30_000, logger: capture(lines) });
+  const a = coordinator({ id: 'replica-a', host: 'vm1', pid: 1, instance: 'A' });
+  const b = coordinator({ id: 'replica-a', host: 'vm2', pid: 2, instance: 'B' });
+  const gone = (): number => lines.filter((l) => l.includes('no other process runs with this replica_id any more')).length;
+  // a beats every 10 s; b's phase drifts past a's: b at 9.999 s then 20.001 s, so a beats at 10 s
+  // and 20 s with no beat of b in between (at 20 s a finds its own heartbeat).
+  const beats = [0, 10_000, 20_000, 30_000, 40_000].map((at) => ({ at, who: a }));
+  for (const at of [9_999, 20_001, 30_001, 40_001]) beats.push({ at, who: b });
+  beats.sort((x, y) => x.at - y.at);
+  const seenByA: (string | null)[] = [];
+  let t = 0;
+  for (const beat of beats) {
+    clock.advance(beat.at - t);
+    t = beat.at;
+    await beat.who.tick();
+    if (beat.who === a) seenByA.push(a.sharedWith()?.instance ?? null); // what the gauge shows
+  }
+  expect(seenByA).toEqual([null, 'B', 'B', 'B', 'B']);
+  expect(b.sharedWith()?.instance).toBe('A');
+  expect(lines.filter((l) => l.includes(FIX))).toHaveLength(2); // once per process
+  expect(gone()).toBe(0);
+
+  // b stops after its beat at 40.001 s; a last saw it at 40 s: still shown at 50 s and 60 s, over at 70 s.
+  await b.stop();
+  const after: (string | null)[] = [];
+  for (const at of [50_000, 60_000, 70_000, 80_000]) {
+    clock.advance(at - t);
+    t = at;
+    await a.tick();
+    after.push(a.sharedWith()?.instance ?? null);
+  }
+  expect(after).toEqual(['B', 'B', null, null]);
+  expect(gone()).toBe(1);
+  expect(lines.filter((l) => l.includes(FIX))).toHaveLength(2);
+  await a.stop();
 });
 
 it('the daemon: two processes on one SQLite file with one replica_id each raise boxwatch_replica_id_conflict and log the fix; one stopped, it clears', async () => {
