@@ -24,7 +24,7 @@
  * and a median would pick one kind. The box rows boxwatch wrote in each cycle are printed.
  *
  *   npm run build && node --expose-gc dist/bench/floor.bench.js [--sizes 1000,10000,100000]
- *     [--cycles 8 (an even number: see PACED below)] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
+ *     [--cycles 8 (an even number: see PACED above)] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
  *   (--sizes '' --memory-minutes 30: the memory run alone)
  *   (npm run bench -- floor: the defaults)
  *   (--profile DIR: a CPU and an allocation profile of each steady cycle, boxwatch's and the
