@@ -1,7 +1,8 @@
 /**
  * Outgoing HTTP(S) on Node's own client (node:http, node:https): the keep-alive Agent and the
- * start of one request, shared by the gateway client (src/gateway/client.ts) and the recording
- * archive (src/archive/download.ts). Timeouts, aborts and reading the body are the callers'.
+ * start of one request, and its guard (a timer, the caller's abort, the request's error: the first
+ * of them fails it), shared by the gateway client (src/gateway/client.ts) and the recording
+ * archive (src/archive/download.ts). Reading the body is the callers'.
  */
 import http, { type ClientRequest, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
@@ -59,4 +60,47 @@ export function startRequest(target: RequestTarget, init: RequestInit): ClientRe
   const req = (target.protocol === 'https:' ? https : http).request({ ...target, ...options });
   req.end(body);
   return req;
+}
+
+/** Ends a guarded request's watch: `release` on success, `fail` with an error. */
+export interface RequestGuard {
+  /** The caller has what it waited for: the timer and the abort listener go. False if it had already failed. */
+  release(): boolean;
+  /** Fails the request once: the guard ends, the request is destroyed, `onFail` gets `err`. */
+  fail(err: unknown): void;
+}
+
+export interface GuardOptions {
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  /** The error when `timeoutMs` passes first. */
+  timeoutError(): unknown;
+  /** The error of a failed request (refused, reset, TLS...). */
+  requestError(err: unknown): unknown;
+  onFail(err: unknown): void;
+}
+
+/**
+ * Watches a started request until the caller releases it: the first of the timer, the caller's
+ * abort (its reason) and the request's error fails it, once. One timer and one listener.
+ */
+export function guardRequest(req: ClientRequest, options: GuardOptions): RequestGuard {
+  let ended = false;
+  const end = (): boolean => {
+    if (ended) return false;
+    ended = true;
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+    return true;
+  };
+  const fail = (err: unknown): void => {
+    if (!end()) return;
+    req.destroy();
+    options.onFail(err);
+  };
+  const timer = setTimeout(() => fail(options.timeoutError()), options.timeoutMs);
+  const onAbort = (): void => fail(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  req.on('error', (err) => fail(options.requestError(err)));
+  return { release: end, fail };
 }

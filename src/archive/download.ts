@@ -11,7 +11,7 @@
  */
 import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { BoxwatchError, errorMessage } from '../errors.js';
-import { keepAliveAgent, requestTarget, startRequest, type RequestTarget } from '../http-client.js';
+import { guardRequest, keepAliveAgent, requestTarget, startRequest, type RequestTarget } from '../http-client.js';
 import type { Throttle } from './throttle.js';
 
 export class DownloadError extends BoxwatchError {}
@@ -102,21 +102,15 @@ function get(url: URL, options: DownloadOptions): Promise<IncomingMessage> {
     options.signal?.throwIfAborted();
     const target = requestTarget(url);
     const req = startRequest(target, { agent: options.agents[target.protocol], method: 'GET', path: url.pathname + url.search, headers: {} });
-    const done = (): void => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-    };
-    const fail = (err: unknown): void => {
-      done();
-      req.destroy();
-      reject(err);
-    };
-    const timer = setTimeout(() => fail(networkError(url, timeoutError('headers'))), options.timeoutMs);
-    const onAbort = (): void => fail(options.signal?.reason);
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    req.on('error', (err) => fail(networkError(url, err)));
+    const guard = guardRequest(req, {
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      timeoutError: () => networkError(url, timeoutError('headers')),
+      requestError: (err) => networkError(url, err),
+      onFail: reject,
+    });
     req.on('response', (res: IncomingMessage) => {
-      done();
+      guard.release();
       resolve(res);
     });
   });

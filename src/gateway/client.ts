@@ -16,7 +16,7 @@ import { capText, TEXT_CAPS } from '../text.js';
 import { systemClock, type Clock } from '../clock.js';
 import { GatewayError, classifyErrorResponse, redact, sanitizeCause, type GatewayErrorCode } from './errors.js';
 import { API_PREFIX, BOX_FROM, E164 } from './messages.js';
-import { keepAliveAgent, requestTarget, startRequest } from '../http-client.js';
+import { guardRequest, keepAliveAgent, requestTarget, startRequest } from '../http-client.js';
 import {
   callListEnvelopeSchema,
   callSchema,
@@ -199,26 +199,17 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         reject(unreachable(call, err, false));
         return;
       }
-      let settled = false;
-      const settle = (err: unknown, answer?: Answer): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (answer !== undefined) resolve(answer);
-        else {
-          req.destroy();
-          reject(err);
-        }
-      };
-      const timer = setTimeout(() => settle(timedOut(call, req)), timeoutMs);
-      const onAbort = (): void => settle(signal?.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('error', (err) => settle(unreachable(call, err)));
+      const guard = guardRequest(req, {
+        timeoutMs,
+        signal,
+        timeoutError: () => timedOut(call, req),
+        requestError: (err) => unreachable(call, err),
+        onFail: reject,
+      });
       req.on('response', (res: IncomingMessage) => {
         readBounded(res, maxBody[call.endpoint], call.endpoint, (err, text) => {
-          if (text === undefined) settle(err instanceof GatewayError ? err : unreachable(call, err));
-          else settle(undefined, { status: res.statusCode ?? 0, headers: res.headers, text });
+          if (text === undefined) guard.fail(err instanceof GatewayError ? err : unreachable(call, err));
+          else if (guard.release()) resolve({ status: res.statusCode ?? 0, headers: res.headers, text });
         });
       });
     });
