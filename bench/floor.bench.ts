@@ -50,6 +50,7 @@ import { mapWithConcurrency } from '../src/poller/pool.js';
 import { scheduleIntervalMs } from '../src/poller/scheduler.js';
 import { TICK_MS } from '../src/sim/fleet.js';
 import { mean, measure, sleepUntil, type Measured } from './measure.js';
+import { naiveGetJson } from './naive-get.js';
 import { startSimProcess } from './sim-process.js';
 
 const KEY = 'bench-floor-key';
@@ -179,16 +180,8 @@ class NaivePoller {
     this.insert = this.db.prepare('INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?)');
   }
 
-  private async getJson(path: string): Promise<{ data: never }> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const res = await this.pool.request({ path: API_PREFIX + path, method: 'GET', headers: { 'account-secret-key': KEY } });
-        return JSON.parse(await res.body.text()) as { data: never };
-      } catch (err) {
-        // A keep-alive connection the simulator closed as it was reused: sent again, as any poller would.
-        if (attempt === 3) throw err;
-      }
-    }
+  private getJson(path: string): Promise<{ data: never }> {
+    return naiveGetJson(this.pool, KEY, path);
   }
 
   /** One cycle: the list, the details of `serials`, one transaction. Returns the details fetched. */
