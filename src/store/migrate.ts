@@ -228,13 +228,13 @@ function backupBeforeMigrating(path: string, first: Migration, options: OpenOpti
 }
 
 /**
- * The partial backups left by processes killed while they wrote one (a supervisor's start timeout,
- * the OOM killer): only the holder of the write lock writes a backup, so under it every one found
- * is such a leftover.
+ * The partial backups (and their `-journal`) left by processes killed while they wrote one (a
+ * supervisor's start timeout, the OOM killer): only the holder of the write lock writes a backup,
+ * so under it every one found is such a leftover.
  */
 function removeDeadPartials(path: string): void {
   const prefix = `${basename(path)}.before-`;
-  for (const f of readdirSync(dirname(path))) if (f.startsWith(prefix) && f.endsWith('.partial')) rmSync(join(dirname(path), f), { force: true });
+  for (const f of readdirSync(dirname(path))) if (f.startsWith(prefix) && /\.partial(-journal)?$/.test(f)) rmSync(join(dirname(path), f), { force: true });
 }
 
 /** Gives `file` the name `target` too; false when `target` exists (it is never replaced). */

@@ -134,6 +134,7 @@ describe('backup before migrating', () => {
     // What a SIGKILL during VACUUM INTO leaves (the process's pid and a random part in its name).
     const left = `${dbPath}.before-9005_extra.4242-0badf00d.partial`;
     writeFileSync(left, Buffer.alloc(4096, 1));
+    writeFileSync(`${left}-journal`, Buffer.alloc(512, 1));
     writeFileSync(`${dbPath}.before-9004_older.4243-deadbeef.partial`, 'an earlier attempt of another version');
     openStore(dbPath, { clock, migrationsDir: migrations }).close();
     expect(readdirSync(dir).filter((f) => f.startsWith('boxwatch.db.'))).toEqual(['boxwatch.db.before-9005_extra.bak']);
