@@ -254,7 +254,6 @@ export function mergeSnapshot(
   detailsAt: number,
   skewMs = 0,
 ): BoxSnapshot {
-  const parseTime = (iso: string): number => Date.parse(iso) - skewMs;
   const base: BoxSnapshot = {
     serial,
     id: summary.id,
@@ -263,7 +262,7 @@ export function mergeSnapshot(
     battery: summary.battery_level,
     signal: previous?.signal ?? null,
     firmware: summary.firmware_version,
-    lastSeen: parseTime(summary.last_seen),
+    lastSeen: onOurClock(summary.last_seen, skewMs),
     registeredAt: previous?.registeredAt ?? null,
     location: previous?.location ?? null,
     ip: previous?.ip ?? null,
@@ -276,11 +275,16 @@ export function mergeSnapshot(
     connected: details.connected,
     battery: details.battery_level,
     firmware: details.firmware_version,
-    lastSeen: Math.max(base.lastSeen, parseTime(details.last_seen)),
+    lastSeen: Math.max(base.lastSeen, onOurClock(details.last_seen, skewMs)),
     signal: details.signal_strength,
-    registeredAt: parseTime(details.registered_at),
+    registeredAt: onOurClock(details.registered_at, skewMs),
     location: details.location,
     ip: details.ip_address,
     detailsAt,
   };
+}
+
+/** A gateway time (ISO 8601) on our clock: its skew subtracted. */
+function onOurClock(iso: string, skewMs: number): number {
+  return Date.parse(iso) - skewMs;
 }
