@@ -24,7 +24,7 @@
  * and a median would pick one kind. The box rows boxwatch wrote in each cycle are printed.
  *
  *   npm run build && node --expose-gc dist/bench/floor.bench.js [--sizes 1000,10000,100000]
- *     [--cycles 8 (an even number: see PACED above)] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
+ *     [--cycles N (an even number: see PACED above; default cyclesFor)] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
  *   (--sizes '' --memory-minutes 30: the memory run alone)
  *   (npm run bench -- floor: the defaults)
  *   (--profile DIR: a CPU and an allocation profile of each steady cycle, boxwatch's and the
@@ -50,6 +50,7 @@ import { mapWithConcurrency } from '../src/poller/pool.js';
 import { scheduleIntervalMs } from '../src/poller/scheduler.js';
 import { TICK_MS } from '../src/sim/fleet.js';
 import { mean, measure, sleepUntil, type Measured } from './measure.js';
+import { naiveGetJson } from './naive-get.js';
 import { startSimProcess } from './sim-process.js';
 
 const KEY = 'bench-floor-key';
@@ -72,6 +73,16 @@ function scheduleFor(boxes: number): { schedule: string; detailsEvery: string } 
  */
 function paceMsFor(boxes: number): number {
   return Math.min(scheduleIntervalMs(scheduleFor(boxes).schedule), TICK_MS);
+}
+/**
+ * Steady cycles measured per size, by default: 24 below 10,000 boxes, 8 from there. At 1,000 boxes
+ * one full garbage collection of the process (20 to 30 ms) is as long as a whole cycle of either
+ * side, and lands in one side's window or the other's: over 8 cycles the ratio swung from 1.5x to
+ * 4.2x between runs of the same code; three times as many cycles average those landings out
+ * (and take two minutes).
+ */
+function cyclesFor(boxes: number): number {
+  return boxes < 10_000 ? 24 : 8;
 }
 const here = fileURLToPath(import.meta.url);
 
@@ -169,16 +180,8 @@ class NaivePoller {
     this.insert = this.db.prepare('INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?)');
   }
 
-  private async getJson(path: string): Promise<{ data: never }> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const res = await this.pool.request({ path: API_PREFIX + path, method: 'GET', headers: { 'account-secret-key': KEY } });
-        return JSON.parse(await res.body.text()) as { data: never };
-      } catch (err) {
-        // A keep-alive connection the simulator closed as it was reused: sent again, as any poller would.
-        if (attempt === 3) throw err;
-      }
-    }
+  private getJson(path: string): Promise<{ data: never }> {
+    return naiveGetJson(this.pool, KEY, path);
   }
 
   /** One cycle: the list, the details of `serials`, one transaction. Returns the details fetched. */
@@ -425,7 +428,7 @@ function printMemory(m: MemoryResult): void {
 const { values } = parseArgs({
   options: {
     sizes: { type: 'string', default: '1000,10000,100000' },
-    cycles: { type: 'string', default: '8' },
+    cycles: { type: 'string' },
     'memory-minutes': { type: 'string', default: '2' },
     'memory-boxes': { type: 'string', default: '10000' },
     json: { type: 'string', default: 'bench/results/floor.json' },
@@ -435,15 +438,16 @@ const { values } = parseArgs({
     'child-memory': { type: 'string' },
   },
 });
-const cycles = Number(values.cycles);
+const cycles = values.cycles === undefined ? undefined : Number(values.cycles);
 if (values['child-size'] !== undefined) {
-  process.stdout.write(JSON.stringify(await measureSize(Number(values['child-size']), cycles, values.profile)));
+  const boxes = Number(values['child-size']);
+  process.stdout.write(JSON.stringify(await measureSize(boxes, cycles ?? cyclesFor(boxes), values.profile)));
 } else if (values['child-memory'] !== undefined) {
   process.stdout.write(JSON.stringify(await measureMemory(Number(values['memory-boxes']), Number(values['child-memory']))));
 } else {
   const sizes = values.sizes === '' ? [] : values.sizes.split(',').map(Number);
   const minutes = Number(values['memory-minutes']);
-  if (sizes.some((n) => !(n > 0)) || !(cycles > 0) || !(minutes >= 0)) throw new Error('--sizes, --cycles and --memory-minutes must be positive numbers');
+  if (sizes.some((n) => !(n > 0)) || !(cycles === undefined || (cycles > 0 && cycles % 2 === 0)) || !(minutes >= 0)) throw new Error('--sizes and --memory-minutes must be positive numbers, --cycles an even one');
   const report: FloorReport = {
     date: new Date().toISOString(),
     machine: `${os.cpus()[0]?.model ?? 'unknown cpu'} x${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
@@ -458,7 +462,7 @@ if (values['child-size'] !== undefined) {
     writeFileSync(values.json, `${JSON.stringify(report, null, 1)}\n`);
   };
   for (const n of sizes) {
-    const r = (await child(['--child-size', String(n), '--cycles', String(cycles), ...(values.profile === undefined ? [] : ['--profile', values.profile])])) as SizeResult;
+    const r = (await child(['--child-size', String(n), '--cycles', String(cycles ?? cyclesFor(n)), ...(values.profile === undefined ? [] : ['--profile', values.profile])])) as SizeResult;
     printSize(r);
     report.sizes.push(r);
     save();

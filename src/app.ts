@@ -294,6 +294,12 @@ export function createApp(deps: AppDeps): App {
     ...(replica && { fences: () => replica.fences(), onLeaseLost: (f: Fence) => replica.lost(f) }),
     signal: controller.signal,
   });
+  // /metrics and the heavy API answers are rendered once per cycle from this snapshot.
+  const snapshot = fleetSnapshot(store, (account) => alerts.states(account), config.gateways.map((a) => a.name));
+  metrics.setBoxesProvider(() => snapshot.boxes());
+  metrics.setAlertsProvider(async () => firingCounts((await snapshot.states()).values()));
+  metrics.setOutboxProvider(async () => (await outbox.stats()).map((s) => ({ notifier: s.notifier, depth: s.pending })));
+  store.damagedRows.report(logger, (table) => metrics.damagedRow(table));
   // Receivers that forget alerts they do not hear of again (Alertmanager) get the firing ones resent.
   const resender = new Resender({
     notifiers,
@@ -302,18 +308,13 @@ export function createApp(deps: AppDeps): App {
     signal: controller.signal,
     firing: async (name, now) => {
       const route = config.notifiers.find((n) => n.name === name) ?? {};
-      const boxes = new Map((await store.boxes()).map((b) => [b.serial, b]));
+      // The boxes by serial from the snapshot, built once per change of the fleet (not a read of it per resend).
+      const boxes = await snapshot.memo('resender: boxes by serial', (list) => new Map(list.map((b) => [b.serial, b])));
       const items = announcedFiringItems((await alerts.states()).values(), route, (serial) => boxes.get(serial), now);
       // Replicas: each resends the alerts of the accounts it leads, so each alert once.
       return replica === null ? items : items.filter((item) => replica.holds(accountOf(item.serial)));
     },
   });
-  // /metrics and the heavy API answers are rendered once per cycle from this snapshot.
-  const snapshot = fleetSnapshot(store, (account) => alerts.states(account), config.gateways.map((a) => a.name));
-  metrics.setBoxesProvider(() => snapshot.boxes());
-  metrics.setAlertsProvider(async () => firingCounts((await snapshot.states()).values()));
-  metrics.setOutboxProvider(async () => (await outbox.stats()).map((s) => ({ notifier: s.notifier, depth: s.pending })));
-  store.damagedRows.report(logger, (table) => metrics.damagedRow(table));
   let http: RunningHttpServer | null = null;
   /** The dashboard's live event stream: one event after every cycle. */
   const events = createLiveEvents();

@@ -56,9 +56,12 @@ export interface RequestInit {
  * `error`, and cuts it with `req.destroy()` on a timeout or an abort.
  */
 export function startRequest(target: RequestTarget, init: RequestInit): ClientRequest {
-  const { body, ...options } = init;
-  const req = (target.protocol === 'https:' ? https : http).request({ ...target, ...options });
-  req.end(body);
+  // The options are named one by one, not spread from `target` and `init`: Node reads each of
+  // them per request, and an object built by spreading costs more to build and to read (part of
+  // the gateway client's cost per request, BENCHMARKS.md "Eighth pass").
+  const options = { hostname: target.hostname, port: target.port, agent: init.agent, method: init.method, path: init.path, headers: init.headers };
+  const req = (target.protocol === 'https:' ? https : http).request(options);
+  req.end(init.body);
   return req;
 }
 
@@ -82,7 +85,8 @@ export interface GuardOptions {
 
 /**
  * Watches a started request until the caller releases it: the first of the timer, the caller's
- * abort (its reason) and the request's error fails it, once. One timer and one listener.
+ * abort (its reason) and the request's error fails it, once. One timer per request; the abort
+ * is watched through the signal's one listener (watchAbort).
  */
 export function guardRequest(req: ClientRequest, options: GuardOptions): RequestGuard {
   let ended = false;
@@ -90,7 +94,7 @@ export function guardRequest(req: ClientRequest, options: GuardOptions): Request
     if (ended) return false;
     ended = true;
     clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onAbort);
+    unwatch?.();
     return true;
   };
   const fail = (err: unknown): void => {
@@ -99,8 +103,47 @@ export function guardRequest(req: ClientRequest, options: GuardOptions): Request
     options.onFail(err);
   };
   const timer = setTimeout(() => fail(options.timeoutError()), options.timeoutMs);
-  const onAbort = (): void => fail(options.signal?.reason);
-  options.signal?.addEventListener('abort', onAbort, { once: true });
+  const signal = options.signal;
+  const unwatch = signal && watchAbort(signal, () => fail(signal.reason));
   req.on('error', (err) => fail(options.requestError(err)));
   return { release: end, fail };
+}
+
+/** The requests under way on one signal, and the signal's one listener that fails them. */
+interface AbortWatch {
+  requests: Set<() => void>;
+  listener: () => void;
+}
+
+const abortWatches = new WeakMap<AbortSignal, AbortWatch>();
+
+/**
+ * Calls `onAbort` when `signal` aborts, until the returned function is called. A poll cycle
+ * passes one signal to each of its thousands of requests, 16 under way at a time: the signal gets
+ * one `abort` listener, added by the first request under way and removed when none is left,
+ * instead of one added and removed per request (part of the client's cost per request,
+ * BENCHMARKS.md "Eighth pass"). Removed, not left: Node holds a signal made by
+ * `AbortSignal.any` or `AbortSignal.timeout` for as long as it has a listener.
+ */
+function watchAbort(signal: AbortSignal, onAbort: () => void): () => void {
+  let watch = abortWatches.get(signal);
+  if (watch === undefined) {
+    const requests = new Set<() => void>();
+    const listener = (): void => {
+      abortWatches.delete(signal);
+      for (const request of requests) request();
+    };
+    signal.addEventListener('abort', listener, { once: true });
+    watch = { requests, listener };
+    abortWatches.set(signal, watch);
+  }
+  const current = watch;
+  current.requests.add(onAbort);
+  return () => {
+    current.requests.delete(onAbort);
+    if (current.requests.size === 0 && abortWatches.get(signal) === current) {
+      abortWatches.delete(signal);
+      signal.removeEventListener('abort', current.listener);
+    }
+  };
 }

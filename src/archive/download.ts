@@ -9,7 +9,7 @@
  * `redirect_refused`, `too_large`, `http_<status>`, `bad_url`, `network`. URLs are never put in
  * errors or logs (their query string is a credential): only their host.
  */
-import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { BoxwatchError, errorMessage } from '../errors.js';
 import { guardRequest, keepAliveAgent, requestTarget, startRequest, type RequestTarget } from '../http-client.js';
 import type { Throttle } from './throttle.js';
@@ -101,7 +101,15 @@ function get(url: URL, options: DownloadOptions): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     options.signal?.throwIfAborted();
     const target = requestTarget(url);
-    const req = startRequest(target, { agent: options.agents[target.protocol], method: 'GET', path: url.pathname + url.search, headers: {} });
+    let req: ClientRequest;
+    try {
+      req = startRequest(target, { agent: options.agents[target.protocol], method: 'GET', path: url.pathname + url.search, headers: {} });
+    } catch (err) {
+      // Node refused to start it (a TypeError such as ERR_INVALID_PROTOCOL: an agent of the other
+      // protocol): nothing was sent, and trying again cannot help. A DownloadError like any other.
+      reject(networkError(url, err, false));
+      return;
+    }
     const guard = guardRequest(req, {
       timeoutMs: options.timeoutMs,
       signal: options.signal,
@@ -170,11 +178,11 @@ function parseUrl(text: string, base?: URL): URL {
   return url;
 }
 
-function networkError(url: URL, err: unknown): DownloadError {
+function networkError(url: URL, err: unknown, retryable = true): DownloadError {
   const code = (err as { code?: unknown } | null)?.code;
   // The low-level message may quote the URL: only its code and the host are kept.
   const detail = typeof code === 'string' ? code : errorMessage(err).replaceAll(url.href, url.host);
-  return new DownloadError('network', `downloading from ${url.host} failed: ${detail}`, { retryable: true });
+  return new DownloadError('network', `downloading from ${url.host} failed: ${detail}`, { retryable });
 }
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {

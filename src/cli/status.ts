@@ -5,7 +5,8 @@
  */
 import type { Command } from 'commander';
 import type { LeaseRepository } from '../cluster/leases.js';
-import { accountServerJson, readAccountServers, type AccountServer } from '../cluster/servers.js';
+import { DEFAULT_LEASE_MS } from '../cluster/coordinator.js';
+import { accountServerJson, readAccountServers, replicaConflicts, type AccountServer, type ReplicaConflict } from '../cluster/servers.js';
 import { accountOf, isFleetKey, splitBoxKey } from '../box-id.js';
 import { withAcks, type Ack, type AckRepository } from '../alerts/acks.js';
 import type { AlertState } from '../alerts/types.js';
@@ -66,7 +67,7 @@ export const registerStatus: RegisterCommand = (program: Command, ctx: CliContex
  * The status table (or JSON: the box views, src/views/boxes.ts) of every box the store knows; also
  * printed at the end of the demo. A box gone from the device list says `missing` under CONNECTED.
  */
-export async function printStatus(ctx: CliContext, store: StatusSource, now: number, format: OutputFormat, config: Pick<Config, 'rules'> | null = null): Promise<void> {
+export async function printStatus(ctx: CliContext, store: StatusSource, now: number, format: OutputFormat, config: Pick<Config, 'rules' | 'cluster'> | null = null): Promise<void> {
   const states = withAcks((await store.alerts.states()).values(), await store.acks.latestByKey(), now);
   const views = boxViews(await store.boxes(), states, now, staleAfterMs(config));
   const calls = await callsOfLastDay(store.calls, now);
@@ -106,6 +107,8 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
     }
   }
   if (format === 'table' && servers.length > 0) ctx.out(`\nreplicas:\n${leaderLines(servers, now).map((l) => `  ${l}`).join('\n')}\n`);
+  const conflicts = format === 'table' && store.leases !== undefined ? replicaConflicts(await store.leases.replicas(), now, config?.cluster?.lease ?? DEFAULT_LEASE_MS) : [];
+  for (const c of conflicts) ctx.out(`\n${conflictLine(c)}\n`);
   const archives = format === 'table' && store.recordings !== undefined ? await store.recordings.archives() : [];
   if (archives.length > 1) {
     ctx.out(
@@ -113,6 +116,12 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
         'replicas whose archive.dir is not shared keep them apart (docs/operations.md, "The recording archive with replicas")\n',
     );
   }
+}
+
+/** What to do about two processes running under one replica id. */
+export function conflictLine(c: ReplicaConflict): string {
+  const [a, b] = c.processes.map((p) => `host ${terminalSafe(p.host)}, pid ${p.pid}`);
+  return `replica_id conflict: two boxwatch processes run as replica ${terminalSafe(c.replica)} (${a}; ${b}), both working the same accounts: give each replica its own cluster.replica_id (or none), and restart them`;
 }
 
 /** `acme: replica-b (host vm, pid 12, heartbeat 2s ago)`, or `acme: nobody (lease expired 5s ago)`: who serves each account. */

@@ -12,7 +12,8 @@
  *   last, and another instance (leases.ts, `instance`) than this one since this one's own last
  *   heartbeat is a process alive now (an earlier life of a restarted replica never beats again).
  *   Logged at `error` once, with the fix, and shown (`sharedWith`: the gauge
- *   `boxwatch_replica_id_conflict`) until the other has not been seen for a lease time (a round
+ *   `boxwatch_replica_id_conflict`; with the next heartbeats, the replica's row, which
+ *   `boxwatch status` reads) until the other has not been seen for a lease time (a round
  *   that finds nobody else beat since may just be one where the two rounds crossed in phase);
  * - it releases a lease the rows say it holds but that it does not know it holds, where it may
  *   have made one (`unsure`): an `acquire` it gave up waiting for whose transaction committed all
@@ -45,7 +46,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
-import { fenceOf, type Fence, type Lease, type LeaseRepository, type PreviousBeat, type Replica, type ReplicaInfo } from './leases.js';
+import { fenceOf, replicaLive, type Fence, type Lease, type LeaseRepository, type PreviousBeat, type Replica, type ReplicaInfo } from './leases.js';
 
 /** What the app does for an account this replica leads. */
 export interface AccountWork {
@@ -210,7 +211,9 @@ export class Coordinator {
     const { repo, replica, clock } = this.o;
     const started = clock.now();
     try {
-      this.noteBeat(await this.bounded(repo.heartbeat(replica, started)), started);
+      // The conflict as last found goes with the heartbeat, for `boxwatch status` (a round late).
+      const shared = this.shared === null ? null : { host: this.shared.host, pid: this.shared.pid };
+      this.noteBeat(await this.bounded(repo.heartbeat({ ...replica, sharedWith: shared }, started)), started);
       await this.renewAll(started);
       const [replicas, leases] = [await this.bounded(repo.replicas()), await this.bounded(repo.leases())];
       if (this.stopped) return;
@@ -265,7 +268,7 @@ export class Coordinator {
     const me = this.o.replica.id;
     const accounts = [...new Set(this.o.accounts())].sort();
     for (const account of [...this.held.keys()]) if (!accounts.includes(account)) this.giveUp(account); // no longer configured
-    const live = replicas.filter((r) => r.id === me || r.beatAt > now - this.leaseMs).map((r) => r.id);
+    const live = replicas.filter((r) => r.id === me || replicaLive(r, now, this.leaseMs)).map((r) => r.id);
     if (!live.includes(me)) live.push(me);
     live.sort();
     const holders = new Map<string, string | null>();

@@ -6,7 +6,8 @@
  *
  * - A replica announces itself (id, host, pid, and a random token of its process's life) and
  *   refreshes its heartbeat (`heartbeat`), which says whose heartbeat it replaced: two processes
- *   given one `replica_id` by mistake tell so (coordinator.ts).
+ *   given one `replica_id` by mistake tell so (coordinator.ts), and record it with their next
+ *   heartbeats (`sharedWith`), for `boxwatch status`.
  * - A lease gives one account's work (poll, evaluate, deliver) to one replica until `expiresAt`.
  *   `acquire` takes a lease that is free or expired; `renew` extends a lease its holder still
  *   has; `release` gives it up. Every change of holder raises the account's fencing `token`.
@@ -29,6 +30,14 @@ export interface ReplicaInfo {
   pid: number;
   /** A random token of this process's life: tells two processes apart that were given one `replica_id`. */
   instance?: string;
+  /** Another process this one found running under its id (coordinator.ts); null or absent: none. */
+  sharedWith?: OtherProcess | null;
+}
+
+/** A process as another one saw it. */
+export interface OtherProcess {
+  host: string;
+  pid: number;
 }
 
 /** Who last beat under a replica id, as a heartbeat found it (and replaced). */
@@ -44,6 +53,13 @@ export interface Replica extends ReplicaInfo {
   startedAt: number;
   /** Its last heartbeat (ms, its own clock). */
   beatAt: number;
+  /** As its last heartbeat said: another process runs under its id (null: none found). */
+  sharedWith: OtherProcess | null;
+}
+
+/** A replica is taken for alive while its last heartbeat is younger than a lease time. */
+export function replicaLive(replica: Pick<Replica, 'beatAt'>, now: number, leaseMs: number): boolean {
+  return replica.beatAt > now - leaseMs;
 }
 
 /** One account's lease. A free lease has holder null (released; its token and expiry stay). */

@@ -5,7 +5,7 @@
  * holder of a lease that has not expired; a lease released, or expired (its holder died, froze or
  * lost the database), means nobody serves it until another replica takes it over.
  */
-import type { Lease, LeaseRepository, Replica } from './leases.js';
+import { replicaLive, type Lease, type LeaseRepository, type OtherProcess, type Replica } from './leases.js';
 import { isoTime } from '../time.js';
 
 /** One account's server, read from the rows at `now`. */
@@ -70,4 +70,19 @@ export function accountServerJson(s: AccountServer, now: number): AccountServerJ
     heartbeatAgeMs: s.heartbeatAt === null ? null : Math.max(0, now - s.heartbeatAt),
     leaseExpiresAt: s.leaseExpiresAt === null ? null : isoTime(s.leaseExpiresAt),
   };
+}
+
+/** A replica id two processes run under (two `boxwatch run` given one cluster.replica_id), as its row says. */
+export interface ReplicaConflict {
+  replica: string;
+  /** The process that beat last under the id, and the other one it found. */
+  processes: [OtherProcess, OtherProcess];
+}
+
+/**
+ * The replica ids under which two processes run now: the row's last heartbeat (younger than a
+ * lease time: the processes still run) recorded another process (coordinator.ts).
+ */
+export function replicaConflicts(replicas: readonly Replica[], now: number, leaseMs: number): ReplicaConflict[] {
+  return replicas.flatMap((r) => (r.sharedWith !== null && replicaLive(r, now, leaseMs) ? [{ replica: r.id, processes: [{ host: r.host, pid: r.pid }, r.sharedWith] as [OtherProcess, OtherProcess] }] : []));
 }

@@ -146,8 +146,12 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const notSent = new WeakSet<GatewayError>();
   /** No request before this time: the end of the last `Retry-After` the gateway gave (any endpoint). */
   let notBefore = 0;
-  /** Exchanges under way (close() waits for them); null once closed. */
-  let inFlight: Set<Promise<Answer>> | null = new Set();
+  /** Exchanges under way: close() waits until none is left. */
+  let inFlight = 0;
+  let closed = false;
+  /** Called when the last exchange under way ends, once close() waits for it. */
+  let drained: (() => void) | undefined;
+  let draining: Promise<void> | undefined;
 
   /** A client-side check failed: no request is sent. Inputs are echoed, so the key is cut out. */
   const invalidArgument = (endpoint: Endpoint, message: string): GatewayError =>
@@ -157,32 +161,30 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     options.onRequest?.({ endpoint, outcome, durationMs: Math.max(0, clock.now() - started), attempt });
   };
 
-  /** One HTTP attempt: returns the status, headers and parsed JSON, or throws a GatewayError. */
-  async function attemptOnce(call: Outgoing, signal: AbortSignal | undefined): Promise<{ status: number; headers: IncomingHttpHeaders; json: unknown }> {
-    const answer = await tracked(call, signal);
-    return { status: answer.status, headers: answer.headers, json: parseJson(answer.text, call.endpoint, answer.status) };
-  }
-
-  /** `exchange`, counted in `inFlight` while it runs. */
-  function tracked(call: Outgoing, signal: AbortSignal | undefined): Promise<Answer> {
-    if (inFlight === null) {
-      return Promise.reject(new GatewayError('unavailable', `the gateway client is closed (${call.endpoint})`, { endpoint: call.endpoint, retryable: false }));
-    }
-    const running = exchange(call, signal);
-    const set = inFlight;
-    set.add(running);
-    const forget = (): void => void set.delete(running);
-    running.then(forget, forget);
-    return running;
-  }
-
   /**
    * One request and its answer, read up to the endpoint's body limit, within `timeoutMs` from now
-   * (one timer). Rejects with a GatewayError, or with the signal's reason when the caller aborts.
+   * (one timer), counted in `inFlight` until it ends. Rejects with a GatewayError, or with the
+   * signal's reason when the caller aborts.
    */
   function exchange(call: Outgoing, signal: AbortSignal | undefined): Promise<Answer> {
-    return new Promise<Answer>((resolve, reject) => {
+    if (closed) {
+      return Promise.reject(new GatewayError('unavailable', `the gateway client is closed (${call.endpoint})`, { endpoint: call.endpoint, retryable: false }));
+    }
+    return new Promise<Answer>((resolveAnswer, rejectAnswer) => {
       signal?.throwIfAborted();
+      inFlight += 1;
+      const ended = (): void => {
+        inFlight -= 1;
+        if (inFlight === 0) drained?.();
+      };
+      const resolve = (answer: Answer): void => {
+        ended();
+        resolveAnswer(answer);
+      };
+      const reject = (err: unknown): void => {
+        ended();
+        rejectAnswer(err);
+      };
       const form = call.body?.();
       let req: ClientRequest;
       try {
@@ -253,8 +255,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       if (wait > 0) await clock.sleep(wait, signal);
       const started = clock.now();
       try {
-        const res = await attemptOnce(call, signal);
-        const body = interpret(call.endpoint, res.status, res.headers, res.json, schema);
+        const res = await exchange(call, signal);
+        const json = parseJson(res.text, call.endpoint, res.status);
+        const body = interpret(call.endpoint, res.status, res.headers, json, schema);
         emit(call.endpoint, 'ok', started, attempt);
         return { body, headers: res.headers };
       } catch (err) {
@@ -354,9 +357,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 
     /** Waits for the requests under way, then closes the connections; later requests fail. */
     async close() {
-      const running = inFlight;
-      inFlight = null;
-      if (running !== null) await Promise.allSettled(running);
+      closed = true;
+      if (inFlight > 0) await (draining ??= new Promise<void>((resolve) => (drained = resolve)));
       agent.destroy();
     },
   };
@@ -407,7 +409,8 @@ function readBounded(res: IncomingMessage, limit: number, endpoint: Endpoint, do
     if (total > limit) done(tooLarge());
     else chunks.push(chunk);
   });
-  res.on('end', () => done(undefined, Buffer.concat(chunks, total).toString('utf8')));
+  // A small answer (a device's details) arrives in one chunk: decoded as it is, not copied first.
+  res.on('end', () => done(undefined, (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)).toString('utf8')));
   // The connection closed before the end of the body.
   res.on('error', (err) => done(err));
 }

@@ -1,13 +1,15 @@
 /**
  * Opening the SQLite file and bringing its schema up to date. Migrations are the numbered files
- * migrations/NNNN_name.sql, applied in order, each in its own transaction together with its row in
- * `schema_migrations`. A file that is not SQLite, a SQLite database that boxwatch did not create
- * (its application_id is not ours and it has tables), and a database carrying a migration this
- * code does not know are refused with a StoreError. Before migrating a database that already
- * holds applied migrations (an upgrade), a backup copy is written beside it.
+ * migrations/NNNN_name.sql, the pending ones applied in order in one IMMEDIATE transaction together
+ * with their rows in `schema_migrations` (several processes opening one new file at once: one
+ * migrates, the others wait for it). A file that is not SQLite, a SQLite database that boxwatch did
+ * not create (its application_id is not ours and it has tables), and a database carrying a
+ * migration this code does not know are refused with a StoreError. Before migrating a database that
+ * already holds applied migrations (an upgrade), a backup copy is written beside it.
  */
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { packageFile } from '../package-files.js';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
@@ -57,7 +59,7 @@ export function openDatabase(path: string, options: OpenOptions): Database.Datab
   try {
     checkIdentity(db, path);
     if (!options.readonly) {
-      db.pragma('journal_mode = WAL');
+      enableWal(db);
       db.pragma('synchronous = NORMAL');
     }
     db.pragma('foreign_keys = ON');
@@ -70,6 +72,27 @@ export function openDatabase(path: string, options: OpenOptions): Database.Datab
     throw damagedOr(err, path);
   }
 }
+
+/**
+ * Switches the file to WAL. On a new file this writes its header, and SQLite does not wait for a
+ * lock here: another process creating the same file at this moment (a replica starting too) makes
+ * it fail at once with SQLITE_BUSY. Tried again after a short pause, up to about busy_timeout; the
+ * other process's hold is brief (it is doing the same, or reading the header). A file already in
+ * WAL needs no lock.
+ */
+function enableWal(db: Database.Database): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= WAL_ATTEMPTS) throw err;
+      Atomics.wait(pause, 0, 0, 10 + Math.random() * 40); // jittered: the processes do not retry in step
+    }
+  }
+}
+const WAL_ATTEMPTS = 200; // × 10–50 ms: about 6 s at most
 
 /**
  * SQLite's "database disk image is malformed" (a damaged page met while opening) as a typed
@@ -105,7 +128,8 @@ function checkIdentity(db: Database.Database, path: string): void {
   }
 }
 
-function migrate(db: Database.Database, path: string, migrations: readonly Migration[], options: OpenOptions): void {
+/** The migrations a database has applied, read in one transaction (one state of the file). */
+function appliedMigrations(db: Database.Database, migrations: readonly Migration[]): { applied: string[]; pending: Migration[] } {
   const hasTable = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
   const applied = hasTable ? (db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all() as string[]) : [];
   const known = new Set(migrations.map((m) => m.name));
@@ -117,48 +141,102 @@ function migrate(db: Database.Database, path: string, migrations: readonly Migra
     );
   }
   const done = new Set(applied);
-  const pending = migrations.filter((m) => !done.has(m.name));
-  if (pending.length === 0) return;
+  return { applied, pending: migrations.filter((m) => !done.has(m.name)) };
+}
+
+/**
+ * How long a process opening the database waits for another one's migration (the write lock):
+ * an upgrade of a large database, with its backup, can take a while.
+ */
+const MIGRATION_LOCK_WAIT_MS = 60_000;
+
+/**
+ * Applies the pending migrations: all of them in one IMMEDIATE transaction, so processes opening
+ * one database at once (replicas starting together on a new file) wait for the first one's write
+ * lock, then find nothing left to do; none ever sees a half-migrated file. Whether this is an
+ * upgrade (the file holds migrations of an older boxwatch: back it up first) is decided under
+ * that lock too.
+ */
+function migrate(db: Database.Database, path: string, migrations: readonly Migration[], options: OpenOptions): void {
+  // Without the lock first: a database already up to date (every restart) takes no write lock.
+  const seen = db.transaction(() => appliedMigrations(db, migrations))();
+  if (seen.pending.length === 0) return;
   if (options.readonly) {
-    throw new StoreError('store_schema_outdated', `database schema is older than this boxwatch; run boxwatch once with write access to migrate it (pending: ${pending.map((m) => m.name).join(', ')})`);
+    throw new StoreError('store_schema_outdated', `database schema is older than this boxwatch; run boxwatch once with write access to migrate it (pending: ${seen.pending.map((m) => m.name).join(', ')})`);
   }
-  if (applied.length > 0 && path !== ':memory:') backupBeforeMigrating(db, path, pending[0] as Migration, options);
-  for (const m of pending) {
-    // IMMEDIATE: the write lock is taken before the check, so processes opening one new database
-    // at once (replicas starting together) apply each migration once; the others skip it.
-    const apply = db.transaction((): boolean => {
-      db.pragma(`application_id = ${APPLICATION_ID}`);
-      db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL) WITHOUT ROWID');
-      if (db.prepare('SELECT 1 FROM schema_migrations WHERE name = ?').get(m.name) !== undefined) return false;
-      db.exec(m.sql);
+  const apply = db.transaction((): Migration[] => {
+    const { applied, pending } = appliedMigrations(db, migrations);
+    if (pending.length === 0) return []; // another process migrated it while this one waited
+    if (applied.length > 0 && path !== ':memory:') backupBeforeMigrating(path, pending[0] as Migration, options);
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL) WITHOUT ROWID');
+    for (const m of pending) {
+      try {
+        db.exec(m.sql);
+      } catch (err) {
+        throw new StoreError('store_migration_failed', `migration ${m.name} failed: ${(err as Error).message}`, { cause: err });
+      }
       db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(m.name, options.clock.now());
-      return true;
-    });
-    let appliedHere: boolean;
-    try {
-      appliedHere = apply.immediate();
-    } catch (err) {
-      throw new StoreError('store_migration_failed', `migration ${m.name} failed: ${(err as Error).message}`, { cause: err });
     }
-    if (appliedHere) options.logger?.info({ migration: m.name }, 'database migration applied');
+    return pending;
+  });
+  const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma(`busy_timeout = ${MIGRATION_LOCK_WAIT_MS}`);
+  let appliedHere: Migration[];
+  try {
+    appliedHere = apply.immediate();
+  } catch (err) {
+    if (err instanceof StoreError) throw err;
+    if ((err as { code?: string }).code === 'SQLITE_BUSY') {
+      throw new StoreError('store_migration_failed', `${path} stayed locked by another process for ${MIGRATION_LOCK_WAIT_MS / 1000} s while this one waited to migrate it (another boxwatch migrating a large database?); nothing was migrated, start again once it is done`, { cause: err });
+    }
+    throw new StoreError('store_migration_failed', `migrating ${path} failed (nothing was migrated): ${(err as Error).message}`, { cause: err });
+  } finally {
+    db.pragma(`busy_timeout = ${busyTimeout}`);
   }
+  for (const m of appliedHere) options.logger?.info({ migration: m.name }, 'database migration applied');
 }
 
 /**
  * Before the first migration of an upgrade touches a database that holds data, a copy of it as it
  * is goes beside it: `<db>.before-<migration>.bak` (`.2.bak`, `.3.bak`... if that exists from an
- * earlier attempt). Written with VACUUM INTO (one consistent, compact snapshot). Without the copy
- * nothing is migrated.
+ * earlier attempt). Called under the migration's write lock, before anything is written: a second
+ * read-only connection writes the copy with VACUUM INTO (one consistent, compact snapshot of the
+ * file as it is) under a name of this process's own, then links it to the first free name (a
+ * link never replaces a file). Without the copy nothing is migrated.
  */
-function backupBeforeMigrating(db: Database.Database, path: string, first: Migration, options: OpenOptions): string {
-  let target = `${path}.before-${first.name}.bak`;
-  for (let n = 2; existsSync(target); n++) target = `${path}.before-${first.name}.${n}.bak`;
+function backupBeforeMigrating(path: string, first: Migration, options: OpenOptions): string {
+  const base = `${path}.before-${first.name}`;
+  const partial = `${base}.${process.pid}-${randomBytes(4).toString('hex')}.partial`;
+  let target = `${base}.bak`;
   try {
-    db.prepare('VACUUM INTO ?').run(target);
+    const source = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      source.prepare('VACUUM INTO ?').run(partial);
+    } finally {
+      source.close();
+    }
+    for (let n = 2; !linkedTo(partial, target); n++) target = `${base}.${n}.bak`;
   } catch (err) {
-    rmSync(target, { force: true });
     throw new StoreError('store_migration_failed', `cannot write the backup ${target} before migrating (nothing was migrated): ${(err as Error).message}`, { cause: err });
+  } finally {
+    rmSync(partial, { force: true });
   }
   options.logger?.info({ backup: target, migration: first.name }, 'database backed up before migrating');
   return target;
+}
+
+/** Gives `file` the name `target` too; false when `target` exists (it is never replaced). */
+function linkedTo(file: string, target: string): boolean {
+  try {
+    linkSync(file, target);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    // A file system without hard links: a rename is as safe here, the caller holds the write
+    // lock, so no other boxwatch is writing a backup of this database.
+    if (existsSync(target)) return false;
+    renameSync(file, target);
+    return true;
+  }
 }

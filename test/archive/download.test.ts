@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { downloadAgents, openRecording, type DownloadOptions } from '../../src/archive/download.js';
+import { DownloadError, downloadAgents, openRecording, type DownloadOptions } from '../../src/archive/download.js';
 import { Throttle } from '../../src/archive/throttle.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { caught } from '../gateway/leak.js';
@@ -125,6 +125,20 @@ describe('a recording download', () => {
     const opened = await openRecording(`${base}/old/r.mp3?token=secret-token`, options());
     expect(opened.url.pathname).toBe('/new/r.mp3');
     expect(opened.contentType).toBe('audio/mpeg');
+    expect(await readAll(opened.body)).toBe(3);
+  });
+
+  it('a request Node refuses to start (an agent of the other protocol) fails as a DownloadError naming only the host, and the next download goes ahead', async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': 3 });
+      res.end('abc');
+    });
+    // node:http throws at once (ERR_INVALID_PROTOCOL), before anything is sent: before the fix
+    // the raw TypeError came out, recorded by the archive as an `internal` failure.
+    const err = await caught(() => openRecording(`${base}/r.wav?token=secret-token`, options({ agents: { ...agents, 'http:': agents['https:'] } })));
+    expect(err).toBeInstanceOf(DownloadError);
+    expect(err).toMatchObject({ code: 'network', retryable: false, message: `downloading from ${new URL(base).host} failed: ERR_INVALID_PROTOCOL` });
+    const opened = await openRecording(`${base}/r.wav?token=secret-token`, options());
     expect(await readAll(opened.body)).toBe(3);
   });
 

@@ -32,7 +32,7 @@ export class MemoryLeases implements LeaseRepository {
     this.reachable();
     const known = this.replicaRows.get(replica.id);
     const before = known === undefined ? null : { host: known.host, pid: known.pid, instance: this.instances.get(replica.id) ?? null };
-    this.replicaRows.set(replica.id, { id: replica.id, host: replica.host, pid: replica.pid, startedAt: known?.startedAt ?? now, beatAt: now });
+    this.replicaRows.set(replica.id, { id: replica.id, host: replica.host, pid: replica.pid, startedAt: known?.startedAt ?? now, beatAt: now, sharedWith: replica.sharedWith ?? null });
     this.instances.set(replica.id, replica.instance ?? null);
     return before;
   }
@@ -46,7 +46,7 @@ export class MemoryLeases implements LeaseRepository {
 
   replicas(): Replica[] {
     this.reachable();
-    return [...this.replicaRows.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((r) => ({ ...r }));
+    return [...this.replicaRows.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((r) => ({ ...r, sharedWith: r.sharedWith && { ...r.sharedWith } }));
   }
 
   acquire(account: string, holder: string, now: number, ttlMs: number): Lease | null {

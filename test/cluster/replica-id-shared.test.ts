@@ -8,14 +8,14 @@
  *   are, logged once at error with the fix, until the other one has not been seen for a lease time
  *   (a round where the two processes' rounds crossed in phase does not end it).
  * - The daemon: two apps on one real SQLite file, the same replica_id, their coordinators on one
- *   fake clock: `boxwatch_replica_id_conflict` is 1 on both and each logs the fix once; the other
- *   stopped, it is 0 again.
+ *   fake clock: `boxwatch_replica_id_conflict` is 1 on both, each logs the fix once, and the built
+ *   `boxwatch status` says it in one line; the other stopped, it is 0 again and the line is gone.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, beforeAll, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { Coordinator } from '../../src/cluster/coordinator.js';
 import type { ReplicaInfo } from '../../src/cluster/leases.js';
@@ -25,11 +25,14 @@ import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { MemoryLeases } from './memory-leases.js';
+import { ensureBuilt } from '../e2e/build.js';
+import { runBuilt } from '../helpers/cli-process.js';
 
 const FIX = 'give each replica its own replica_id';
 let sim: RunningSimulator | undefined;
 let apps: App<SqliteStore>[] = [];
 let dir: string | undefined;
+beforeAll(ensureBuilt, 120_000);
 afterEach(async () => {
   for (const app of apps) await app.stop();
   apps = [];
@@ -139,8 +142,9 @@ it('the coordinator: when the two processes\' rounds cross in phase the conflict
   await a.stop();
 });
 
-it('the daemon: two processes on one SQLite file with one replica_id each raise boxwatch_replica_id_conflict and log the fix; one stopped, it clears', async () => {
-  const clock = new FakeClock('2026-05-01T09:00:00Z');
+it('the daemon: two processes on one SQLite file with one replica_id each raise boxwatch_replica_id_conflict, log the fix, and `boxwatch status` says so; one stopped, it clears', async () => {
+  // The wall clock's time: the built `boxwatch status` reads the heartbeats at its own now.
+  const clock = new FakeClock(Date.now());
   sim = await startSimulator({ port: 0, key: 'k', devices: 2, seed: 3, clock });
   dir = mkdtempSync(join(tmpdir(), 'boxwatch-replica-id-'));
   const dbPath = join(dir, 'boxwatch.db');
@@ -181,9 +185,20 @@ http: false
   expect(await conflict(a)).toBe(1);
   expect(await conflict(b)).toBe(1);
   for (const lines of logs) expect(lines.filter((l) => l.includes(FIX))).toHaveLength(1);
+  // The two apps are one process here: both halves name its host and pid.
+  const me = `host ${hostname()}, pid ${process.pid}`;
+  const status = await runBuilt(['status', '--db', dbPath]);
+  expect(status.code, status.err).toBe(0);
+  expect(status.out.split('\n').filter((l) => l.includes('replica_id'))).toEqual([
+    `replica_id conflict: two boxwatch processes run as replica replica-a (${me}; ${me}), both working the same accounts: give each replica its own cluster.replica_id (or none), and restart them`,
+  ]);
 
   await b.stop();
   apps = apps.filter((x) => x !== b);
   await run(5_000);
   expect(await conflict(a)).toBe(0);
+  const after = await runBuilt(['status', '--db', dbPath]);
+  expect(after.code, after.err).toBe(0);
+  expect(after.out).not.toContain('replica_id');
+  expect(after.out).toMatch(/^ {2}acme: replica-a \(host /m); // still served, by the one left
 });

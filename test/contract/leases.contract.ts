@@ -50,8 +50,8 @@ export function leasesContract(name: string, make: () => LeasesFixture | Promise
       await b.heartbeat(B, T + 1_000);
       await a.heartbeat(A, T + 5_000);
       expect(await b.replicas()).toEqual([
-        { ...A, startedAt: T, beatAt: T + 5_000 },
-        { ...B, startedAt: T + 1_000, beatAt: T + 1_000 },
+        { ...A, startedAt: T, beatAt: T + 5_000, sharedWith: null },
+        { ...B, startedAt: T + 1_000, beatAt: T + 1_000, sharedWith: null },
       ]);
       await a.leave(A.id);
       expect((await b.replicas()).map((r) => r.id)).toEqual([B.id]);
@@ -66,13 +66,23 @@ export function leasesContract(name: string, make: () => LeasesFixture | Promise
       expect(await a.heartbeat(first, T + 20_000)).toEqual({ host: 'host-c', pid: 303, instance: 'cccc3333' });
       expect(await b.heartbeat(B, T + 21_000)).toBeNull(); // another id: its own row
       expect(await b.replicas()).toEqual([
-        { ...A, startedAt: T, beatAt: T + 20_000 },
-        { ...B, startedAt: T + 21_000, beatAt: T + 21_000 },
+        { ...A, startedAt: T, beatAt: T + 20_000, sharedWith: null },
+        { ...B, startedAt: T + 21_000, beatAt: T + 21_000, sharedWith: null },
       ]);
       await b.leave(A.id);
       expect(await a.heartbeat(first, T + 30_000)).toBeNull();
       expect(await a.heartbeat(A, T + 40_000)).toEqual({ host: A.host, pid: A.pid, instance: 'aaaa1111' }); // no token: as a process of before tokens
       expect(await a.heartbeat(first, T + 50_000)).toEqual({ host: A.host, pid: A.pid, instance: null });
+    });
+
+    it('a heartbeat records the other process its replica found under its id (what `boxwatch status` shows), until a heartbeat without it', async () => {
+      await a.heartbeat({ ...A, instance: 'aaaa1111' }, T);
+      await b.heartbeat({ ...A, host: 'host-c', pid: 303, instance: 'cccc3333', sharedWith: { host: A.host, pid: A.pid } }, T + 1_000);
+      expect(await a.replicas()).toEqual([{ id: A.id, host: 'host-c', pid: 303, startedAt: T, beatAt: T + 1_000, sharedWith: { host: A.host, pid: A.pid } }]);
+      await a.heartbeat({ ...A, instance: 'aaaa1111', sharedWith: { host: 'host-c', pid: 303 } }, T + 2_000);
+      expect((await b.replicas())[0]?.sharedWith).toEqual({ host: 'host-c', pid: 303 });
+      await a.heartbeat({ ...A, instance: 'aaaa1111', sharedWith: null }, T + 40_000);
+      expect((await b.replicas())[0]?.sharedWith).toBeNull();
     });
 
     it('a free lease is taken with token 1 until now + ttl; while it runs nobody else gets it', async () => {

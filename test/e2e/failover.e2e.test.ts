@@ -15,7 +15,6 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/index.js';
 import { runBuilt } from '../helpers/cli-process.js';
 import { findPostgres, freePort, pgRows, PostgresServer } from '../helpers/postgres.js';
 import { countByBoxAndStatus, Flapping, sqliteRows, startReplicaRig, webhookAlertCounts, writeReplicaConfig, type ReplicaRig, expectEachDeliveredOnce } from '../helpers/replica-config.js';
@@ -35,11 +34,8 @@ const STORES: { name: string; missing?: string; open(dir: string): Promise<Share
   {
     name: 'one SQLite file',
     open: (dir) => {
+      // Not created here: the three replicas create and migrate it themselves, at once.
       const path = join(dir, 'boxwatch.db');
-      // Created and migrated before the replicas start: this test is about failover, and three
-      // processes creating one new file at once is test/store/migrations.test.ts's (a rare race
-      // there, two processes backing up a half-migrated file to one name, made a replica exit).
-      openStore(path).close();
       return Promise.resolve({ storage: `{ path: "${path}" }`, env: {}, rows: <T>(sql: string) => Promise.resolve(sqliteRows<T>(path, sql)), close: () => undefined });
     },
   },

@@ -223,6 +223,37 @@ describe('requests', () => {
     expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 
+  it('holds one abort listener on a signal shared by many requests, and its abort fails every one of them', async () => {
+    // A poll cycle gives one signal to all its requests: no listener per request (Node warns
+    // of a leak past 10 listeners), and an abort still cuts each request under way.
+    const { client, server } = await setup(() => undefined, { connections: 30 }); // never answers
+    const controller = new AbortController();
+    const waiting = Array.from({ length: 30 }, () => caught(() => client.listDevices({ signal: controller.signal })));
+    await vi.waitFor(() => expect(server.requests).toHaveLength(30));
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    controller.abort(new Error('shutting down'));
+    for (const err of await Promise.all(waiting)) expect(err).toEqual(new Error('shutting down'));
+    await vi.waitFor(() => expect(server.openNow()).toBe(0));
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    expect(server.requests).toHaveLength(30); // none was sent again
+  });
+
+  it('a second close() also waits for the request under way', async () => {
+    let answer: (() => void) | undefined;
+    const { client, server } = await setup((_req, res) => (answer = () => deviceList(res)));
+    const listing = client.listDevices();
+    await vi.waitFor(() => expect(server.requests).toHaveLength(1));
+    const closed: string[] = [];
+    const first = client.close().then(() => closed.push('first'));
+    const second = client.close().then(() => closed.push('second'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(closed).toEqual([]);
+    answer?.();
+    expect((await listing).devices).toHaveLength(1);
+    await Promise.all([first, second]);
+    expect(closed.sort()).toEqual(['first', 'second']);
+  });
+
   it('tolerates unknown extra fields and keeps them', async () => {
     const { client } = await setup((_req, res) =>
       json(res, 200, { status: 'success', data: [{ ...DEVICE_SUMMARY, new_field: 'x' }], extra: true }),

@@ -2,23 +2,26 @@
  * Upgrades: before openStore applies new migrations to a database that already has some, it
  * writes a copy of the database as it was beside it, and logs where.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger, type Logger } from '../../src/log.js';
 import { openStore } from '../../src/store/index.js';
 import { defaultMigrationsDir } from '../../src/store/migrate.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { okCycle, snap } from '../store/model.js';
+import { ensureBuilt } from '../e2e/build.js';
+import { openAtOnce } from '../helpers/sqlite-processes.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
 let dir: string;
 let dbPath: string;
 let migrations: string;
 
+beforeAll(ensureBuilt, 120_000);
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'boxwatch-upgrade-'));
   dbPath = join(dir, 'boxwatch.db');
@@ -111,15 +114,41 @@ describe('backup before migrating', () => {
     expect(migrationNames(dbPath)).not.toContain('9002_broken');
   });
 
-  it('refuses to migrate when the backup cannot be written, and leaves the database as it was', () => {
+  it('refuses to migrate when the backup cannot be written (a file size limit: as a full disk), and leaves the database as it was, with no partial copy beside it', async () => {
     const clock = new FakeClock(T0);
     openStore(dbPath, { clock, migrationsDir: migrations }).close();
     const before = migrationNames(dbPath);
     writeFileSync(join(migrations, '9003_extra.sql'), 'CREATE TABLE extra (x INTEGER);');
-    // The backup's name points into a folder that does not exist (the tests run as root, so
-    // permissions cannot stand in for a full or read-only disk).
-    symlinkSync(join(dir, 'no-such-folder', 'backup.db'), `${dbPath}.before-9003_extra.bak`);
-    expect(() => openStore(dbPath, { clock, migrationsDir: migrations })).toThrow(/cannot write the backup .*before-9003_extra\.bak before migrating \(nothing was migrated\)/);
+    // The tests run as root, so permissions cannot stand in for a full disk; a process whose
+    // writes are limited to 64 KiB can open the database (it is well over that) but not copy it.
+    const [outcome] = await openAtOnce(dbPath, { processes: 1, migrationsDir: migrations, fileSizeLimitKiB: 64 });
+    expect(outcome).toMatch(/store_migration_failed cannot write the backup .*before-9003_extra\.bak before migrating \(nothing was migrated\)/);
     expect(migrationNames(dbPath)).toEqual(before);
+    expect(readdirSync(dir).filter((f) => f.startsWith('boxwatch.db.'))).toEqual([]);
+  });
+
+  it('an existing file at the backup name (even a dangling link) is never replaced: the copy takes the next name', () => {
+    const clock = new FakeClock(T0);
+    openStore(dbPath, { clock, migrationsDir: migrations }).close();
+    writeFileSync(join(migrations, '9003_extra.sql'), 'CREATE TABLE extra (x INTEGER);');
+    symlinkSync(join(dir, 'no-such-folder', 'backup.db'), `${dbPath}.before-9003_extra.bak`);
+    openStore(dbPath, { clock, migrationsDir: migrations }).close();
+    expect(backups()).toEqual(['boxwatch.db.before-9003_extra.2.bak', 'boxwatch.db.before-9003_extra.bak']);
+    expect(readlinkSync(`${dbPath}.before-9003_extra.bak`)).toBe(join(dir, 'no-such-folder', 'backup.db'));
+    expect(migrationNames(`${dbPath}.before-9003_extra.2.bak`)).not.toContain('9003_extra');
+  });
+
+  it('an upgrade started by eight processes at once (replicas restarted together on a new version): one backup, of the database as it was, and every process opens it', async () => {
+    const clock = new FakeClock(T0);
+    const first = openStore(dbPath, { clock, migrationsDir: migrations });
+    first.recordCycle(okCycle(T0, [snap('BX-001')]));
+    first.close();
+    const before = migrationNames(dbPath);
+    writeFileSync(join(migrations, '9004_extra.sql'), 'CREATE TABLE extra (x INTEGER);');
+    expect(await openAtOnce(dbPath, { migrationsDir: migrations })).toEqual(Array.from({ length: 8 }, () => 'ok'));
+    expect(backups()).toEqual(['boxwatch.db.before-9004_extra.bak']);
+    expect(migrationNames(`${dbPath}.before-9004_extra.bak`)).toEqual(before);
+    expect(migrationNames(dbPath)).toEqual([...before, '9004_extra']);
+    expect(readdirSync(dir).filter((f) => f.startsWith('boxwatch.db.') && !f.endsWith('.bak'))).toEqual([]);
   });
 });

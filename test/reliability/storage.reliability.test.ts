@@ -9,9 +9,7 @@
  * write stores the fleet as it is then, so no alert is lost, only the dropped cycle's samples.
  */
 import Database from 'better-sqlite3';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -24,6 +22,7 @@ import { FakeClock } from '../helpers/fake-clock.js';
 import { startSlackReceiver } from '../helpers/slack-receiver.js';
 import { startRig, subjects, type Rig } from './rig.js';
 import { connectionOf } from '../helpers/sqlite.js';
+import { lockFromAnotherProcess } from '../helpers/sqlite-processes.js';
 import type { NotificationMessage, Notifier } from '../../src/notify/types.js';
 
 let rig: Rig | undefined;
@@ -34,39 +33,12 @@ afterEach(async () => {
   rig = undefined;
 });
 
-const require = createRequire(import.meta.url);
-const SQLITE_MODULE = require.resolve('better-sqlite3');
-
 /** Log records of the daemon with this message. */
 const logged = (r: Rig, msg: string): Rig['logs'] => r.logs.filter((l) => l.msg === msg);
 const failedCycles = async (r: Rig): Promise<number> => {
   const m = /boxwatch_poll_cycles_total\{outcome="failed"\} (\d+)/.exec(await r.app.metrics.text());
   return m ? Number(m[1]) : 0;
 };
-
-/**
- * Another process holds `BEGIN EXCLUSIVE` on the database for `holdMs` real milliseconds; resolves
- * once the lock is taken, with a promise of the process's exit.
- */
-async function lockFromAnotherProcess(dbPath: string, holdMs: number): Promise<{ exited: Promise<number | null> }> {
-  const script = `
-    const Database = require(${JSON.stringify(SQLITE_MODULE)});
-    const db = new Database(${JSON.stringify(dbPath)});
-    db.exec('BEGIN EXCLUSIVE');
-    process.stdout.write('locked\\n');
-    setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${holdMs});
-  `;
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  cleanups.push(() => child.kill('SIGKILL'));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('locked')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`lock holder exited early (${code})`)));
-  });
-  return { exited };
-}
 
 describe('database locked by another process', () => {
   it('for less than busy_timeout: the cycle waits for the lock and is stored', async () => {
@@ -76,6 +48,7 @@ describe('database locked by another process', () => {
     rig.sim.sim.fleet.apply([box], { kind: 'disconnect' });
 
     const lock = await lockFromAnotherProcess(rig.dbPath, 700);
+    cleanups.push(lock.kill);
     await rig.cycle(); // blocks in SQLite's busy handler until the other process commits
     expect(await lock.exited).toBe(0);
 

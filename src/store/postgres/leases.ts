@@ -11,7 +11,7 @@
  * involved: nothing can be left behind by a lost connection.
  */
 import { LeaseLostError, type Fence, type Lease, type PreviousBeat, type Replica, type ReplicaInfo } from '../../cluster/leases.js';
-import { toLease, toReplica, type LeaseDbRow, type ReplicaDbRow } from '../repository-rows.js';
+import { REPLICA_COLUMNS, toLease, toReplica, type LeaseDbRow, type ReplicaDbRow } from '../repository-rows.js';
 import type { PostgresDatabase, Transaction } from './database.js';
 
 
@@ -30,10 +30,11 @@ export class PostgresLeases {
     // The row as it was before this statement (the CTE reads the statement's snapshot).
     const [row] = await this.db.query<{ host: string | null; pid: number | null; instance: string | null }>(
       `WITH before AS (SELECT host, pid, instance FROM replicas WHERE id = $1)
-       INSERT INTO replicas (id, host, pid, started_at, beat_at, instance) VALUES ($1, $2, $3, $4, $4, $5)
-       ON CONFLICT (id) DO UPDATE SET beat_at = EXCLUDED.beat_at, host = EXCLUDED.host, pid = EXCLUDED.pid, instance = EXCLUDED.instance
+       INSERT INTO replicas (id, host, pid, started_at, beat_at, instance, shared_host, shared_pid) VALUES ($1, $2, $3, $4, $4, $5, $6, $7)
+       ON CONFLICT (id) DO UPDATE SET beat_at = EXCLUDED.beat_at, host = EXCLUDED.host, pid = EXCLUDED.pid, instance = EXCLUDED.instance,
+         shared_host = EXCLUDED.shared_host, shared_pid = EXCLUDED.shared_pid
        RETURNING (SELECT host FROM before) AS host, (SELECT pid FROM before) AS pid, (SELECT instance FROM before) AS instance`,
-      [replica.id, replica.host, replica.pid, now, replica.instance ?? null],
+      [replica.id, replica.host, replica.pid, now, replica.instance ?? null, replica.sharedWith?.host ?? null, replica.sharedWith?.pid ?? null],
     );
     return row === undefined || row.host === null ? null : { host: row.host, pid: Number(row.pid), instance: row.instance };
   }
@@ -46,7 +47,7 @@ export class PostgresLeases {
   }
 
   async replicas(): Promise<Replica[]> {
-    const rows = await this.db.query<ReplicaDbRow>('SELECT id, host, pid, started_at, beat_at FROM replicas ORDER BY id COLLATE "C"');
+    const rows = await this.db.query<ReplicaDbRow>(`SELECT ${REPLICA_COLUMNS} FROM replicas ORDER BY id COLLATE "C"`);
     return rows.map(toReplica);
   }
 

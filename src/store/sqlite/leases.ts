@@ -7,7 +7,7 @@
  */
 import type Database from 'better-sqlite3';
 import { LeaseLostError, type Fence, type Lease, type PreviousBeat, type Replica, type ReplicaInfo } from '../../cluster/leases.js';
-import { toLease, toReplica, type LeaseDbRow, type ReplicaDbRow } from '../repository-rows.js';
+import { REPLICA_COLUMNS, toLease, toReplica, type LeaseDbRow, type ReplicaDbRow } from '../repository-rows.js';
 
 
 /** Throws LeaseLostError unless `fence` still holds its account's lease; run inside the writing transaction. */
@@ -22,13 +22,13 @@ export class SqliteLeases {
   constructor(private readonly db: Database.Database) {
     this.s = {
       beat: db.prepare(
-        'INSERT INTO replicas (id, host, pid, started_at, beat_at, instance) VALUES (?, ?, ?, ?, ?, ?) ' +
-          'ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at, host = excluded.host, pid = excluded.pid, instance = excluded.instance',
+        'INSERT INTO replicas (id, host, pid, started_at, beat_at, instance, shared_host, shared_pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ' +
+          'ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at, host = excluded.host, pid = excluded.pid, instance = excluded.instance, shared_host = excluded.shared_host, shared_pid = excluded.shared_pid',
       ),
       lastBeat: db.prepare('SELECT host, pid, instance FROM replicas WHERE id = ?'),
       leaveReplica: db.prepare('DELETE FROM replicas WHERE id = ?'),
       releaseAll: db.prepare('UPDATE leases SET holder = NULL WHERE holder = ?'),
-      replicas: db.prepare('SELECT id, host, pid, started_at, beat_at FROM replicas ORDER BY id'),
+      replicas: db.prepare(`SELECT ${REPLICA_COLUMNS} FROM replicas ORDER BY id`),
       acquire: db.prepare(
         'INSERT INTO leases (account, holder, token, expires_at, acquired_at) VALUES (?, ?, 1, ?, ?) ' +
           'ON CONFLICT (account) DO UPDATE SET holder = excluded.holder, token = leases.token + 1, expires_at = excluded.expires_at, acquired_at = excluded.acquired_at ' +
@@ -46,7 +46,7 @@ export class SqliteLeases {
     return this.db
       .transaction(() => {
         const before = (this.s.lastBeat.get(replica.id) as PreviousBeat | undefined) ?? null;
-        this.s.beat.run(replica.id, replica.host, replica.pid, now, now, replica.instance ?? null);
+        this.s.beat.run(replica.id, replica.host, replica.pid, now, now, replica.instance ?? null, replica.sharedWith?.host ?? null, replica.sharedWith?.pid ?? null);
         return before;
       })
       .immediate();
