@@ -173,13 +173,13 @@ export function accountScope<R extends { accounts?: readonly string[] | undefine
 }
 
 /** The boxes of one account: `boxes` itself when they all are (one account, or a cycle's view of its own), else a copy. */
-function boxesOfAccount(boxes: readonly BoxState[], account: string): readonly BoxState[] {
+export function boxesOfAccount(boxes: readonly BoxState[], account: string): readonly BoxState[] {
   for (const b of boxes) if (b.account !== account) return boxes.filter((x) => x.account === account);
   return boxes;
 }
 
-/** The alerts of one account (by the account of their box id or fleet key), by key. */
-function statesOfAccount(states: ReadonlyMap<string, AlertState>, account: string): ReadonlyMap<string, AlertState> {
+/** The alerts of one account (by the account of their box id or fleet key), by key: `states` itself when they all are, else a copy. */
+export function statesOfAccount(states: ReadonlyMap<string, AlertState>, account: string): ReadonlyMap<string, AlertState> {
   let all = true;
   for (const s of states.values()) if (accountOf(s.serial) !== account) all = false;
   return all ? states : new Map([...states].filter(([, s]) => accountOf(s.serial) === account));
