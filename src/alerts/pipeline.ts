@@ -135,7 +135,7 @@ export function cycleEvaluations(
   const fleet = fleetKey(cycle.account ?? DEFAULT_ACCOUNT);
   const evaluations = gatewayEvaluations(cycle, config.alerting.gateway).map((e) => ({ ...e, serial: fleet }));
   if (isGatewayDown(cycle)) return evaluations;
-  const ctx = fleetContext(boxes.filter((b) => b.missingSince === null), now, gatewayNow, calls);
+  const ctx = fleetContext(boxes, now, gatewayNow, calls); // the firmware majority leaves missing boxes out itself
   const prevByRule = statesByRule(prev);
   for (const rule of rulesOfAccount(config.rules, cycle.account ?? DEFAULT_ACCOUNT)) {
     const ref = ruleRef(rule);
@@ -168,12 +168,18 @@ export function accountScope<R extends { accounts?: readonly string[] | undefine
   account: string,
   boxes: readonly BoxState[],
   states: ReadonlyMap<string, AlertState>,
-): { rules: R[]; boxes: BoxState[]; prev: ReadonlyMap<string, AlertState> } {
-  return { rules: rulesOfAccount(rules, account), boxes: boxes.filter((b) => b.account === account), prev: statesOfAccount(states, account) };
+): { rules: R[]; boxes: readonly BoxState[]; prev: ReadonlyMap<string, AlertState> } {
+  return { rules: rulesOfAccount(rules, account), boxes: boxesOfAccount(boxes, account), prev: statesOfAccount(states, account) };
 }
 
-/** The alerts of one account (by the account of their box id or fleet key), by key. */
-function statesOfAccount(states: ReadonlyMap<string, AlertState>, account: string): ReadonlyMap<string, AlertState> {
+/** The boxes of one account: `boxes` itself when they all are (one account, or a cycle's view of its own), else a copy. */
+export function boxesOfAccount(boxes: readonly BoxState[], account: string): readonly BoxState[] {
+  for (const b of boxes) if (b.account !== account) return boxes.filter((x) => x.account === account);
+  return boxes;
+}
+
+/** The alerts of one account (by the account of their box id or fleet key), by key: `states` itself when they all are, else a copy. */
+export function statesOfAccount(states: ReadonlyMap<string, AlertState>, account: string): ReadonlyMap<string, AlertState> {
   let all = true;
   for (const s of states.values()) if (accountOf(s.serial) !== account) all = false;
   return all ? states : new Map([...states].filter(([, s]) => accountOf(s.serial) === account));

@@ -15,7 +15,7 @@
  * with the cycle that retired it (the first configured account's, `cycleScope`). So no process
  * reads the whole fleet once per cycle.
  */
-import { cycleScope } from '../alerts/pipeline.js';
+import { boxesOfAccount, cycleScope, statesOfAccount } from '../alerts/pipeline.js';
 import type { AlertState } from '../alerts/types.js';
 import type { Awaitable } from '../awaitable.js';
 import { accountOf, DEFAULT_ACCOUNT, fleetKey } from '../box-id.js';
@@ -56,11 +56,6 @@ interface Part {
 
 const NO_STATES: ReadonlyMap<string, AlertState> = new Map();
 
-/** The states of `account` among `states`. */
-function statesOf(states: ReadonlyMap<string, AlertState>, account: string): ReadonlyMap<string, AlertState> {
-  return new Map([...states].filter(([, s]) => accountOf(s.serial) === account));
-}
-
 export function fleetSnapshot(
   store: Pick<Store, 'boxes' | 'lastCycles'>,
   alertStates?: AlertStatesSource,
@@ -91,7 +86,7 @@ export function fleetSnapshot(
       const states = await readStates();
       for (const account of new Set([...stored.keys(), ...fleet.map((b) => b.account), ...[...states.values()].map((st) => accountOf(st.serial))])) {
         // A part published meanwhile by this process's cycle is at least as new.
-        if (!parts.has(account)) parts.set(account, { at: stored.get(account) ?? -Infinity, boxes: fleet.filter((b) => b.account === account), states: statesOf(states, account) });
+        if (!parts.has(account)) parts.set(account, { at: stored.get(account) ?? -Infinity, boxes: boxesOfAccount(fleet, account), states: statesOfAccount(states, account) });
       }
       read = true;
       changed();
@@ -143,7 +138,7 @@ export function fleetSnapshot(
     publish(startedAt, accounts, boxes, states) {
       for (const account of accounts) {
         const kept = parts.get(account)?.states ?? NO_STATES;
-        parts.set(account, { at: startedAt, boxes: boxes.filter((b) => b.account === account), states: states === undefined ? kept : statesOf(states, account) });
+        parts.set(account, { at: startedAt, boxes: boxesOfAccount(boxes, account), states: states === undefined ? kept : statesOfAccount(states, account) });
       }
       changed();
     },

@@ -113,13 +113,7 @@ export async function runCycle(deps: CycleDeps): Promise<CycleResult> {
 }
 
 async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined, deadlinePassed: () => boolean): Promise<CycleResult> {
-  const { client, store, clock, logger } = deps;
-  const quarantine = deps.quarantine ?? new RecordQuarantine(logger);
-  const rejected: string[] = [];
-  const setAside = (endpoint: string, serial: string | null, problem: string): void => {
-    quarantine.report(endpoint, serial, problem);
-    rejected.push(`${serial ?? '(no serial)'}: ${problem}`);
-  };
+  const { store, clock, logger } = deps;
   const commit = deps.commit ?? ((write: CycleWrite) => store.recordCycle(write));
   const account = deps.account ?? DEFAULT_ACCOUNT;
   const startedAt = clock.now();
@@ -131,6 +125,48 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
     ...fields,
     account,
   });
+
+  // What the gateway said, merged into snapshots. The gateway's own answers (the device list, the
+  // details) are not kept past this call: the commit below runs the history writer and the alert
+  // stage while they would otherwise still be reachable from this frame, and the garbage
+  // collector would copy them (BENCHMARKS.md, eighth pass).
+  const polled = await pollGateway(deps, account, startedAt, signal, deadlinePassed);
+  const { serverTime, gatewayClockSkewMs, rejected } = polled;
+  if (!polled.ok) {
+    const failure = polled.failure;
+    const cycle = finish({ outcome: 'failed', errorCode: errorCode(failure), error: errorMessage(failure), boxes: 0, detailsFetched: 0, gatewayClockSkewMs });
+    await commit({ cycle, seen: [], missing: [] }, serverTime);
+    logger.warn({ account, code: cycle.errorCode, err: cycle.error }, 'poll cycle failed');
+    return { cycle, seen: [], missing: [], returned: [], serverTime, detailsFailed: 0 };
+  }
+  const { seen, missing, returned } = polled;
+  const cycle = finish({ outcome: 'ok', errorCode: null, error: null, boxes: seen.length, detailsFetched: polled.detailsFetched, rejected, detailsSkipped: polled.detailsSkipped, gatewayClockSkewMs });
+  await commit({ cycle, seen, missing }, serverTime);
+  if (missing.length > 0) logger.warn({ account, serials: missing }, 'boxes missing from the device list');
+  if (returned.length > 0) logger.info({ account, serials: returned }, 'boxes back in the device list');
+  logger.debug({ account, boxes: cycle.boxes, details: cycle.detailsFetched, ms: cycle.durationMs, requests: cycle.requests }, 'poll cycle done');
+  return { cycle, seen, missing, returned, serverTime, detailsFailed: polled.detailsFailed };
+}
+
+/** What a cycle got from the gateway (pollGateway): the device list failed (`failure`), or the fleet's snapshots. */
+type Polled = { serverTime: number | null; gatewayClockSkewMs: number | null; rejected: string[] } & (
+  | { ok: false; failure: unknown }
+  | { ok: true; seen: BoxSnapshot[]; missing: string[]; returned: string[]; detailsFetched: number; detailsSkipped: number; detailsFailed: number }
+);
+
+/**
+ * The gateway part of a cycle: the device list, the details of the boxes that need them, merged
+ * into the account's snapshots; which known boxes left the list or came back. A device list that
+ * fails is returned as `failure` (the vendor's "no connected devices" is an empty fleet).
+ */
+async function pollGateway(deps: CycleDeps, account: string, startedAt: number, signal: AbortSignal | undefined, deadlinePassed: () => boolean): Promise<Polled> {
+  const { client, store, clock, logger } = deps;
+  const quarantine = deps.quarantine ?? new RecordQuarantine(logger);
+  const rejected: string[] = [];
+  const setAside = (endpoint: string, serial: string | null, problem: string): void => {
+    quarantine.report(endpoint, serial, problem);
+    rejected.push(`${serial ?? '(no serial)'}: ${problem}`);
+  };
 
   let summaries: DeviceSummary[];
   let serverTime: number | null = null;
@@ -160,14 +196,8 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
     const failure = deadlinePassed()
       ? new BoxwatchError('deadline', `the device list did not arrive before the cycle deadline (${formatDuration(deps.deadlineMs ?? 0)})`)
       : err;
-    if (errorCode(failure) === 'no_devices') {
-      summaries = []; // the vendor's "No connected devices found": an empty fleet, not a failure
-    } else {
-      const cycle = finish({ outcome: 'failed', errorCode: errorCode(failure), error: errorMessage(failure), boxes: 0, detailsFetched: 0, gatewayClockSkewMs });
-      await commit({ cycle, seen: [], missing: [] }, serverTime);
-      logger.warn({ account, code: cycle.errorCode, err: cycle.error }, 'poll cycle failed');
-      return { cycle, seen: [], missing: [], returned: [], serverTime, detailsFailed: 0 };
-    }
+    if (errorCode(failure) !== 'no_devices') return { ok: false, failure, serverTime, gatewayClockSkewMs, rejected };
+    summaries = []; // the vendor's "No connected devices found": an empty fleet, not a failure
   }
 
   // The account's boxes by the gateway's serial (the cycle talks to the gateway in its serials).
@@ -221,12 +251,7 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
     else if (b.missingSince !== null && listed.has(serial)) returned.push(b.serial);
   }
 
-  const cycle = finish({ outcome: 'ok', errorCode: null, error: null, boxes: summaries.length, detailsFetched: details.size, rejected, detailsSkipped, gatewayClockSkewMs });
-  await commit({ cycle, seen, missing }, serverTime);
-  if (missing.length > 0) logger.warn({ account, serials: missing }, 'boxes missing from the device list');
-  if (returned.length > 0) logger.info({ account, serials: returned }, 'boxes back in the device list');
-  logger.debug({ account, boxes: cycle.boxes, details: cycle.detailsFetched, ms: cycle.durationMs, requests: cycle.requests }, 'poll cycle done');
-  return { cycle, seen, missing, returned, serverTime, detailsFailed };
+  return { ok: true, serverTime, gatewayClockSkewMs, rejected, seen, missing, returned, detailsFetched: details.size, detailsSkipped, detailsFailed };
 }
 
 /**
@@ -254,7 +279,6 @@ export function mergeSnapshot(
   detailsAt: number,
   skewMs = 0,
 ): BoxSnapshot {
-  const parseTime = (iso: string): number => Date.parse(iso) - skewMs;
   const base: BoxSnapshot = {
     serial,
     id: summary.id,
@@ -263,7 +287,7 @@ export function mergeSnapshot(
     battery: summary.battery_level,
     signal: previous?.signal ?? null,
     firmware: summary.firmware_version,
-    lastSeen: parseTime(summary.last_seen),
+    lastSeen: onOurClock(summary.last_seen, skewMs),
     registeredAt: previous?.registeredAt ?? null,
     location: previous?.location ?? null,
     ip: previous?.ip ?? null,
@@ -276,11 +300,16 @@ export function mergeSnapshot(
     connected: details.connected,
     battery: details.battery_level,
     firmware: details.firmware_version,
-    lastSeen: Math.max(base.lastSeen, parseTime(details.last_seen)),
+    lastSeen: Math.max(base.lastSeen, onOurClock(details.last_seen, skewMs)),
     signal: details.signal_strength,
-    registeredAt: parseTime(details.registered_at),
+    registeredAt: onOurClock(details.registered_at, skewMs),
     location: details.location,
     ip: details.ip_address,
     detailsAt,
   };
+}
+
+/** A gateway time (ISO 8601) on our clock: its skew subtracted. */
+function onOurClock(iso: string, skewMs: number): number {
+  return Date.parse(iso) - skewMs;
 }

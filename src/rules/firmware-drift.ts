@@ -17,17 +17,28 @@ function thresholdOf(rule: RuleOfKind<'firmware_drift'>, expected: string | null
 export const evaluateFirmwareDrift: KindEvaluator<'firmware_drift'> = (rule, box, ctx, _wasActive, words) => {
   const firmware = box.firmware;
   const expected = rule.expected === 'majority' ? ctx.firmwareMajority : rule.expected === 'none' ? undefined : rule.expected;
-  const result = (condition: RuleResult['condition'], summary: string): RuleResult =>
-    words ? { condition, value: firmware, threshold: thresholdOf(rule, expected), summary } : { condition, value: firmware };
+  // No helper closure here: this runs for every box at every cycle, and a closure per call was
+  // the largest allocation of the cycle's rules (BENCHMARKS.md, eighth pass).
+  const w = words ? { rule, expected } : null;
 
-  if (firmware === '') return result('unknown', 'firmware not reported');
+  if (firmware === '') return result('unknown', firmware, w, 'firmware not reported');
   if (rule.minVersion !== undefined && compareVersions(firmware, rule.minVersion) < 0) {
-    return result('active', `firmware ${firmware} is older than the minimum ${rule.minVersion}`);
+    return result('active', firmware, w, `firmware ${firmware} is older than the minimum ${rule.minVersion}`);
   }
-  if (expected === null) return result('unknown', `firmware ${firmware}; fleet majority unknown`);
+  if (expected === null) return result('unknown', firmware, w, `firmware ${firmware}; fleet majority unknown`);
   if (expected !== undefined && compareVersions(firmware, expected) !== 0) {
     const newer = compareVersions(firmware, expected) > 0;
-    return result('active', `firmware ${firmware} is ${newer ? 'newer' : 'older'} than ${rule.expected === 'majority' ? `the fleet majority ${expected}` : `the expected ${expected}`}`);
+    return result('active', firmware, w, `firmware ${firmware} is ${newer ? 'newer' : 'older'} than ${rule.expected === 'majority' ? `the fleet majority ${expected}` : `the expected ${expected}`}`);
   }
-  return result('inactive', `firmware ${firmware}`);
+  return result('inactive', firmware, w, `firmware ${firmware}`);
 };
+
+/** The result; with words (`w`: the rule and the version expected) the threshold and the summary too. */
+function result(
+  condition: RuleResult['condition'],
+  firmware: string,
+  w: { rule: RuleOfKind<'firmware_drift'>; expected: string | null | undefined } | null,
+  summary: string,
+): RuleResult {
+  return w === null ? { condition, value: firmware } : { condition, value: firmware, threshold: thresholdOf(w.rule, w.expected), summary };
+}

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { packageFile } from '../package-files.js';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { StoreError, storeNotFound, walMissingAdvice } from './errors.js';
@@ -206,6 +206,7 @@ function migrate(db: Database.Database, path: string, migrations: readonly Migra
  * link never replaces a file). Without the copy nothing is migrated.
  */
 function backupBeforeMigrating(path: string, first: Migration, options: OpenOptions): string {
+  removeDeadPartials(path);
   const base = `${path}.before-${first.name}`;
   const partial = `${base}.${process.pid}-${randomBytes(4).toString('hex')}.partial`;
   let target = `${base}.bak`;
@@ -224,6 +225,16 @@ function backupBeforeMigrating(path: string, first: Migration, options: OpenOpti
   }
   options.logger?.info({ backup: target, migration: first.name }, 'database backed up before migrating');
   return target;
+}
+
+/**
+ * The partial backups (and their `-journal`) left by processes killed while they wrote one (a
+ * supervisor's start timeout, the OOM killer): only the holder of the write lock writes a backup,
+ * so under it every one found is such a leftover.
+ */
+function removeDeadPartials(path: string): void {
+  const prefix = `${basename(path)}.before-`;
+  for (const f of readdirSync(dirname(path))) if (f.startsWith(prefix) && /\.partial(-journal)?$/.test(f)) rmSync(join(dirname(path), f), { force: true });
 }
 
 /** Gives `file` the name `target` too; false when `target` exists (it is never replaced). */

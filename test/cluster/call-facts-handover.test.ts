@@ -12,32 +12,21 @@
  * before any call sync of its own, must not fire again from its minutes-old facts (it did: false
  * FIRING pages). Its next call sync judges from the calls as they are: nothing fires.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import { parseScenario } from '../../src/sim/scenario.js';
-import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { startSimulator } from '../../src/sim/server.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { appTeardown } from '../helpers/app-teardown.js';
 
 const T = Date.parse('2026-05-01T09:00:00Z');
 const KEY = 'handover-key';
 
-let sim: RunningSimulator | undefined;
-let apps: App<SqliteStore>[] = [];
-let dir: string | undefined;
-afterEach(async () => {
-  for (const app of apps) await app.stop();
-  apps = [];
-  await sim?.close();
-  sim = undefined;
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  dir = undefined;
-});
+const teardown = appTeardown();
 
 const flush = async (): Promise<void> => {
   for (let i = 0; i < 10; i++) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -45,7 +34,7 @@ const flush = async (): Promise<void> => {
 
 it('a replica that gets an account back fires no call alert from its facts of before the handover', async () => {
   const world = new FakeClock(T); // the simulator's, and replica-b's
-  sim = await startSimulator({
+  const sim = (teardown.sim = await startSimulator({
     port: 0,
     key: KEY,
     devices: 2,
@@ -60,13 +49,12 @@ timeline:
 `,
       'handover',
     ),
-  });
-  dir = mkdtempSync(join(tmpdir(), 'boxwatch-handover-'));
-  const dbPath = join(dir, 'boxwatch.db');
+  }));
+  const dbPath = join(teardown.tempDir('boxwatch-handover-'), 'boxwatch.db');
   const replica = (name: string, clock: FakeClock): App<SqliteStore> => {
     const config = parseConfig(
       `
-gateway: { base_url: "${sim!.url}", secret_key: "\${KEY}" }
+gateway: { base_url: "${sim.url}", secret_key: "\${KEY}" }
 poll: { schedule: "0 0 1 1 *" }
 storage: { path: "${dbPath}" }
 cluster: { lease: 3s, replica_id: ${name} }
@@ -80,9 +68,7 @@ http: false
       { KEY },
       name,
     );
-    const app = createApp({ config, logger: silentLogger, clock, store: openStore(dbPath, { clock }) });
-    apps.push(app);
-    return app;
+    return teardown.add(createApp({ config, logger: silentLogger, clock, store: openStore(dbPath, { clock }) }));
   };
   const aClock = new FakeClock(T); // replica-a's: stopped while it is frozen
   const a = replica('replica-a', aClock);
@@ -124,8 +110,7 @@ http: false
   aClock.set(world.now());
   await run(8_000, [aClock, world]);
   expect(holder()).toBe('replica-b');
-  await b.stop();
-  apps = apps.filter((x) => x !== b);
+  await teardown.stop(b);
   await run(2_000, [aClock, world]);
   expect(holder()).toBe('replica-a');
   // Its first cycle, before any call sync of its own: the call rule says unknown (nothing fires).

@@ -11,36 +11,26 @@
  *   fake clock: `boxwatch_replica_id_conflict` is 1 on both, each logs the fix once, and the built
  *   `boxwatch status` says it in one line; the other stopped, it is 0 again and the line is gone.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { afterEach, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { Coordinator } from '../../src/cluster/coordinator.js';
 import type { ReplicaInfo } from '../../src/cluster/leases.js';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger, type Logger } from '../../src/log.js';
-import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { startSimulator } from '../../src/sim/server.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { MemoryLeases } from './memory-leases.js';
 import { ensureBuilt } from '../e2e/build.js';
 import { runBuilt } from '../helpers/cli-process.js';
+import { appTeardown } from '../helpers/app-teardown.js';
 
 const FIX = 'give each replica its own replica_id';
-let sim: RunningSimulator | undefined;
-let apps: App<SqliteStore>[] = [];
-let dir: string | undefined;
+const teardown = appTeardown();
 beforeAll(ensureBuilt, 120_000);
-afterEach(async () => {
-  for (const app of apps) await app.stop();
-  apps = [];
-  await sim?.close();
-  sim = undefined;
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  dir = undefined;
-});
 
 /** A logger whose JSON lines land in `lines`. */
 function capture(lines: string[]): Logger {
@@ -54,12 +44,18 @@ function capture(lines: string[]): Logger {
   });
 }
 
-it('the coordinator: a restarted replica is not a second process; two running under one id are, until one stops', async () => {
+/** Coordinators of replica-a (30 s leases, one account) on one in-memory lease store and one fake clock, logging into `lines`. */
+function coordinators(): { clock: FakeClock; lines: string[]; coordinator: (replica: ReplicaInfo) => Coordinator } {
   const clock = new FakeClock('2026-05-01T09:00:00Z');
   const store = new MemoryLeases();
   const work = { start: () => undefined, stop: async () => undefined };
   const lines: string[] = [];
   const coordinator = (replica: ReplicaInfo): Coordinator => new Coordinator({ repo: store.link(), replica, accounts: () => ['acme'], work, clock, leaseMs: 30_000, logger: capture(lines) });
+  return { clock, lines, coordinator };
+}
+
+it('the coordinator: a restarted replica is not a second process; two running under one id are, until one stops', async () => {
+  const { clock, lines, coordinator } = coordinators();
   const said = (): number => lines.filter((l) => l.includes(FIX)).length;
 
   // An earlier life of replica-a beat, then was killed (its row stays); the restarted one beats on.
@@ -101,11 +97,7 @@ it('the coordinator: a restarted replica is not a second process; two running un
 });
 
 it('the coordinator: when the two processes\' rounds cross in phase the conflict stays (one error each, no "any more"); it ends a lease time after the other stopped', async () => {
-  const clock = new FakeClock('2026-05-01T09:00:00Z');
-  const store = new MemoryLeases();
-  const work = { start: () => undefined, stop: async () => undefined };
-  const lines: string[] = [];
-  const coordinator = (replica: ReplicaInfo): Coordinator => new Coordinator({ repo: store.link(), replica, accounts: () => ['acme'], work, clock, leaseMs: 30_000, logger: capture(lines) });
+  const { clock, lines, coordinator } = coordinators();
   const a = coordinator({ id: 'replica-a', host: 'vm1', pid: 1, instance: 'A' });
   const b = coordinator({ id: 'replica-a', host: 'vm2', pid: 2, instance: 'B' });
   const gone = (): number => lines.filter((l) => l.includes('no other process runs with this replica_id any more')).length;
@@ -145,9 +137,8 @@ it('the coordinator: when the two processes\' rounds cross in phase the conflict
 it('the daemon: two processes on one SQLite file with one replica_id each raise boxwatch_replica_id_conflict, log the fix, and `boxwatch status` says so; one stopped, it clears', async () => {
   // The wall clock's time: the built `boxwatch status` reads the heartbeats at its own now.
   const clock = new FakeClock(Date.now());
-  sim = await startSimulator({ port: 0, key: 'k', devices: 2, seed: 3, clock });
-  dir = mkdtempSync(join(tmpdir(), 'boxwatch-replica-id-'));
-  const dbPath = join(dir, 'boxwatch.db');
+  const sim = (teardown.sim = await startSimulator({ port: 0, key: 'k', devices: 2, seed: 3, clock }));
+  const dbPath = join(teardown.tempDir('boxwatch-replica-id-'), 'boxwatch.db');
   const logs: string[][] = [];
   const daemon = (): App<SqliteStore> => {
     const lines: string[] = [];
@@ -155,7 +146,7 @@ it('the daemon: two processes on one SQLite file with one replica_id each raise 
     const config = parseConfig(
       `
 gateways:
-  - { name: acme, base_url: "${sim!.url}", secret_key: k, schedule: "0 0 1 1 *" }
+  - { name: acme, base_url: "${sim.url}", secret_key: k, schedule: "0 0 1 1 *" }
 storage: { path: "${dbPath}" }
 cluster: { lease: 3s, replica_id: replica-a }
 notifiers: []
@@ -163,9 +154,7 @@ http: false
 `,
       {},
     );
-    const app = createApp({ config, logger: capture(lines), clock, store: openStore(dbPath, { clock }) });
-    apps.push(app);
-    return app;
+    return teardown.add(createApp({ config, logger: capture(lines), clock, store: openStore(dbPath, { clock }) }));
   };
   const run = async (ms: number): Promise<void> => {
     for (let t = 0; t < ms; t += 500) {
@@ -185,20 +174,31 @@ http: false
   expect(await conflict(a)).toBe(1);
   expect(await conflict(b)).toBe(1);
   for (const lines of logs) expect(lines.filter((l) => l.includes(FIX))).toHaveLength(1);
+  for (const app of [a, b]) await app.runOnce(); // boxes for the JSON (whichever leads acme polls it)
   // The two apps are one process here: both halves name its host and pid.
   const me = `host ${hostname()}, pid ${process.pid}`;
   const status = await runBuilt(['status', '--db', dbPath]);
   expect(status.code, status.err).toBe(0);
-  expect(status.out.split('\n').filter((l) => l.includes('replica_id'))).toEqual([
-    `replica_id conflict: two boxwatch processes run as replica replica-a (${me}; ${me}), both working the same accounts: give each replica its own cluster.replica_id (or none), and restart them`,
+  const said = status.out.split('\n').filter((l) => l.includes('replica_id'));
+  expect(said).toHaveLength(1);
+  expect(said[0]).toMatch(/^replica_id conflict: two boxwatch processes run as replica replica-a \((.+); heartbeat [^)]+\), both working the same accounts: give each replica its own cluster.replica_id \(or none\), and restart them$/);
+  expect(said[0]).toContain(`(${me}; ${me}; heartbeat `);
+  // The JSON: each box's server says so too.
+  const json = await runBuilt(['status', '--db', dbPath, '--format', 'json']);
+  expect(json.code, json.err).toBe(0);
+  const served = (JSON.parse(json.out) as { servedBy: { replica: string; sharedWith: unknown } }[]).map((b) => b.servedBy);
+  expect(served).toEqual([
+    expect.objectContaining({ replica: 'replica-a', sharedWith: { host: hostname(), pid: process.pid } }),
+    expect.objectContaining({ replica: 'replica-a', sharedWith: { host: hostname(), pid: process.pid } }),
   ]);
 
-  await b.stop();
-  apps = apps.filter((x) => x !== b);
+  await teardown.stop(b);
   await run(5_000);
   expect(await conflict(a)).toBe(0);
   const after = await runBuilt(['status', '--db', dbPath]);
   expect(after.code, after.err).toBe(0);
   expect(after.out).not.toContain('replica_id');
   expect(after.out).toMatch(/^ {2}acme: replica-a \(host /m); // still served, by the one left
+  const jsonAfter = await runBuilt(['status', '--db', dbPath, '--format', 'json']);
+  expect((JSON.parse(jsonAfter.out) as { servedBy: { sharedWith: unknown } }[]).map((b) => b.servedBy.sharedWith)).toEqual([null, null]);
 });

@@ -71,7 +71,8 @@ describe('boxes: the fleet the writer holds in memory', () => {
       okCycle(T0 + 30_000, [snap('BX-20', { connected: false, battery: null }), snap('BX-03'), snap('BX-ü1'), snap('BX-10', { detailsAt: T0 + 30_000, signal: -99 })]),
       okCycle(T0 + 60_000, [snap('BX-20'), snap('BX-ü1')], ['BX-03', 'BX-10']),
       failedCycle(T0 + 90_000),
-      okCycle(T0 + 120_000, [snap('BX-03', { firmware: '3.5.0', name: 'Renamed "box"' }), snap('BX-20'), snap('BX-01')], ['BX-10', 'BX-ü1']),
+      // Every column of a row changes at once (a cycle writes them in one UPDATE, argument by argument).
+      okCycle(T0 + 120_000, [snap('BX-03', { id: 303, firmware: '3.5.0', name: 'Renamed "box"', battery: 41, signal: -88, lastSeen: T0 + 110_000, registeredAt: T0 - 1_000, location: 'Moved', ip: '10.9.9.9', detailsAt: T0 + 120_000 }), snap('BX-20'), snap('BX-01')], ['BX-10', 'BX-ü1']),
       okCycle(T0 + 150_000, [snap('BX-10'), snap('BX-01')], ['BX-03', 'BX-20', 'BX-ü1']),
     ];
     for (const write of cycles) {
@@ -80,6 +81,7 @@ describe('boxes: the fleet the writer holds in memory', () => {
     }
     expect(store.boxes().map((b) => b.serial)).toEqual(['BX-01', 'BX-03', 'BX-10', 'BX-20', 'BX-ü1']);
     expect(store.boxes().find((b) => b.serial === 'BX-03')).toMatchObject({ missingSince: T0 + 150_000, name: 'Renamed "box"', firstSeen: T0 });
+    expect(stored().find((b) => b.serial === 'BX-03')).toMatchObject({ id: 303, firmware: '3.5.0', battery: 41, signal: -88, lastSeen: T0 + 110_000, registeredAt: T0 - 1_000, location: 'Moved', ip: '10.9.9.9', detailsAt: T0 + 120_000 });
 
     // Forgotten by the cycle (forget_after): gone from the fleet at once and in the next cycles.
     expect(commit(okCycle(T0 + 180_000, [snap('BX-10'), snap('BX-01')], ['BX-03', 'BX-20', 'BX-ü1']), ['BX-ü1'])).toContainEqual(expect.objectContaining({ serial: 'BX-ü1' }));

@@ -528,7 +528,7 @@ function sameRow(state: BoxState, snap: BoxSnapshot): boolean {
   );
 }
 
-/** The values of a box row's snapshot columns, in BOX_COLUMNS order. */
+/** The values of a box row's snapshot columns, in BOX_COLUMNS order (SQLite's per-cycle update passes the same values one by one: `updateBox`, src/store/sqlite/writer.ts). */
 export function boxValues(snap: BoxSnapshot): (number | string | null)[] {
   return [snap.id, snap.name, snap.connected ? 1 : 0, snap.battery, snap.signal, snap.firmware, snap.lastSeen, snap.registeredAt, snap.location, snap.ip, snap.detailsAt];
 }
