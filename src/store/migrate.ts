@@ -162,7 +162,12 @@ function migrate(db: Database.Database, path: string, migrations: readonly Migra
   const seen = db.transaction(() => appliedMigrations(db, migrations))();
   if (seen.pending.length === 0) return;
   if (options.readonly) {
-    throw new StoreError('store_schema_outdated', `database schema is older than this boxwatch; run boxwatch once with write access to migrate it (pending: ${seen.pending.map((m) => m.name).join(', ')})`);
+    // A read-only open neither waits for nor takes the write lock: a boxwatch starting right now may
+    // be migrating the file (this open read it as it was before).
+    throw new StoreError(
+      'store_schema_outdated',
+      `database schema is older than this boxwatch (pending: ${seen.pending.map((m) => m.name).join(', ')}); if a boxwatch daemon is starting right now, it is migrating it: try again in a moment; else run boxwatch once with write access to migrate it`,
+    );
   }
   const apply = db.transaction((): Migration[] => {
     const { applied, pending } = appliedMigrations(db, migrations);

@@ -8,6 +8,7 @@ import { expect, it } from 'vitest';
 import { MAX_LEASE_MS } from '../../src/cluster/coordinator.js';
 import type { Replica } from '../../src/cluster/leases.js';
 import { accountServers, replicaConflicts } from '../../src/cluster/servers.js';
+import { conflictLine } from '../../src/cli/status.js';
 
 const NOW = Date.parse('2026-05-01T09:00:00Z');
 const row = (id: string, beatAt: number, sharedWith: Replica['sharedWith']): Replica => ({ id, host: 'vm1', pid: 100, startedAt: NOW - 3_600_000, beatAt, sharedWith });
@@ -34,4 +35,13 @@ it("an account's server says the holder's id is shared only while it serves", ()
     ['acme', 'serving', { host: 'vm2', pid: 200 }],
     ['globex', 'expired', null],
   ]);
+});
+
+it("status's line: in the present while the heartbeat is younger than the default lease, in the past after (the two may have died since)", () => {
+  const [recent] = replicaConflicts([row('replica-a', NOW - 2_000, { host: 'vm2', pid: 200 })], NOW, MAX_LEASE_MS);
+  const [old] = replicaConflicts([row('replica-a', NOW - 5 * 60_000, { host: 'vm2', pid: 200 })], NOW, MAX_LEASE_MS);
+  expect(conflictLine(recent!, NOW)).toBe(
+    'replica_id conflict: two boxwatch processes run as replica replica-a (host vm1, pid 100; host vm2, pid 200; heartbeat just now), both working the same accounts: give each replica its own cluster.replica_id (or none), and restart them',
+  );
+  expect(conflictLine(old!, NOW)).toMatch(/^replica_id conflict: two boxwatch processes ran as replica replica-a \(host vm1, pid 100; host vm2, pid 200; heartbeat 5m ago\), /);
 });
