@@ -7,12 +7,12 @@
  *
  * Per round: DETAILS device-details requests at concurrency 16 by boxwatch's client (given one
  * signal for all of them, as a poll cycle gives its requests), then the same by the floor's; then
- * one device list by each. Each side's CPU is this process's (all threads) from the start of its
+ * LISTS device lists by each. Each side's CPU is this process's (all threads) from the start of its
  * work to the start of the other's, so the garbage collection it leaves behind counts as its own.
  * The first round warms both up and is not counted.
  *
  *   npm run build && node dist/bench/client.bench.js [--boxes 10000] [--details 5000]
- *     [--rounds 8] [--json FILE]
+ *     [--lists 3] [--rounds 8] [--json FILE]
  *   (npm run bench -- client: the defaults)
  */
 import { writeFileSync } from 'node:fs';
@@ -32,12 +32,14 @@ const { values } = parseArgs({
   options: {
     boxes: { type: 'string', default: '10000' },
     details: { type: 'string', default: '5000' },
+    lists: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '8' },
     json: { type: 'string' },
   },
 });
 const boxes = Number(values.boxes);
 const details = Number(values.details);
+const lists = Number(values.lists);
 const rounds = Number(values.rounds);
 
 const sim = await startSimProcess(boxes, KEY);
@@ -46,15 +48,16 @@ const pool = new Pool(new URL(sim.url).origin, { connections: CONCURRENCY, pipel
 const cycle = new AbortController();
 const serials = (await client.listDevices()).devices.map((d) => d.serial_no).slice(0, details);
 
-/** µs of CPU per detail request, and ms of CPU per device list, of each side per counted round. */
+/** µs of CPU per detail request, and ms of CPU per device list (mean of the round's), of each side per counted round. */
 const perRequest = { boxwatch: [] as number[], floor: [] as number[] };
 const perList = { boxwatch: [] as number[], floor: [] as number[] };
 const cpuUntilNext = async (work: () => Promise<unknown>): Promise<number> => (await measure(work)).cpuMs;
 for (let round = 0; round <= rounds; round++) {
   const b = await cpuUntilNext(() => mapWithConcurrency(serials, CONCURRENCY, (s) => client.getDevice(s, { signal: cycle.signal })));
   const f = await cpuUntilNext(() => mapWithConcurrency(serials, CONCURRENCY, (s) => naiveGetJson(pool, KEY, `/box/device/${encodeURIComponent(s)}`)));
-  const bl = await cpuUntilNext(() => client.listDevices({ signal: cycle.signal }));
-  const fl = await cpuUntilNext(() => naiveGetJson(pool, KEY, '/box/device-list'));
+  const times = Array.from({ length: lists });
+  const bl = (await cpuUntilNext(() => Promise.all(times.map(() => client.listDevices({ signal: cycle.signal }))))) / lists;
+  const fl = (await cpuUntilNext(() => Promise.all(times.map(() => naiveGetJson(pool, KEY, '/box/device-list'))))) / lists;
   if (round === 0) continue; // warm-up
   perRequest.boxwatch.push((b * 1000) / serials.length);
   perRequest.floor.push((f * 1000) / serials.length);
@@ -73,12 +76,12 @@ const report = {
   date: new Date().toISOString(),
   machine: `${os.cpus()[0]?.model ?? 'unknown cpu'} x${os.cpus().length}, node ${process.version}`,
   loadAverage: os.loadavg(),
-  settings: { boxes, details, rounds, concurrency: CONCURRENCY },
+  settings: { boxes, details, lists, rounds, concurrency: CONCURRENCY },
   detailsUs: { boxwatch: mean(perRequest.boxwatch), floor: mean(perRequest.floor), ratio: mean(perRequest.boxwatch) / mean(perRequest.floor) },
   deviceListMs: { boxwatch: mean(perList.boxwatch), floor: mean(perList.floor), ratio: mean(perList.boxwatch) / mean(perList.floor) },
 };
 console.log(
-  `\n${boxes} boxes, ${details} details a round, ${rounds} rounds (load average ${report.loadAverage.map((l) => l.toFixed(1)).join(' ')}):\n` +
+  `\n${boxes} boxes, ${details} details and ${lists} device lists a round, ${rounds} rounds (load average ${report.loadAverage.map((l) => l.toFixed(1)).join(' ')}):\n` +
     `  device details: boxwatch ${report.detailsUs.boxwatch.toFixed(1)} µs CPU per request, floor ${report.detailsUs.floor.toFixed(1)} µs, ${report.detailsUs.ratio.toFixed(2)}x\n` +
     `  device list of ${boxes}: boxwatch ${report.deviceListMs.boxwatch.toFixed(1)} ms CPU, floor ${report.deviceListMs.floor.toFixed(1)} ms, ${report.deviceListMs.ratio.toFixed(2)}x`,
 );

@@ -4,8 +4,8 @@
  * pending, `box-offline! (acked by alice)` acknowledged); gateway alerts follow the table.
  */
 import type { Command } from 'commander';
-import type { LeaseRepository } from '../cluster/leases.js';
-import { DEFAULT_LEASE_MS } from '../cluster/coordinator.js';
+import { DEFAULT_LEASE_MS, MAX_LEASE_MS } from '../cluster/coordinator.js';
+import { replicaLive, type LeaseRepository } from '../cluster/leases.js';
 import { accountServerJson, readAccountServers, replicaConflicts, type AccountServer, type ReplicaConflict } from '../cluster/servers.js';
 import { accountOf, isFleetKey, splitBoxKey } from '../box-id.js';
 import { withAcks, type Ack, type AckRepository } from '../alerts/acks.js';
@@ -107,8 +107,10 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
     }
   }
   if (format === 'table' && servers.length > 0) ctx.out(`\nreplicas:\n${leaderLines(servers, now).map((l) => `  ${l}`).join('\n')}\n`);
-  const conflicts = format === 'table' && store.leases !== undefined ? replicaConflicts(await store.leases.replicas(), now, config?.cluster?.lease ?? DEFAULT_LEASE_MS) : [];
-  for (const c of conflicts) ctx.out(`\n${conflictLine(c)}\n`);
+  // Without the configuration (`--db`), its lease time is not known: the longest one allowed, and
+  // the line says how old the heartbeat is.
+  const conflicts = format === 'table' && store.leases !== undefined ? replicaConflicts(await store.leases.replicas(), now, config?.cluster?.lease ?? MAX_LEASE_MS) : [];
+  for (const c of conflicts) ctx.out(`\n${conflictLine(c, now)}\n`);
   const archives = format === 'table' && store.recordings !== undefined ? await store.recordings.archives() : [];
   if (archives.length > 1) {
     ctx.out(
@@ -119,9 +121,11 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
 }
 
 /** What to do about two processes running under one replica id. */
-export function conflictLine(c: ReplicaConflict): string {
+export function conflictLine(c: ReplicaConflict, now: number): string {
   const [a, b] = c.processes.map((p) => `host ${terminalSafe(p.host)}, pid ${p.pid}`);
-  return `replica_id conflict: two boxwatch processes run as replica ${terminalSafe(c.replica)} (${a}; ${b}), both working the same accounts: give each replica its own cluster.replica_id (or none), and restart them`;
+  // Judged against the longest lease (`--db` alone): past the default lease, the two may have died since.
+  const tense = replicaLive({ beatAt: c.heartbeatAt }, now, DEFAULT_LEASE_MS) ? 'run' : 'ran';
+  return `replica_id conflict: two boxwatch processes ${tense} as replica ${terminalSafe(c.replica)} (${a}; ${b}; heartbeat ${relativeTime(c.heartbeatAt, now)}), both working the same accounts: give each replica its own cluster.replica_id (or none), and restart them`;
 }
 
 /** `acme: replica-b (host vm, pid 12, heartbeat 2s ago)`, or `acme: nobody (lease expired 5s ago)`: who serves each account. */

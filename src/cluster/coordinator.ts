@@ -72,6 +72,8 @@ export interface CoordinatorOptions {
 }
 
 export const DEFAULT_LEASE_MS = 30_000;
+/** The longest `cluster.lease` the configuration accepts (src/config/schema.ts). */
+export const MAX_LEASE_MS = 600_000;
 
 interface Held {
   fence: Fence;

@@ -22,6 +22,8 @@ export interface AccountServer {
   heartbeatAt: number | null;
   /** Until when the lease runs (ms); in the past when `expired`. */
   leaseExpiresAt: number | null;
+  /** `serving`: another process runs under the holder's replica id too, as the holder's last heartbeat said (coordinator.ts); else null. */
+  sharedWith: OtherProcess | null;
 }
 
 /** Every account with a lease row, ordered as the rows are (by account). */
@@ -38,6 +40,7 @@ export function accountServers(leases: readonly Lease[], replicas: readonly Repl
       pid: r?.pid ?? null,
       heartbeatAt: r?.beatAt ?? null,
       leaseExpiresAt: l.holder === null ? null : l.expiresAt,
+      sharedWith: state === 'serving' ? (r?.sharedWith ?? null) : null,
     };
   });
 }
@@ -57,6 +60,7 @@ export interface AccountServerJson {
   heartbeatAt: string | null;
   heartbeatAgeMs: number | null;
   leaseExpiresAt: string | null;
+  sharedWith: OtherProcess | null;
 }
 
 export function accountServerJson(s: AccountServer, now: number): AccountServerJson {
@@ -69,6 +73,7 @@ export function accountServerJson(s: AccountServer, now: number): AccountServerJ
     heartbeatAt: s.heartbeatAt === null ? null : isoTime(s.heartbeatAt),
     heartbeatAgeMs: s.heartbeatAt === null ? null : Math.max(0, now - s.heartbeatAt),
     leaseExpiresAt: s.leaseExpiresAt === null ? null : isoTime(s.leaseExpiresAt),
+    sharedWith: s.sharedWith,
   };
 }
 
@@ -77,6 +82,8 @@ export interface ReplicaConflict {
   replica: string;
   /** The process that beat last under the id, and the other one it found. */
   processes: [OtherProcess, OtherProcess];
+  /** The row's last heartbeat (ms). */
+  heartbeatAt: number;
 }
 
 /**
@@ -84,5 +91,7 @@ export interface ReplicaConflict {
  * lease time: the processes still run) recorded another process (coordinator.ts).
  */
 export function replicaConflicts(replicas: readonly Replica[], now: number, leaseMs: number): ReplicaConflict[] {
-  return replicas.flatMap((r) => (r.sharedWith !== null && replicaLive(r, now, leaseMs) ? [{ replica: r.id, processes: [{ host: r.host, pid: r.pid }, r.sharedWith] as [OtherProcess, OtherProcess] }] : []));
+  return replicas.flatMap((r) =>
+    r.sharedWith !== null && replicaLive(r, now, leaseMs) ? [{ replica: r.id, processes: [{ host: r.host, pid: r.pid }, r.sharedWith] as [OtherProcess, OtherProcess], heartbeatAt: r.beatAt }] : [],
+  );
 }

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { packageFile } from '../package-files.js';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { StoreError, storeNotFound, walMissingAdvice } from './errors.js';
@@ -162,7 +162,12 @@ function migrate(db: Database.Database, path: string, migrations: readonly Migra
   const seen = db.transaction(() => appliedMigrations(db, migrations))();
   if (seen.pending.length === 0) return;
   if (options.readonly) {
-    throw new StoreError('store_schema_outdated', `database schema is older than this boxwatch; run boxwatch once with write access to migrate it (pending: ${seen.pending.map((m) => m.name).join(', ')})`);
+    // A read-only open neither waits for nor takes the write lock: a boxwatch starting right now may
+    // be migrating the file (this open read it as it was before).
+    throw new StoreError(
+      'store_schema_outdated',
+      `database schema is older than this boxwatch (pending: ${seen.pending.map((m) => m.name).join(', ')}); if a boxwatch daemon is starting right now, it is migrating it: try again in a moment; else run boxwatch once with write access to migrate it`,
+    );
   }
   const apply = db.transaction((): Migration[] => {
     const { applied, pending } = appliedMigrations(db, migrations);
@@ -206,6 +211,7 @@ function migrate(db: Database.Database, path: string, migrations: readonly Migra
  * link never replaces a file). Without the copy nothing is migrated.
  */
 function backupBeforeMigrating(path: string, first: Migration, options: OpenOptions): string {
+  removeDeadPartials(path);
   const base = `${path}.before-${first.name}`;
   const partial = `${base}.${process.pid}-${randomBytes(4).toString('hex')}.partial`;
   let target = `${base}.bak`;
@@ -224,6 +230,16 @@ function backupBeforeMigrating(path: string, first: Migration, options: OpenOpti
   }
   options.logger?.info({ backup: target, migration: first.name }, 'database backed up before migrating');
   return target;
+}
+
+/**
+ * The partial backups (and their `-journal`) left by processes killed while they wrote one (a
+ * supervisor's start timeout, the OOM killer): only the holder of the write lock writes a backup,
+ * so under it every one found is such a leftover.
+ */
+function removeDeadPartials(path: string): void {
+  const prefix = `${basename(path)}.before-`;
+  for (const f of readdirSync(dirname(path))) if (f.startsWith(prefix) && /\.partial(-journal)?$/.test(f)) rmSync(join(dirname(path), f), { force: true });
 }
 
 /** Gives `file` the name `target` too; false when `target` exists (it is never replaced). */

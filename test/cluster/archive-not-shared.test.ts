@@ -20,43 +20,31 @@
  * done to the database; the gauge, the log (a warning) and `recordings verify` still list replica-b's
  * recordings until the files are moved into one directory and their rows given its id.
  */
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
-import { afterEach, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { ARCHIVE_MARKER } from '../../src/archive/identity.js';
 import { accountOf } from '../../src/box-id.js';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { parseScenario } from '../../src/sim/scenario.js';
-import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import { startSimulator } from '../../src/sim/server.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
-import { startRecordingHost, type RecordingHost } from '../archive/recording-host.js';
+import { startRecordingHost } from '../archive/recording-host.js';
 import { ensureBuilt } from '../e2e/build.js';
 import { runBuilt } from '../helpers/cli-process.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { appTeardown } from '../helpers/app-teardown.js';
 
 const KEY = 'archive-replicas-key';
 const M = 60_000;
 
-let sim: RunningSimulator | undefined;
-let host: RecordingHost | undefined;
-let apps: App<SqliteStore>[] = [];
-let dir: string | undefined;
+const teardown = appTeardown();
 beforeAll(async () => {
   await ensureBuilt();
 }, 300_000);
-afterEach(async () => {
-  for (const app of apps) await app.stop();
-  apps = [];
-  await sim?.close();
-  await host?.close();
-  sim = host = undefined;
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  dir = undefined;
-});
 
 const flush = async (): Promise<void> => {
   for (let i = 0; i < 10; i++) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -73,8 +61,8 @@ function filesUnder(root: string): string[] {
 it('replicas with an archive.dir each: every row kept, the other directory reported, retention deletes only its own archive’s files', async () => {
   // Started hours ago (a whole minute), so that the CLI's wall-clock views hold the calls.
   const clock = new FakeClock(Math.floor((Date.now() - 4 * 3_600_000) / M) * M);
-  host = await startRecordingHost();
-  sim = await startSimulator({
+  const host = teardown.closeAfter(await startRecordingHost());
+  const sim = (teardown.sim = await startSimulator({
     port: 0,
     key: KEY,
     devices: 2,
@@ -83,11 +71,11 @@ it('replicas with an archive.dir each: every row kept, the other directory repor
     historyCalls: 0,
     recordingsUrl: host.url,
     scenario: parseScenario('calls: { per_box_per_hour: 30 }\ntimeline:\n  - { at: 0s, box: "BX-*", connect: true }\n', 'archive-replicas'),
-  });
+  }));
   host.target = sim.url;
-  dir = mkdtempSync(join(tmpdir(), 'boxwatch-archive-replicas-'));
+  const dir = teardown.tempDir('boxwatch-archive-replicas-');
   const dbPath = join(dir, 'boxwatch.db');
-  const archiveOf = (name: string): string => join(dir as string, `${name}-recordings`);
+  const archiveOf = (name: string): string => join(dir, `${name}-recordings`);
   const logs = new Map<string, string[]>();
   const replica = (name: string): App<SqliteStore> => {
     const lines: string[] = [];
@@ -101,8 +89,8 @@ it('replicas with an archive.dir each: every row kept, the other directory repor
     const config = parseConfig(
       `
 gateways:
-  - { name: acme, base_url: "${sim!.url}", secret_key: "\${KEY}", schedule: "0 0 1 1 *" }
-  - { name: globex, base_url: "${sim!.url}", secret_key: "\${KEY}", schedule: "0 0 1 1 *" }
+  - { name: acme, base_url: "${sim.url}", secret_key: "\${KEY}", schedule: "0 0 1 1 *" }
+  - { name: globex, base_url: "${sim.url}", secret_key: "\${KEY}", schedule: "0 0 1 1 *" }
 storage: { path: "${dbPath}" }
 cluster: { lease: 3s, replica_id: ${name} }
 calls: { schedule: "0 0 1 1 *", per_page: 100 }
@@ -115,9 +103,7 @@ http: false
       { KEY },
       name,
     );
-    const app = createApp({ config, logger: createLogger({ level: 'info', destination }), clock, store: openStore(dbPath, { clock }) });
-    apps.push(app);
-    return app;
+    return teardown.add(createApp({ config, logger: createLogger({ level: 'info', destination }), clock, store: openStore(dbPath, { clock }) }));
   };
   const run = async (ms: number): Promise<void> => {
     for (let t = 0; t < ms; t += 1_000) {
@@ -209,8 +195,7 @@ http: false
   expect(status.out).toContain(`archive: the database lists recordings in 2 archive directories (${[`${idA}: ${ofA.length}`, `${idB}: ${ofB.length}`].sort().join(', ')}); replicas whose archive.dir is not shared`);
 
   // replica-b stops; replica-a, alone, leads both accounts and, past the retention of every recording so far, runs retention.
-  await b.stop();
-  apps = apps.filter((x) => x !== b);
+  await teardown.stop(b);
   await run(5_000);
   expect(Object.values(holders(a))).toEqual(['replica-a', 'replica-a']);
   clock.advance(4 * 3_600_000);

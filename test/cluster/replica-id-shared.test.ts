@@ -174,12 +174,22 @@ http: false
   expect(await conflict(a)).toBe(1);
   expect(await conflict(b)).toBe(1);
   for (const lines of logs) expect(lines.filter((l) => l.includes(FIX))).toHaveLength(1);
+  for (const app of [a, b]) await app.runOnce(); // boxes for the JSON (whichever leads acme polls it)
   // The two apps are one process here: both halves name its host and pid.
   const me = `host ${hostname()}, pid ${process.pid}`;
   const status = await runBuilt(['status', '--db', dbPath]);
   expect(status.code, status.err).toBe(0);
-  expect(status.out.split('\n').filter((l) => l.includes('replica_id'))).toEqual([
-    `replica_id conflict: two boxwatch processes run as replica replica-a (${me}; ${me}), both working the same accounts: give each replica its own cluster.replica_id (or none), and restart them`,
+  const said = status.out.split('\n').filter((l) => l.includes('replica_id'));
+  expect(said).toHaveLength(1);
+  expect(said[0]).toMatch(/^replica_id conflict: two boxwatch processes run as replica replica-a \((.+); heartbeat [^)]+\), both working the same accounts: give each replica its own cluster.replica_id \(or none\), and restart them$/);
+  expect(said[0]).toContain(`(${me}; ${me}; heartbeat `);
+  // The JSON: each box's server says so too.
+  const json = await runBuilt(['status', '--db', dbPath, '--format', 'json']);
+  expect(json.code, json.err).toBe(0);
+  const served = (JSON.parse(json.out) as { servedBy: { replica: string; sharedWith: unknown } }[]).map((b) => b.servedBy);
+  expect(served).toEqual([
+    expect.objectContaining({ replica: 'replica-a', sharedWith: { host: hostname(), pid: process.pid } }),
+    expect.objectContaining({ replica: 'replica-a', sharedWith: { host: hostname(), pid: process.pid } }),
   ]);
 
   await teardown.stop(b);
@@ -189,4 +199,6 @@ http: false
   expect(after.code, after.err).toBe(0);
   expect(after.out).not.toContain('replica_id');
   expect(after.out).toMatch(/^ {2}acme: replica-a \(host /m); // still served, by the one left
+  const jsonAfter = await runBuilt(['status', '--db', dbPath, '--format', 'json']);
+  expect((JSON.parse(jsonAfter.out) as { servedBy: { sharedWith: unknown } }[]).map((b) => b.servedBy.sharedWith)).toEqual([null, null]);
 });

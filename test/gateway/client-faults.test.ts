@@ -429,6 +429,8 @@ describe('schema violations', () => {
       [{ ...DEVICE_SUMMARY, serial_no: 'S'.repeat(65) }, 'serial_no: must be at most 64 characters'],
       [{ ...DEVICE_SUMMARY, serial_no: 'SN-9', last_seen: '1953-01-01T00:00:00Z' }, 'last_seen: must lie within 2000-01-01 to 2100-01-01'],
       [{ ...DEVICE_SUMMARY, serial_no: 'SN-10', last_seen: '+275760-09-13T00:00:00Z' }, 'last_seen: must lie within'],
+      [{ ...DEVICE_SUMMARY, serial_no: 'SN-11', last_seen: 'yesterday' }, 'last_seen: expected an ISO 8601 timestamp'],
+      [{ ...DEVICE_SUMMARY, serial_no: 'SN-12', last_seen: `2026-03-01T12:00:00${'0'.repeat(60)}Z` }, 'last_seen: must be at most 64 characters'],
       [DEVICE_SUMMARY, 'serial_no: listed more than once'],
       [null, '(root): expected object'],
     ];

@@ -1,7 +1,8 @@
 /**
  * What a test of in-process daemons (createApp on a real SQLite file, a simulator over real HTTP)
  * leaves behind, cleaned up after each test: `appTeardown()` registers the vitest afterEach that
- * stops the apps still running, closes the simulator and removes the temporary folders.
+ * stops the apps still running, closes the simulator and what else the test handed over, and
+ * removes the temporary folders.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,12 +21,15 @@ export interface AppTeardown {
   sim: RunningSimulator | undefined;
   /** A new temporary folder, removed after the test. */
   tempDir(prefix: string): string;
+  /** Something else to close after the test (after the apps and the simulator); returns it. */
+  closeAfter<T extends { close(): unknown }>(thing: T): T;
 }
 
 /** Call at the top level of a test file (it registers an afterEach). */
 export function appTeardown(): AppTeardown {
   let apps: App<SqliteStore>[] = [];
   const dirs: string[] = [];
+  const others: { close(): unknown }[] = [];
   const t: AppTeardown = {
     add: (app) => {
       apps.push(app);
@@ -41,11 +45,16 @@ export function appTeardown(): AppTeardown {
       dirs.push(dir);
       return dir;
     },
+    closeAfter: (thing) => {
+      others.push(thing);
+      return thing;
+    },
   };
   afterEach(async () => {
     for (const app of apps.splice(0)) await app.stop();
     await t.sim?.close();
     t.sim = undefined;
+    for (const thing of others.splice(0)) await thing.close();
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
   return t;

@@ -127,6 +127,19 @@ describe('backup before migrating', () => {
     expect(readdirSync(dir).filter((f) => f.startsWith('boxwatch.db.'))).toEqual([]);
   });
 
+  it('a partial backup left by a process killed while writing it is removed by the next upgrade, which writes its own', () => {
+    const clock = new FakeClock(T0);
+    openStore(dbPath, { clock, migrationsDir: migrations }).close();
+    writeFileSync(join(migrations, '9005_extra.sql'), 'CREATE TABLE extra (x INTEGER);');
+    // What a SIGKILL during VACUUM INTO leaves (the process's pid and a random part in its name).
+    const left = `${dbPath}.before-9005_extra.4242-0badf00d.partial`;
+    writeFileSync(left, Buffer.alloc(4096, 1));
+    writeFileSync(`${left}-journal`, Buffer.alloc(512, 1));
+    writeFileSync(`${dbPath}.before-9004_older.4243-deadbeef.partial`, 'an earlier attempt of another version');
+    openStore(dbPath, { clock, migrationsDir: migrations }).close();
+    expect(readdirSync(dir).filter((f) => f.startsWith('boxwatch.db.'))).toEqual(['boxwatch.db.before-9005_extra.bak']);
+  });
+
   it('an existing file at the backup name (even a dangling link) is never replaced: the copy takes the next name', () => {
     const clock = new FakeClock(T0);
     openStore(dbPath, { clock, migrationsDir: migrations }).close();

@@ -163,7 +163,12 @@ describe('migrations', () => {
     expect(() => reader.recordCycle(okCycle(T0 + 30_000, [snap('BX-001')]))).toThrow(expect.objectContaining({ code: 'store_read_only' }));
     reader.close();
     const dir = migrationsWith({ '9001_notes.sql': 'CREATE TABLE notes (id INTEGER PRIMARY KEY);' });
-    expect(() => openStore(path, { readonly: true, migrationsDir: dir })).toThrow(expect.objectContaining({ code: 'store_schema_outdated' }));
+    expect(() => openStore(path, { readonly: true, migrationsDir: dir })).toThrow(
+      expect.objectContaining({
+        code: 'store_schema_outdated',
+        message: 'database schema is older than this boxwatch (pending: 9001_notes); if a boxwatch daemon is starting right now, it is migrating it: try again in a moment; else run boxwatch once with write access to migrate it',
+      }),
+    );
   });
 
   it("0020 keys cycles by account and start: a database written before keeps every cycle and its history, and two accounts' cycles of one instant are both stored after", () => {
