@@ -6,12 +6,14 @@
  * ratio holds on a shared machine where the absolute times do not.
  *
  * Per round: DETAILS device-details requests at concurrency 16 by boxwatch's client (given one
- * signal for all of them, as a poll cycle gives its requests), then the same by the floor's; then
- * LISTS device lists by each. Each side's CPU is this process's (all threads) from the start of its
- * work to the start of the other's, so the garbage collection it leaves behind counts as its own.
- * The first round warms both up and is not counted.
+ * signal for all of them, as a poll cycle gives its requests) and the same by the floor's; then
+ * LISTS device lists by each; which side goes first alternates from round to round. Each side's
+ * CPU is this process's (all threads) over its work and a scavenge at its end (`gc({ type:
+ * 'minor' })`, with --expose-gc, as `npm run bench` runs it), so the young garbage it leaves is
+ * collected on its own clock, not the other side's. The first round warms both up and is not
+ * counted.
  *
- *   npm run build && node dist/bench/client.bench.js [--boxes 10000] [--details 5000]
+ *   npm run build && node --expose-gc dist/bench/client.bench.js [--boxes 10000] [--details 5000]
  *     [--lists 3] [--rounds 8] [--json FILE]
  *   (npm run bench -- client: the defaults)
  */
@@ -51,13 +53,34 @@ const serials = (await client.listDevices()).devices.map((d) => d.serial_no).sli
 /** µs of CPU per detail request, and ms of CPU per device list (mean of the round's), of each side per counted round. */
 const perRequest = { boxwatch: [] as number[], floor: [] as number[] };
 const perList = { boxwatch: [] as number[], floor: [] as number[] };
-const cpuUntilNext = async (work: () => Promise<unknown>): Promise<number> => (await measure(work)).cpuMs;
+const gc = (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc;
+if (gc === undefined) console.warn('run with node --expose-gc: without it the garbage one side leaves is collected in the other side\'s time');
+/** CPU ms of `work` and of collecting the young garbage it left. */
+const cpuOf = async (work: () => Promise<unknown>): Promise<number> =>
+  (
+    await measure(async () => {
+      await work();
+      gc?.({ type: 'minor' });
+    })
+  ).cpuMs;
 for (let round = 0; round <= rounds; round++) {
-  const b = await cpuUntilNext(() => mapWithConcurrency(serials, CONCURRENCY, (s) => client.getDevice(s, { signal: cycle.signal })));
-  const f = await cpuUntilNext(() => mapWithConcurrency(serials, CONCURRENCY, (s) => naiveGetJson(pool, KEY, `/box/device/${encodeURIComponent(s)}`)));
   const times = Array.from({ length: lists });
-  const bl = (await cpuUntilNext(() => Promise.all(times.map(() => client.listDevices({ signal: cycle.signal }))))) / lists;
-  const fl = (await cpuUntilNext(() => Promise.all(times.map(() => naiveGetJson(pool, KEY, '/box/device-list'))))) / lists;
+  const boxwatchDetails = (): Promise<number> => cpuOf(() => mapWithConcurrency(serials, CONCURRENCY, (s) => client.getDevice(s, { signal: cycle.signal })));
+  const floorDetails = (): Promise<number> => cpuOf(() => mapWithConcurrency(serials, CONCURRENCY, (s) => naiveGetJson(pool, KEY, `/box/device/${encodeURIComponent(s)}`)));
+  const boxwatchLists = async (): Promise<number> => (await cpuOf(() => Promise.all(times.map(() => client.listDevices({ signal: cycle.signal }))))) / lists;
+  const floorLists = async (): Promise<number> => (await cpuOf(() => Promise.all(times.map(() => naiveGetJson(pool, KEY, '/box/device-list'))))) / lists;
+  let b: number, f: number, bl: number, fl: number;
+  if (round % 2 === 0) {
+    b = await boxwatchDetails();
+    f = await floorDetails();
+    bl = await boxwatchLists();
+    fl = await floorLists();
+  } else {
+    f = await floorDetails();
+    b = await boxwatchDetails();
+    fl = await floorLists();
+    bl = await boxwatchLists();
+  }
   if (round === 0) continue; // warm-up
   perRequest.boxwatch.push((b * 1000) / serials.length);
   perRequest.floor.push((f * 1000) / serials.length);
