@@ -108,9 +108,10 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
   }
   if (format === 'table' && servers.length > 0) ctx.out(`\nreplicas:\n${leaderLines(servers, now).map((l) => `  ${l}`).join('\n')}\n`);
   // Without the configuration (`--db`), its lease time is not known: the longest one allowed, and
-  // the line says how old the heartbeat is.
-  const conflicts = format === 'table' && store.leases !== undefined ? replicaConflicts(await store.leases.replicas(), now, config?.cluster?.lease ?? MAX_LEASE_MS) : [];
-  for (const c of conflicts) ctx.out(`\n${conflictLine(c, now)}\n`);
+  // the line says how old the heartbeat is (in the past tense past the default lease).
+  const lease = config?.cluster?.lease;
+  const conflicts = format === 'table' && store.leases !== undefined ? replicaConflicts(await store.leases.replicas(), now, lease ?? MAX_LEASE_MS) : [];
+  for (const c of conflicts) ctx.out(`\n${conflictLine(c, now, lease ?? DEFAULT_LEASE_MS)}\n`);
   const archives = format === 'table' && store.recordings !== undefined ? await store.recordings.archives() : [];
   if (archives.length > 1) {
     ctx.out(
@@ -120,11 +121,14 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
   }
 }
 
-/** What to do about two processes running under one replica id. */
-export function conflictLine(c: ReplicaConflict, now: number): string {
+/**
+ * What to do about two processes running under one replica id: in the present while the heartbeat
+ * is younger than `leaseMs` (the configured lease; `--db` alone: the default one), else in the past
+ * (the two may have died since).
+ */
+export function conflictLine(c: ReplicaConflict, now: number, leaseMs: number): string {
   const [a, b] = c.processes.map((p) => `host ${terminalSafe(p.host)}, pid ${p.pid}`);
-  // Judged against the longest lease (`--db` alone): past the default lease, the two may have died since.
-  const tense = replicaLive({ beatAt: c.heartbeatAt }, now, DEFAULT_LEASE_MS) ? 'run' : 'ran';
+  const tense = replicaLive({ beatAt: c.heartbeatAt }, now, leaseMs) ? 'run' : 'ran';
   return `replica_id conflict: two boxwatch processes ${tense} as replica ${terminalSafe(c.replica)} (${a}; ${b}; heartbeat ${relativeTime(c.heartbeatAt, now)}), both working the same accounts: give each replica its own cluster.replica_id (or none), and restart them`;
 }
 

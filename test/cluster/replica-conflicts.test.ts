@@ -5,7 +5,7 @@
  * knowing the configured lease, judges with the longest one allowed (10 minutes).
  */
 import { expect, it } from 'vitest';
-import { MAX_LEASE_MS } from '../../src/cluster/coordinator.js';
+import { DEFAULT_LEASE_MS, MAX_LEASE_MS } from '../../src/cluster/coordinator.js';
 import type { Replica } from '../../src/cluster/leases.js';
 import { accountServers, replicaConflicts } from '../../src/cluster/servers.js';
 import { conflictLine } from '../../src/cli/status.js';
@@ -37,11 +37,13 @@ it("an account's server says the holder's id is shared only while it serves", ()
   ]);
 });
 
-it("status's line: in the present while the heartbeat is younger than the default lease, in the past after (the two may have died since)", () => {
+it("status's line: in the present while the heartbeat is younger than the lease (configured, else the default), in the past after (the two may have died since)", () => {
   const [recent] = replicaConflicts([row('replica-a', NOW - 2_000, { host: 'vm2', pid: 200 })], NOW, MAX_LEASE_MS);
   const [old] = replicaConflicts([row('replica-a', NOW - 5 * 60_000, { host: 'vm2', pid: 200 })], NOW, MAX_LEASE_MS);
-  expect(conflictLine(recent!, NOW)).toBe(
+  expect(conflictLine(recent!, NOW, DEFAULT_LEASE_MS)).toBe(
     'replica_id conflict: two boxwatch processes run as replica replica-a (host vm1, pid 100; host vm2, pid 200; heartbeat just now), both working the same accounts: give each replica its own cluster.replica_id (or none), and restart them',
   );
-  expect(conflictLine(old!, NOW)).toMatch(/^replica_id conflict: two boxwatch processes ran as replica replica-a \(host vm1, pid 100; host vm2, pid 200; heartbeat 5m ago\), /);
+  expect(conflictLine(old!, NOW, DEFAULT_LEASE_MS)).toMatch(/^replica_id conflict: two boxwatch processes ran as replica replica-a \(host vm1, pid 100; host vm2, pid 200; heartbeat 5m ago\), /);
+  // `--config` with `cluster.lease: 10m`: a heartbeat 5 minutes old is within the lease, the two still run.
+  expect(conflictLine(old!, NOW, 10 * 60_000)).toMatch(/^replica_id conflict: two boxwatch processes run as replica replica-a /);
 });
