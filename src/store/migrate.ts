@@ -9,7 +9,7 @@
  */
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { packageFile } from '../package-files.js';
 import { basename, dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
@@ -207,8 +207,9 @@ function migrate(db: Database.Database, path: string, migrations: readonly Migra
  * is goes beside it: `<db>.before-<migration>.bak` (`.2.bak`, `.3.bak`... if that exists from an
  * earlier attempt). Called under the migration's write lock, before anything is written: a second
  * read-only connection writes the copy with VACUUM INTO (one consistent, compact snapshot of the
- * file as it is) under a name of this process's own, then links it to the first free name (a
- * link never replaces a file). Without the copy nothing is migrated.
+ * file as it is) under a name of this process's own, synced to the disk, then links it to the
+ * first free name (a link never replaces a file) and syncs the folder. Without the copy nothing is
+ * migrated.
  */
 function backupBeforeMigrating(path: string, first: Migration, options: OpenOptions): string {
   removeDeadPartials(path);
@@ -222,7 +223,10 @@ function backupBeforeMigrating(path: string, first: Migration, options: OpenOpti
     } finally {
       source.close();
     }
+    fsyncPath(partial); // VACUUM INTO does not sync its output; the migration's commit will be synced
     for (let n = 2; !linkedTo(partial, target); n++) target = `${base}.${n}.bak`;
+    rmSync(partial, { force: true }); // gone already when renamed (linkedTo)
+    fsyncPath(dirname(path)); // the backup's name, before the migration that relies on it
   } catch (err) {
     throw new StoreError('store_migration_failed', `cannot write the backup ${target} before migrating (nothing was migrated): ${(err as Error).message}`, { cause: err });
   } finally {
@@ -240,6 +244,16 @@ function backupBeforeMigrating(path: string, first: Migration, options: OpenOpti
 function removeDeadPartials(path: string): void {
   const prefix = `${basename(path)}.before-`;
   for (const f of readdirSync(dirname(path))) if (f.startsWith(prefix) && /\.partial(-journal)?$/.test(f)) rmSync(join(dirname(path), f), { force: true });
+}
+
+/** Flushes a file, or a folder's entries, to the disk. */
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Gives `file` the name `target` too; false when `target` exists (it is never replaced). */
