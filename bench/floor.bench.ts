@@ -113,6 +113,8 @@ export interface CycleFigures {
   cpuMs: number;
   /** Of cpuMs, the CPU after the cycle ended, until the other side's start (mostly the garbage collection it left); 0 for a first cycle. */
   cpuAfterMs: number;
+  /** Of cpuMs, the main thread's garbage-collection pauses (from the cycle's start to the other side's). */
+  gcPauseMs: number;
   details: number;
 }
 
@@ -231,6 +233,7 @@ const figures = (runs: Measured<number>[]): CycleFigures => ({
   wallMs: mean(runs.map((r) => r.wallMs)),
   cpuMs: mean(runs.map((r) => r.cpuMs)),
   cpuAfterMs: mean(runs.map((r) => r.afterMs)),
+  gcPauseMs: mean(runs.map((r) => r.gcPauseMs)),
   details: mean(runs.map((r) => r.result)),
 });
 
@@ -406,8 +409,8 @@ const f0 = (x: number): string => x.toLocaleString('en-US', { maximumFractionDig
 function printSize(r: SizeResult): void {
   const { first, steady } = r;
   console.log(
-    `${f0(r.boxes)} boxes (schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${steady.cycles} cycles ${f0(steady.paceMs / 1000)} s apart, ${f0(steady.boxwatch.details)} details): boxwatch ${f0(steady.boxwatch.cpuMs)} ms CPU (${f0(steady.boxwatch.cpuAfterMs)} of it after the cycle; ${f0(steady.boxwatch.wallMs)} ms wall),` +
-      ` floor ${f0(steady.floor.cpuMs)} ms CPU (${f0(steady.floor.cpuAfterMs)} after; ${f0(steady.floor.wallMs)} ms wall), ratio ${steady.ratio.toFixed(2)}x` +
+    `${f0(r.boxes)} boxes (schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${steady.cycles} cycles ${f0(steady.paceMs / 1000)} s apart, ${f0(steady.boxwatch.details)} details): boxwatch ${f0(steady.boxwatch.cpuMs)} ms CPU (${f0(steady.boxwatch.cpuAfterMs)} of it after the cycle, GC pauses ${f0(steady.boxwatch.gcPauseMs)}; ${f0(steady.boxwatch.wallMs)} ms wall),` +
+      ` floor ${f0(steady.floor.cpuMs)} ms CPU (${f0(steady.floor.cpuAfterMs)} after, GC pauses ${f0(steady.floor.gcPauseMs)}; ${f0(steady.floor.wallMs)} ms wall), ratio ${steady.ratio.toFixed(2)}x` +
       ` (pairs ${steady.cpuRatios.map((x) => x.toFixed(1)).join(' ')}; box rows written ${steady.boxRowsWritten.map(f0).join(' ')})` +
       ` | first cycle (${f0(first.boxwatch.details)} details): boxwatch ${f0(first.boxwatch.wallMs)} ms wall / ${f0(first.boxwatch.cpuMs)} ms CPU, floor ${f0(first.floor.wallMs)} ms wall / ${f0(first.floor.cpuMs)} ms CPU` +
       ` | peak RSS ${f0(r.peakRssMiB)} MiB`,

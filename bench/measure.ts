@@ -1,4 +1,5 @@
 /** Measuring helpers of the in-process benchmarks: wall and CPU time of a piece of work, medians and means. */
+import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 
 export interface Measured<T> {
   result: T;
@@ -7,6 +8,25 @@ export interface Measured<T> {
   cpuMs: number;
   /** Of cpuMs, what was spent after the work ended (until `untilMs`): 0 without it. */
   afterMs: number;
+  /** The main thread's garbage-collection pauses within the window (V8's `gc` performance entries), ms. */
+  gcPauseMs: number;
+}
+
+/**
+ * V8's garbage-collection pauses of the main thread, as Node reports them (`gc` performance
+ * entries, delivered a little after they happen): kept from the first `measure` on.
+ */
+const gcPauses: PerformanceEntry[] = [];
+let gcObserver: PerformanceObserver | undefined;
+
+/** The pauses that started within [from, to] (`performance.now()` times), ms; the list is emptied of older ones. */
+async function gcPauseMsBetween(from: number, to: number): Promise<number> {
+  // The entries of pauses up to now are queued for the observer: let it take them first.
+  await new Promise((resolve) => setImmediate(resolve));
+  let ms = 0;
+  for (const e of gcPauses) if (e.startTime >= from && e.startTime <= to) ms += e.duration;
+  gcPauses.splice(0, gcPauses.length, ...gcPauses.filter((e) => e.startTime > to));
+  return ms;
 }
 
 /**
@@ -15,6 +35,10 @@ export interface Measured<T> {
  * leaves behind (V8's garbage-collection tasks) is counted as its own, not as whatever runs next.
  */
 export async function measure<T>(fn: () => Promise<T>, untilMs = 0): Promise<Measured<T>> {
+  if (gcObserver === undefined) {
+    gcObserver = new PerformanceObserver((list) => void gcPauses.push(...list.getEntries()));
+    gcObserver.observe({ entryTypes: ['gc'] });
+  }
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await fn();
@@ -22,8 +46,9 @@ export async function measure<T>(fn: () => Promise<T>, untilMs = 0): Promise<Mea
   const ended = process.cpuUsage(cpu0);
   if (untilMs > performance.now()) await sleepUntil(untilMs);
   const cpu = process.cpuUsage(cpu0);
+  const windowEnd = performance.now();
   const ms = (usage: NodeJS.CpuUsage): number => (usage.user + usage.system) / 1000;
-  return { result, wallMs, cpuMs: ms(cpu), afterMs: ms(cpu) - ms(ended) };
+  return { result, wallMs, cpuMs: ms(cpu), afterMs: ms(cpu) - ms(ended), gcPauseMs: await gcPauseMsBetween(t0, windowEnd) };
 }
 
 /** Resolves at `untilMs` (a `performance.now()` time), at once when it has passed. */

@@ -172,6 +172,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     }
     return new Promise<Answer>((resolveAnswer, rejectAnswer) => {
       signal?.throwIfAborted();
+      const form = call.body?.();
+      // Counted from here on: every way out below calls `ended` once (a throw between the count
+      // and them would leave close() waiting for ever, so the body is built before it).
       inFlight += 1;
       const ended = (): void => {
         inFlight -= 1;
@@ -185,7 +188,6 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         ended();
         rejectAnswer(err);
       };
-      const form = call.body?.();
       let req: ClientRequest;
       try {
         req = startRequest(target, {
