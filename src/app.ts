@@ -279,7 +279,7 @@ export function createApp(deps: AppDeps): App {
     });
   /** Aborted by stop() once the grace period is over: the requests in flight are abandoned. */
   const controller = new AbortController();
-  setMaxListeners(0, controller.signal); // one listener per request in flight
+  setMaxListeners(0, controller.signal); // one listener per notification, archive request or sleep in flight
   const dispatcher = new Dispatcher({
     notifiers,
     queue: outbox,
