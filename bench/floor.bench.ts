@@ -49,7 +49,7 @@ import { silentLogger } from '../src/log.js';
 import { mapWithConcurrency } from '../src/poller/pool.js';
 import { scheduleIntervalMs } from '../src/poller/scheduler.js';
 import { TICK_MS } from '../src/sim/fleet.js';
-import { mean, measure, sleepUntil, type Measured } from './measure.js';
+import { gcPauseMs, mean, measure, sleepUntil, type Measured } from './measure.js';
 import { naiveGetJson } from './naive-get.js';
 import { startSimProcess } from './sim-process.js';
 
@@ -229,11 +229,12 @@ function recordingClient(config: Config): { client: GatewayClient; takeSerials: 
   };
 }
 
-const figures = (runs: Measured<number>[]): CycleFigures => ({
+/** The means of some runs (called once they are all over: see gcPauseMs). */
+const figures = async (runs: Measured<number>[]): Promise<CycleFigures> => ({
   wallMs: mean(runs.map((r) => r.wallMs)),
   cpuMs: mean(runs.map((r) => r.cpuMs)),
   cpuAfterMs: mean(runs.map((r) => r.afterMs)),
-  gcPauseMs: mean(runs.map((r) => r.gcPauseMs)),
+  gcPauseMs: mean(await gcPauseMs(runs.map((r) => r.window))),
   details: mean(runs.map((r) => r.result)),
 });
 
@@ -327,14 +328,14 @@ async function measureSize(boxes: number, cycles: number, profileDir?: string): 
     rows.close();
     await app.stop();
     await floor.close();
-    const steadyBw = figures(bw);
-    const steadyFloor = figures(fl);
+    const steadyBw = await figures(bw);
+    const steadyFloor = await figures(fl);
     return {
       boxes,
       settings: scheduleFor(boxes),
       first: {
-        boxwatch: figures([bwFirst]),
-        floor: figures([fFirst]),
+        boxwatch: await figures([bwFirst]),
+        floor: await figures([fFirst]),
       },
       steady: {
         cycles,

@@ -8,25 +8,26 @@ export interface Measured<T> {
   cpuMs: number;
   /** Of cpuMs, what was spent after the work ended (until `untilMs`): 0 without it. */
   afterMs: number;
-  /** The main thread's garbage-collection pauses within the window (V8's `gc` performance entries), ms. */
-  gcPauseMs: number;
+  /** The window measured (`performance.now()` times: from the start of `fn` to the end of the CPU count); see gcPauseMs. */
+  window: { from: number; to: number };
 }
 
 /**
  * V8's garbage-collection pauses of the main thread, as Node reports them (`gc` performance
- * entries, delivered a little after they happen): kept from the first `measure` on.
+ * entries): kept from the first `measure` on. Node delivers an entry some time after the pause,
+ * so a window's pauses are summed only once the run is over (`gcPauseMs`).
  */
 const gcPauses: PerformanceEntry[] = [];
 let gcObserver: PerformanceObserver | undefined;
 
-/** The pauses that started within [from, to] (`performance.now()` times), ms; the list is emptied of older ones. */
-async function gcPauseMsBetween(from: number, to: number): Promise<number> {
-  // The entries of pauses up to now are queued for the observer: let it take them first.
-  await new Promise((resolve) => setImmediate(resolve));
-  let ms = 0;
-  for (const e of gcPauses) if (e.startTime >= from && e.startTime <= to) ms += e.duration;
-  gcPauses.splice(0, gcPauses.length, ...gcPauses.filter((e) => e.startTime > to));
-  return ms;
+/**
+ * The main thread's garbage-collection pauses that started within each window (`measure`'s
+ * `window`), ms, in order: called after the measured runs, it first waits for Node to deliver the
+ * entries of the last pauses.
+ */
+export async function gcPauseMs(windows: readonly { from: number; to: number }[]): Promise<number[]> {
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return windows.map(({ from, to }) => gcPauses.filter((e) => e.startTime >= from && e.startTime <= to).reduce((sum, e) => sum + e.duration, 0));
 }
 
 /**
@@ -46,9 +47,8 @@ export async function measure<T>(fn: () => Promise<T>, untilMs = 0): Promise<Mea
   const ended = process.cpuUsage(cpu0);
   if (untilMs > performance.now()) await sleepUntil(untilMs);
   const cpu = process.cpuUsage(cpu0);
-  const windowEnd = performance.now();
   const ms = (usage: NodeJS.CpuUsage): number => (usage.user + usage.system) / 1000;
-  return { result, wallMs, cpuMs: ms(cpu), afterMs: ms(cpu) - ms(ended), gcPauseMs: await gcPauseMsBetween(t0, windowEnd) };
+  return { result, wallMs, cpuMs: ms(cpu), afterMs: ms(cpu) - ms(ended), window: { from: t0, to: performance.now() } };
 }
 
 /** Resolves at `untilMs` (a `performance.now()` time), at once when it has passed. */
