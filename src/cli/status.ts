@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_LEASE_MS, MAX_LEASE_MS } from '../cluster/coordinator.js';
 import { replicaLive, type LeaseRepository } from '../cluster/leases.js';
-import { accountServerJson, readAccountServers, replicaConflicts, type AccountServer, type ReplicaConflict } from '../cluster/servers.js';
+import { accountServerJson, accountServers, replicaConflicts, type AccountServer, type ReplicaConflict } from '../cluster/servers.js';
 import { accountOf, isFleetKey, splitBoxKey } from '../box-id.js';
 import { withAcks, type Ack, type AckRepository } from '../alerts/acks.js';
 import type { AlertState } from '../alerts/types.js';
@@ -75,7 +75,9 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
   const accounts = new Set(views.map((v) => v.box.account));
   const several = accounts.size > 1;
   // Replicas: who serves each account (src/cluster/servers.ts); none without lease rows.
-  const servers = store.leases === undefined ? [] : await readAccountServers(store.leases, now);
+  // The replica rows are read once: for the servers and for the replica-id conflicts below.
+  const replicas = store.leases === undefined ? [] : await store.leases.replicas();
+  const servers = store.leases === undefined ? [] : accountServers(await store.leases.leases(), replicas, now);
   const serverOf = new Map(servers.map((s) => [s.account, s]));
   printRows(ctx, format, {
     headers: [...(several ? ['ACCOUNT'] : []), 'SERIAL', 'NAME', 'CONNECTED', 'BATTERY', 'SIGNAL', 'LAST SEEN', 'FIRMWARE', 'CALLS FAILED', 'ALERTS', 'STATE'],
@@ -110,7 +112,7 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
   // Without the configuration (`--db`), its lease time is not known: the longest one allowed, and
   // the line says how old the heartbeat is (in the past tense past the default lease).
   const lease = config?.cluster?.lease;
-  const conflicts = format === 'table' && store.leases !== undefined ? replicaConflicts(await store.leases.replicas(), now, lease ?? MAX_LEASE_MS) : [];
+  const conflicts = format === 'table' ? replicaConflicts(replicas, now, lease ?? MAX_LEASE_MS) : [];
   for (const c of conflicts) ctx.out(`\n${conflictLine(c, now, lease ?? DEFAULT_LEASE_MS)}\n`);
   const archives = format === 'table' && store.recordings !== undefined ? await store.recordings.archives() : [];
   if (archives.length > 1) {
