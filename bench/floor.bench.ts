@@ -24,7 +24,9 @@
  * and a median would pick one kind. The box rows boxwatch wrote in each cycle are printed.
  *
  *   npm run build && node --expose-gc dist/bench/floor.bench.js [--sizes 1000,10000,100000]
- *     [--cycles N (an even number: see PACED above; default cyclesFor)] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
+ *     [--cycles N (an even number: see PACED above; default cyclesFor)]
+ *     [--warmup N (pairs of cycles run first, paced as the others, and not measured: an even number,
+ *     default 0; see BENCHMARKS.md, ninth pass: V8 keeps recompiling for the first minutes)] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
  *   (--sizes '' --memory-minutes 30: the memory run alone)
  *   (npm run bench -- floor: the defaults)
  *   (--profile DIR: a CPU and an allocation profile of each steady cycle, boxwatch's and the
@@ -93,6 +95,8 @@ export interface SizeResult {
   first: { boxwatch: CycleFigures; floor: CycleFigures };
   steady: {
     cycles: number;
+    /** Pairs of cycles run before the measured ones, and not measured (`--warmup`). */
+    warmupCycles: number;
     /** How far apart boxwatch's steady cycles started (paceMsFor), ms. */
     paceMs: number;
     boxwatch: CycleFigures;
@@ -296,7 +300,7 @@ async function profiled<T>(dir: string | undefined, name: string, fn: () => Prom
 }
 
 /** One fleet size, in this (child) process. */
-async function measureSize(boxes: number, cycles: number, profileDir?: string): Promise<SizeResult> {
+async function measureSize(boxes: number, cycles: number, warmup: number, profileDir?: string): Promise<SizeResult> {
   const sim = await startSimProcess(boxes, KEY);
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-floor-'));
   try {
@@ -315,15 +319,18 @@ async function measureSize(boxes: number, cycles: number, profileDir?: string): 
     const bw: Measured<number>[] = [];
     const fl: Measured<number>[] = [];
     const boxRowsWritten: number[] = [];
-    for (let i = 0; i < cycles; i++) {
+    // The warm-up pairs run exactly as the measured ones, and are not kept.
+    for (let i = -warmup; i < cycles; i++) {
       // One interval after the previous cycle's start (at once if the pair took longer).
       start = Math.max(start + pace, performance.now());
       await sleepUntil(start);
-      const b = await profiled(profileDir, `boxwatch-${boxes}-${i + 1}`, () => measure(() => runCycle(app), start + pace / 2));
+      const b = await profiled(i < 0 ? undefined : profileDir, `boxwatch-${boxes}-${i + 1}`, () => measure(() => runCycle(app), start + pace / 2));
+      const f = await profiled(i < 0 ? undefined : profileDir, `floor-${boxes}-${i + 1}`, () => measure(() => floor.cycle(takeSerials()), start + pace));
+      const written = rows.count();
+      if (i < 0) continue;
       bw.push(b);
-      const f = await profiled(profileDir, `floor-${boxes}-${i + 1}`, () => measure(() => floor.cycle(takeSerials()), start + pace));
       fl.push(f);
-      boxRowsWritten.push(rows.count());
+      boxRowsWritten.push(written);
     }
     rows.close();
     await app.stop();
@@ -339,6 +346,7 @@ async function measureSize(boxes: number, cycles: number, profileDir?: string): 
       },
       steady: {
         cycles,
+        warmupCycles: warmup,
         paceMs: pace,
         boxwatch: steadyBw,
         floor: steadyFloor,
@@ -410,7 +418,7 @@ const f0 = (x: number): string => x.toLocaleString('en-US', { maximumFractionDig
 function printSize(r: SizeResult): void {
   const { first, steady } = r;
   console.log(
-    `${f0(r.boxes)} boxes (schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${steady.cycles} cycles ${f0(steady.paceMs / 1000)} s apart, ${f0(steady.boxwatch.details)} details): boxwatch ${f0(steady.boxwatch.cpuMs)} ms CPU (${f0(steady.boxwatch.cpuAfterMs)} of it after the cycle, GC pauses ${f0(steady.boxwatch.gcPauseMs)}; ${f0(steady.boxwatch.wallMs)} ms wall),` +
+    `${f0(r.boxes)} boxes (schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${steady.cycles} cycles ${f0(steady.paceMs / 1000)} s apart after ${f0(steady.warmupCycles)} not measured, ${f0(steady.boxwatch.details)} details): boxwatch ${f0(steady.boxwatch.cpuMs)} ms CPU (${f0(steady.boxwatch.cpuAfterMs)} of it after the cycle, GC pauses ${f0(steady.boxwatch.gcPauseMs)}; ${f0(steady.boxwatch.wallMs)} ms wall),` +
       ` floor ${f0(steady.floor.cpuMs)} ms CPU (${f0(steady.floor.cpuAfterMs)} after, GC pauses ${f0(steady.floor.gcPauseMs)}; ${f0(steady.floor.wallMs)} ms wall), ratio ${steady.ratio.toFixed(2)}x` +
       ` (pairs ${steady.cpuRatios.map((x) => x.toFixed(1)).join(' ')}; box rows written ${steady.boxRowsWritten.map(f0).join(' ')})` +
       ` | first cycle (${f0(first.boxwatch.details)} details): boxwatch ${f0(first.boxwatch.wallMs)} ms wall / ${f0(first.boxwatch.cpuMs)} ms CPU, floor ${f0(first.floor.wallMs)} ms wall / ${f0(first.floor.cpuMs)} ms CPU` +
@@ -433,6 +441,7 @@ const { values } = parseArgs({
   options: {
     sizes: { type: 'string', default: '1000,10000,100000' },
     cycles: { type: 'string' },
+    warmup: { type: 'string', default: '0' },
     'memory-minutes': { type: 'string', default: '2' },
     'memory-boxes': { type: 'string', default: '10000' },
     json: { type: 'string', default: 'bench/results/floor.json' },
@@ -443,15 +452,18 @@ const { values } = parseArgs({
   },
 });
 const cycles = values.cycles === undefined ? undefined : Number(values.cycles);
+const warmup = Number(values.warmup);
 if (values['child-size'] !== undefined) {
   const boxes = Number(values['child-size']);
-  process.stdout.write(JSON.stringify(await measureSize(boxes, cycles ?? cyclesFor(boxes), values.profile)));
+  process.stdout.write(JSON.stringify(await measureSize(boxes, cycles ?? cyclesFor(boxes), warmup, values.profile)));
 } else if (values['child-memory'] !== undefined) {
   process.stdout.write(JSON.stringify(await measureMemory(Number(values['memory-boxes']), Number(values['child-memory']))));
 } else {
   const sizes = values.sizes === '' ? [] : values.sizes.split(',').map(Number);
   const minutes = Number(values['memory-minutes']);
-  if (sizes.some((n) => !(n > 0)) || !(cycles === undefined || (cycles > 0 && cycles % 2 === 0)) || !(minutes >= 0)) throw new Error('--sizes and --memory-minutes must be positive numbers, --cycles an even one');
+  if (sizes.some((n) => !(n > 0)) || !(cycles === undefined || (cycles > 0 && cycles % 2 === 0)) || !(warmup >= 0 && warmup % 2 === 0) || !(minutes >= 0)) {
+    throw new Error('--sizes and --memory-minutes must be positive numbers, --cycles and --warmup even ones');
+  }
   const report: FloorReport = {
     date: new Date().toISOString(),
     machine: `${os.cpus()[0]?.model ?? 'unknown cpu'} x${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
@@ -466,7 +478,7 @@ if (values['child-size'] !== undefined) {
     writeFileSync(values.json, `${JSON.stringify(report, null, 1)}\n`);
   };
   for (const n of sizes) {
-    const r = (await child(['--child-size', String(n), '--cycles', String(cycles ?? cyclesFor(n)), ...(values.profile === undefined ? [] : ['--profile', values.profile])])) as SizeResult;
+    const r = (await child(['--child-size', String(n), '--cycles', String(cycles ?? cyclesFor(n)), '--warmup', String(warmup), ...(values.profile === undefined ? [] : ['--profile', values.profile])])) as SizeResult;
     printSize(r);
     report.sizes.push(r);
     save();

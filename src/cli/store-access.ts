@@ -72,7 +72,7 @@ export async function withStore(
 ): Promise<void> {
   const config = configOf(source, ctx);
   const storage = source.db !== undefined ? { path: source.db } : (config as Config).storage;
-  const store = await openDataStore(storage, { readonly: !options.write, mustExist: true, ...(config !== null && { rawRetentionMs: config.storage.rawRetention }) });
+  const store = await openDataStore(storage, { readonly: !options.write, mustExist: true });
   try {
     await body(store, await readingTime(store, Date.now(), ctx), { alerts: store.alerts, config });
   } finally {
@@ -103,7 +103,7 @@ export async function withSqliteStore(
   body: (store: SqliteStore, now: number, extras: StoreExtras) => void | Promise<void>,
 ): Promise<void> {
   const { path, config } = sqliteOnly(command, source, ctx, instead);
-  const store = openSqliteFile(path, { readonly: true, ...(config !== null && { rawRetentionMs: config.storage.rawRetention }) });
+  const store = openSqliteFile(path, { readonly: true });
   try {
     await body(store, await readingTime(store, Date.now(), ctx), { alerts: store.alerts, config });
   } finally {

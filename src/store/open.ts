@@ -17,7 +17,7 @@ export interface OpenOptions {
   logger?: Logger;
   /** See StoreOptions.maxGapMs. */
   maxGapMs?: number;
-  /** See StoreOptions.rawRetentionMs (`storage.raw_retention`). */
+  /** SQLite: see StoreOptions.rawRetentionMs (`storage.raw_retention`; the daemon's, for its writer). */
   rawRetentionMs?: number;
   /**
    * The CLI's reads: a SQLite file is opened read-only and must exist (it is never created or
@@ -36,7 +36,7 @@ export async function openDataStore(storage: Pick<StorageConfig, 'path' | 'url'>
   // Loaded only here: a daemon on SQLite never loads the PostgreSQL driver (test/perf/run-modules.test.ts).
   const { PostgresStore } = await import('./postgres/store.js');
   try {
-    return await PostgresStore.open(storage.url, { clock: options.clock, logger: options.logger, maxGapMs: options.maxGapMs, rawRetentionMs: options.rawRetentionMs, idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs });
+    return await PostgresStore.open(storage.url, { clock: options.clock, logger: options.logger, maxGapMs: options.maxGapMs, idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs });
   } catch (err) {
     if (err instanceof StoreError && err.code === 'store_unavailable') {
       throw new StoreError('store_unavailable', `storage.url: ${err.message}; check that the server runs and that storage.url (e.g. $BOXWATCH_DATABASE_URL) names it, the user and the password`, { cause: err });

@@ -9,12 +9,13 @@
  * the other replica leads shows changed after that account's next cycle; an alert raised by
  * either account's cycle is counted by both replicas' /metrics.
  */
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
+import { appTeardown } from '../helpers/app-teardown.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { describeWithPostgres, PostgresServer } from '../helpers/postgres.js';
 import { bySerial, parsePromText } from '../http/prom-text.js';
@@ -32,27 +33,21 @@ async function waitUntil(what: string, cond: () => boolean, timeoutMs = 30_000):
 
 describeWithPostgres('two replicas on PostgreSQL: the fleet each one shows', () => {
   let server: PostgresServer;
-  let sims: Record<string, RunningSimulator> = {};
-  let apps: App<PostgresStore>[] = [];
+  const teardown = appTeardown<PostgresStore>();
   beforeAll(async () => {
     server = await PostgresServer.start();
   });
   afterAll(() => server.stop());
-  afterEach(async () => {
-    for (const app of apps) await app.stop();
-    apps = [];
-    for (const sim of Object.values(sims)) await sim.close();
-    sims = {};
-  });
 
   it('after each cycle, both replicas show every box of both accounts with its latest values; a box changed in the other replica\'s account shows changed after its next cycle', async () => {
     const url = await server.cleanDatabase('snapshot');
     const simClock = new FakeClock('2026-03-01T12:00:00Z'); // the fleets' values stay as set
+    const sims: Record<string, RunningSimulator> = {};
     for (const [i, account] of ACCOUNTS.entries()) {
       const sim = await startSimulator({ port: 0, key: KEYS[account], devices: 3, seed: i + 1, clock: simClock });
       sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'connect' });
       sim.sim.fleet.apply(sim.sim.fleet.boxes, { kind: 'battery', level: 50 });
-      sims[account] = sim;
+      sims[account] = teardown.closeAfter(sim);
     }
     const replica = async (id: string): Promise<App<PostgresStore>> => {
       const config = parseConfig(
@@ -70,8 +65,7 @@ http: { listen: "127.0.0.1:0" }
         {},
         id,
       );
-      const app = createApp({ config, logger: silentLogger, store: await PostgresStore.open(url) });
-      apps.push(app);
+      const app = teardown.add(createApp({ config, logger: silentLogger, store: await PostgresStore.open(url) }));
       await app.start();
       return app;
     };

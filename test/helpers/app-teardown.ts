@@ -1,8 +1,10 @@
 /**
- * What a test of in-process daemons (createApp on a real SQLite file, a simulator over real HTTP)
- * leaves behind, cleaned up after each test: `appTeardown()` registers the vitest afterEach that
- * stops the apps still running, closes the simulator and what else the test handed over, and
- * removes the temporary folders.
+ * What a test of in-process daemons (createApp on a real SQLite file or PostgreSQL database, a
+ * simulator over real HTTP) leaves behind, cleaned up after each test: `appTeardown()` registers
+ * the vitest afterEach that stops the apps still running, closes the simulator and what else the
+ * test handed over, and removes the temporary folders. Each step runs even when an earlier one
+ * throws (an `app.stop()` that fails must not leave the other apps running, their ports and files
+ * held, for the next test); the first error is thrown at the end, so the test still fails.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,27 +12,32 @@ import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import type { App } from '../../src/app.js';
 import type { RunningSimulator } from '../../src/sim/server.js';
-import type { SqliteStore } from '../../src/store/index.js';
+import type { DataStore, SqliteStore } from '../../src/store/index.js';
 
-export interface AppTeardown {
+export interface AppTeardown<S extends DataStore = SqliteStore> {
   /** Keeps `app` to be stopped after the test; returns it. */
-  add(app: App<SqliteStore>): App<SqliteStore>;
+  add(app: App<S>): App<S>;
   /** Stops `app` now (SIGTERM's way: its leases released) and forgets it. */
-  stop(app: App<SqliteStore>): Promise<void>;
+  stop(app: App<S>): Promise<void>;
   /** The test's simulator, closed after the test. */
   sim: RunningSimulator | undefined;
   /** A new temporary folder, removed after the test. */
   tempDir(prefix: string): string;
   /** Something else to close after the test (after the apps and the simulator); returns it. */
   closeAfter<T extends { close(): unknown }>(thing: T): T;
+  /**
+   * Stops the apps, closes the simulator and the rest, removes the folders, each step even when an
+   * earlier one threw; rejects with the first error. appTeardown's afterEach calls it.
+   */
+  cleanup(): Promise<void>;
 }
 
-/** Call at the top level of a test file (it registers an afterEach). */
-export function appTeardown(): AppTeardown {
-  let apps: App<SqliteStore>[] = [];
+/** A teardown whose `cleanup()` the caller runs (appTeardown runs it after each test). */
+export function createTeardown<S extends DataStore = SqliteStore>(): AppTeardown<S> {
+  let apps: App<S>[] = [];
   const dirs: string[] = [];
   const others: { close(): unknown }[] = [];
-  const t: AppTeardown = {
+  const t: AppTeardown<S> = {
     add: (app) => {
       apps.push(app);
       return app;
@@ -49,13 +56,32 @@ export function appTeardown(): AppTeardown {
       others.push(thing);
       return thing;
     },
+    async cleanup() {
+      const sim = t.sim;
+      t.sim = undefined;
+      const steps: (() => unknown)[] = [
+        ...apps.splice(0).map((app) => () => app.stop()),
+        ...(sim === undefined ? [] : [() => sim.close()]),
+        ...others.splice(0).map((thing) => () => thing.close()),
+        ...dirs.splice(0).map((dir) => () => rmSync(dir, { recursive: true, force: true })),
+      ];
+      const errors: unknown[] = [];
+      for (const step of steps) {
+        try {
+          await step();
+        } catch (err) {
+          errors.push(err);
+        }
+      }
+      if (errors.length > 0) throw errors[0];
+    },
   };
-  afterEach(async () => {
-    for (const app of apps.splice(0)) await app.stop();
-    await t.sim?.close();
-    t.sim = undefined;
-    for (const thing of others.splice(0)) await thing.close();
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
+  return t;
+}
+
+/** Call at the top level of a test file, or of a describe block (it registers an afterEach there). */
+export function appTeardown<S extends DataStore = SqliteStore>(): AppTeardown<S> {
+  const t = createTeardown<S>();
+  afterEach(() => t.cleanup());
   return t;
 }

@@ -1,8 +1,8 @@
 /**
- * The open hours (src/store/history/retention.ts, `openHoursOf`) are one definition for retention,
- * the writer's load and uptime: those of the accounts still polled, each account its own (uptime
- * reads a box's hours raw from its account's open hour on, so an account removed within the raw
- * retention has its boxes' last hour read raw, not every hour since for the whole fleet). An account removed from the
+ * The open hours (src/store/history/retention.ts, `openHoursOf`) are one definition for retention
+ * and the writer's load: those of the accounts still polled, each account its own. Uptime reads a
+ * box's hours raw from its account's latest cycle's hour on (`lastHoursOf`), so an account removed
+ * has its boxes' last hour read raw (or its rollup), not every hour since for the whole fleet. An account removed from the
  * configuration long ago (its latest cycle older than the raw retention) holds none of them back.
  * Before, retention let its raw rows go while the writer, at every start, loaded every sample row
  * back to its last cycle's hour, and uptime read every hour since from the sample rows (the whole

@@ -17,7 +17,7 @@ import { HOUR_MS, SLOT, decodeRow, finalValues, hourOf, pushRun, rowRuns, runSta
 import { StoreError } from '../errors.js';
 import type { HistoryOptions, HistoryResult, Metric, RawPoint, RollupPoint, UptimeRow } from '../types.js';
 import { fromBucketRow, hourStats, pollCounter, type BoxRefRow, type HourStats, type RollupBucketRow, type RollupRow, type SampleRow } from './rows.js';
-import { openHoursOf } from './retention.js';
+import { lastHoursOf } from './retention.js';
 
 /** Longest range answered with raw points (beyond it: rollups); the HTTP API refuses raw history over a longer range. */
 export const RAW_MAX_RANGE_MS = 31 * 24 * HOUR_MS;
@@ -111,11 +111,7 @@ class HourRows {
 }
 
 export class HistoryQueries {
-  constructor(
-    private readonly maxGapMs: number,
-    /** The raw retention: which accounts have an open hour, read raw (openHoursOf). */
-    private readonly rawRetentionMs: number,
-  ) {}
+  constructor(private readonly maxGapMs: number) {}
 
   *valueAt(serial: string, metric: Metric, t: number): Flow<RawPoint | undefined> {
     const box = toBoxRef(yield* ask((r) => r.boxRef(serial)));
@@ -160,9 +156,10 @@ export class HistoryQueries {
     const to = latest === null ? requestedTo : Math.max(from + 1, Math.min(requestedTo, (latest + 1) * HOUR_MS + this.maxGapMs));
     const boxes = (yield* ask((r) => r.boxRefs())).map((b) => toBoxRef(b) as BoxRef);
     // Each account closes its boxes' hours with its own cycles: a box's full hours before its
-    // account's open hour come from their rollups (all of them for an account no longer polled),
-    // the others (the partial first and last hours, the open ones) from the raw rows.
-    const openHours = openHoursOf(lastCycles, this.rawRetentionMs);
+    // account's latest cycle's hour come from their rollups, the others (the partial first and
+    // last hours, the open one) from the raw rows, or their rollups where those were pruned (an
+    // account no longer polled: its last hour, closed when it was retired). No retention needed (lastHoursOf).
+    const openHours = lastHoursOf(lastCycles);
     const firstFull = Math.ceil(from / HOUR_MS);
     const totals: UptimeTotal[] = [];
     for (const [open, group] of groupBy(boxes, (b) => openHours.get(accountOf(b.serial)) ?? null)) {
@@ -266,8 +263,7 @@ export class HistoryQueries {
    */
   private *hourStatsOfBox(box: BoxRef, fromHour: number, toHour: number, bucketH: number): Flow<HourStats[]> {
     const account = accountOf(box.serial);
-    const latest = (yield* ask((r) => r.lastCyclesOfAccounts())).find((c) => c.account === account);
-    const open = latest === undefined ? null : hourOf(latest.t);
+    const open = lastHoursOf(yield* ask((r) => r.lastCyclesOfAccounts())).get(account) ?? null;
     const closedTo = open === null ? toHour : Math.min(toHour, open);
     const out: HourStats[] = [];
     if (closedTo > fromHour) for (const r of yield* ask((q) => q.rollupBucketsOfBox(box.id, fromHour, closedTo, bucketH))) out.push(fromBucketRow(r));

@@ -23,16 +23,28 @@ export const DEFAULT_RAW_RETENTION_MS = 14 * 24 * HOUR_MS;
  * no next cycle to wait for, so no open hour. A daemon stopped for longer than the raw retention
  * keeps its open hours: all its accounts' latest cycles are equally old.
  *
- * The one definition of the open hours: uptime reads each box's hours raw from its account's open
- * hour on, the hours before from their rollups (src/store/history/reader.ts), the SQLite writer
- * loads each box's rows from there (src/store/sqlite/writer.ts), and retention keeps the raw rows
- * of the oldest one (`openHourOf`).
+ * The one definition of the open hours: the SQLite writer loads each box's rows from its account's
+ * (src/store/sqlite/writer.ts), and retention keeps the raw rows of the oldest one (`openHourOf`).
+ * The history queries need no retention: they read from each account's latest hour (`lastHoursOf`).
  */
 export function openHoursOf(lastCycles: readonly { account: string; t: number }[], rawMs: number): Map<string, number> {
   if (lastCycles.length === 0) return new Map();
   const newest = Math.max(...lastCycles.map((c) => c.t));
   const polledWithin = Math.max(rawMs, MIN_RAW_RETENTION_MS);
-  return new Map(lastCycles.filter((c) => c.t >= newest - polledWithin).map((c) => [c.account, hourOf(c.t)]));
+  return lastHoursOf(lastCycles.filter((c) => c.t >= newest - polledWithin));
+}
+
+/**
+ * The hour of each account's latest cycle: the earliest hour of its boxes that may have no rollup
+ * (its open hour, or the last hour of an account no longer polled). The history queries read a
+ * box's hours raw from its account's on and the earlier ones from their rollups; where the raw
+ * rows are gone (pruned past the raw retention) the hour's rollup stands in (written when the
+ * account's hour closed, or when it was retired). So their answers need no raw retention: the
+ * same for the daemon and for `boxwatch uptime --db` without a configuration
+ * (src/store/history/reader.ts).
+ */
+export function lastHoursOf(lastCycles: readonly { account: string; t: number }[]): Map<string, number> {
+  return new Map(lastCycles.map((c) => [c.account, hourOf(c.t)]));
 }
 
 /**

@@ -143,12 +143,10 @@ export class PostgresHistory {
   constructor(
     private readonly db: PostgresDatabase,
     maxGapMs: number,
-    /** The raw retention: which accounts' open hours uptime reads raw (openHourOf, history/retention.ts). */
-    rawRetentionMs: number,
   ) {
     this.writer = new CycleWriter(maxGapMs);
     this.rows = new PostgresHistoryRows(db);
-    this.queries = new HistoryQueries(maxGapMs, rawRetentionMs);
+    this.queries = new HistoryQueries(maxGapMs);
   }
 
   // ---------------------------------------------------------------- writing (in the caller's transaction)

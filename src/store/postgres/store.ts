@@ -23,7 +23,6 @@ import { systemClock, type Clock } from '../../clock.js';
 import { DamagedRows } from '../damaged-rows.js';
 import type { PruneOptions, RetentionMs } from '../history/retention.js';
 import { DEFAULT_MAX_GAP_MS } from '../history/writer.js';
-import { DEFAULT_RAW_RETENTION_MS } from '../history/retention.js';
 import type { DataStore } from '../data-store.js';
 import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../types.js';
 import { PostgresAcks } from './acks.js';
@@ -47,8 +46,6 @@ export interface PostgresStoreOptions extends PostgresOptions {
   clock?: Clock;
   /** As for SQLite (src/store/sqlite/store.ts StoreOptions): how long an observation holds at most. */
   maxGapMs?: number;
-  /** As for SQLite (StoreOptions): `storage.raw_retention`, which accounts' open hours uptime reads raw. */
-  rawRetentionMs?: number;
 }
 
 export class PostgresStore implements DataStore {
@@ -74,9 +71,8 @@ export class PostgresStore implements DataStore {
     private readonly db: PostgresDatabase,
     clock: Clock,
     readonly maxGapMs: number,
-    rawRetentionMs: number,
   ) {
-    this.history_ = new PostgresHistory(db, maxGapMs, rawRetentionMs);
+    this.history_ = new PostgresHistory(db, maxGapMs);
     this.alertStates = new PostgresAlertStates(db, this.damagedRows, () => clock.now());
     this.transitions = new PostgresTransitions(db, this.damagedRows);
     this.silences = new PostgresSilences(db, this.damagedRows);
@@ -98,7 +94,7 @@ export class PostgresStore implements DataStore {
 
   /** Connects to `url` (postgres:// or postgresql://) and migrates it; StoreError when it cannot. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    return new PostgresStore(await PostgresDatabase.open(url, options), options.clock ?? systemClock, options.maxGapMs ?? DEFAULT_MAX_GAP_MS, options.rawRetentionMs ?? DEFAULT_RAW_RETENTION_MS);
+    return new PostgresStore(await PostgresDatabase.open(url, options), options.clock ?? systemClock, options.maxGapMs ?? DEFAULT_MAX_GAP_MS);
   }
 
   /** The database as it may be shown (`postgres://user@host:port/db`, no password). */

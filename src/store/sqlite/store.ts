@@ -53,7 +53,7 @@ export interface StoreOptions {
    * leave a gap between them. Default 5 minutes; must exceed the poll interval.
    */
   maxGapMs?: number;
-  /** `storage.raw_retention` (default: its default): which accounts' open hours the writer loads and uptime reads raw (openHourOf, history/retention.ts). */
+  /** `storage.raw_retention` (default: its default): which accounts' open hours the writer loads (openHoursOf, history/retention.ts). */
   rawRetentionMs?: number;
 }
 
@@ -117,7 +117,7 @@ export class SqliteStore implements DataStore {
     this.s = prepareStatements(db);
     this.writer = new SqliteHistoryWriter(this.s, maxGapMs, rawRetentionMs);
     this.rows = new SqliteHistoryRows(this.s);
-    this.queries = new HistoryQueries(maxGapMs, rawRetentionMs);
+    this.queries = new HistoryQueries(maxGapMs);
     this.retention = new Retention(this.s, db, () => this.writer.lastCycles());
     this.alertStates = new SqliteAlertStates(db, this.damagedRows, () => clock.now());
     this.transitions = new SqliteTransitions(db, this.damagedRows);
