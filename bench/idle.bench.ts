@@ -8,7 +8,10 @@
  * due" is the CPU and the wakeups (context switches of the main thread and of all threads) of the
  * quiet part of each 30 s period (from 8 s after a tick to 2 s before the next).
  *
- *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000] [--node-args='...']
+ *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000] [--after 0] [--node-args='...']
+ *   (--after N: the window starts N minutes after the first cycle instead of right after it. V8
+ *   compiles the daemon's cycle code over its first tens of cycles, about half of its CPU in the
+ *   first 10 minutes: BENCHMARKS.md, ninth pass; --after 20 measures a daemon past that)
  *   (--node-args='--cpu-prof --cpu-prof-dir=DIR': options for node before the daemon's script, here
  *   a CPU profile of the daemon, written when it stops)
  */
@@ -46,11 +49,17 @@ function contextSwitches(pid: number): { main: number; all: number } {
 }
 
 const { values } = parseArgs({
-  options: { minutes: { type: 'string', default: '10' }, boxes: { type: 'string', default: '1000' }, 'node-args': { type: 'string', default: '' } },
+  options: {
+    minutes: { type: 'string', default: '10' },
+    boxes: { type: 'string', default: '1000' },
+    after: { type: 'string', default: '0' },
+    'node-args': { type: 'string', default: '' },
+  },
 });
 const minutes = Number(values.minutes);
 const boxes = Number(values.boxes);
-if (!(minutes > 0) || !(boxes > 0)) throw new Error('--minutes and --boxes must be positive numbers');
+const afterMinutes = Number(values.after);
+if (!(minutes > 0) || !(boxes > 0) || !(afterMinutes >= 0)) throw new Error('--minutes and --boxes must be positive numbers, --after zero or more');
 
 const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-idle-'));
 const sim = await startSimulator({ port: 0, key: KEY, devices: boxes, seed: 7, speed: 1 });
@@ -72,8 +81,9 @@ try {
   const { pid } = daemon;
   const startupCpu = cpuSeconds(pid, ticks);
   const startupWall = (performance.now() - started) / 1000;
+  await sleep(afterMinutes * 60_000);
   const rssStart = statusMiB(pid, 'VmRSS');
-  const cpu0 = startupCpu;
+  const cpu0 = cpuSeconds(pid, ticks);
   const t0 = performance.now();
   const rss: number[] = [rssStart];
   const end = t0 + minutes * 60_000;
@@ -111,7 +121,7 @@ try {
   const cycles = wall / SCHEDULE_S;
   const mib = (x: number): string => `${x.toFixed(0)} MiB`;
   console.log(
-    `${boxes} boxes, ${SCHEDULE_S} s schedule, ${(wall / 60).toFixed(1)} min after the first cycle: ` +
+    `${boxes} boxes, ${SCHEDULE_S} s schedule, ${(wall / 60).toFixed(1)} min from ${afterMinutes} min after the first cycle: ` +
       `CPU ${((cpu / wall) * 100).toFixed(2)}% of one core (${cpu.toFixed(1)} s, ~${((cpu / cycles) * 1000).toFixed(0)} ms per cycle)` +
       ` | RSS start ${mib(rssStart)}, end ${mib(rss.at(-1) ?? NaN)}, min ${mib(Math.min(...rss))}, max ${mib(Math.max(...rss))}, peak (VmHWM, startup included) ${mib(peak)}` +
       ` | with no poll due: CPU ${((quietCpu / quietWall) * 100).toFixed(3)}% of one core (${quietCpu.toFixed(2)} s over ${quietWall.toFixed(0)} s),` +

@@ -12,7 +12,7 @@ import { BoxwatchError } from '../errors.js';
 import { ackInEffect, type Ack } from './acks.js';
 import { holdBack, type HoldBackContext } from './hold-back.js';
 import type { Timing } from './state.js';
-import { initialState, isAtRest, notifyStep, step, timingOf } from './state.js';
+import { alertState, initialState, isAtRest, notifyStep, step, timingOf } from './state.js';
 import type { AlertRuleRef, AlertState, Condition, NotificationIntent, RuleEvaluation, Severity, Transition } from './types.js';
 import { alertKey } from './types.js';
 
@@ -84,7 +84,7 @@ export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: re
     let timing: Timing;
     if (ev !== undefined) {
       const base = before ?? initialState(ev.rule, ev.serial, now);
-      state = base.kind === ev.rule.kind && base.severity === ev.rule.severity ? base : { ...base, kind: ev.rule.kind, severity: ev.rule.severity };
+      state = base.kind === ev.rule.kind && base.severity === ev.rule.severity ? base : alertState(base, { kind: ev.rule.kind, severity: ev.rule.severity });
       condition = ctx.gatewayDown && !isFleetKey(ev.serial) ? 'unknown' : ev.condition;
       timing = timingOf(ev.rule);
     } else {
@@ -93,7 +93,7 @@ export function evaluateCycle(prev: ReadonlyMap<string, AlertState>, results: re
       condition = retired ? 'inactive' : 'unknown';
       timing = RETIRE;
     }
-    const input = ev === undefined ? { condition, now } : { condition, now, value: ev.value, threshold: ev.threshold, summary: ev.summary };
+    const input = { condition, now, value: ev?.value, threshold: ev?.threshold, summary: ev?.summary };
     const { next, transition } = step(state, input, timing);
     stepped.set(key, next);
     if (transition) transitionOf.set(key, transition);

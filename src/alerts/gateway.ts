@@ -16,7 +16,7 @@
 import { formatDuration } from '../duration.js';
 import { capText } from '../text.js';
 import { GATEWAY_CLOCK, GATEWAY_RULES, GATEWAY_SCHEMA, GATEWAY_UNAUTHORIZED, GATEWAY_UNREACHABLE, type Severity } from '../vocabulary.js';
-import type { AlertRuleRef, RuleEvaluation } from './types.js';
+import { ruleEvaluation, type AlertRuleRef, type RuleEvaluation } from './types.js';
 
 export { GATEWAY_CLOCK, GATEWAY_SCHEMA, GATEWAY_UNAUTHORIZED, GATEWAY_UNREACHABLE } from '../vocabulary.js';
 
@@ -61,16 +61,13 @@ export function isGatewayDown(cycle: GatewayCycle): boolean {
   return cycle.outcome === 'failed';
 }
 
-/** The conditions of the built-in alerts for one cycle. */
-export function gatewayEvaluations(cycle: GatewayCycle, config: GatewayAlertsConfig = {}): RuleEvaluation[] {
+/** The conditions of the built-in alerts for one cycle, for the alerts of the account's fleet key `serial` ('': the default account's). */
+export function gatewayEvaluations(cycle: GatewayCycle, config: GatewayAlertsConfig = {}, serial = ''): RuleEvaluation[] {
   const rules = gatewayRules(config);
-  const ev = (rule: AlertRuleRef, condition: RuleEvaluation['condition'], value: string | null = cycle.errorCode): RuleEvaluation => {
-    const e: RuleEvaluation = { rule, serial: '', condition };
-    if (condition === 'unknown') return e;
-    if (condition === 'active') e.value = value;
-    e.summary = SUMMARIES[rule.kind]?.[condition] ?? null;
-    return e;
-  };
+  const ev = (rule: AlertRuleRef, condition: RuleEvaluation['condition'], value: string | null = cycle.errorCode): RuleEvaluation =>
+    condition === 'unknown'
+      ? ruleEvaluation(rule, serial, condition)
+      : ruleEvaluation(rule, serial, condition, condition === 'active' ? value : undefined, undefined, SUMMARIES[rule.kind]?.[condition] ?? null);
   const skew = cycle.gatewayClockSkewMs ?? null;
   const clock = skew === null ? ev(rules.clock, cycle.outcome === 'ok' ? 'inactive' : 'unknown') : ev(rules.clock, 'active', skewText(skew));
   if (cycle.outcome === 'ok') {

@@ -313,7 +313,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   return {
     async listDevices(opts?: RequestOptions): Promise<DeviceListResult> {
       const { body, headers } = await send(get('device_list', '/box/device-list'), ENVELOPES.deviceList, opts?.signal);
-      return { ...parseDeviceRecords(body.data), serverTime: parseHttpDate(headers.date) };
+      const { devices, rejected } = parseDeviceRecords(body.data);
+      return { devices, rejected, serverTime: parseHttpDate(headers.date) };
     },
 
     async getDevice(serial: string, opts?: RequestOptions): Promise<Device> {

@@ -88,15 +88,20 @@ function cycleSignal(deps: CycleDeps): { signal: AbortSignal | undefined; deadli
   const deadline = new AbortController();
   const ended = new AbortController();
   const ms = deps.deadlineMs;
+  // A flag, not `deadline.signal.aborted`: V8 recompiled the per-request check whenever a cycle's signal came with another hidden class (BENCHMARKS.md, ninth pass).
+  let passed = false;
   deps.clock.sleep(ms, ended.signal).then(
-    () => deadline.abort(new CycleDeadline(ms)),
+    () => {
+      passed = true;
+      deadline.abort(new CycleDeadline(ms));
+    },
     () => undefined, // the cycle ended first
   );
   const signal = deps.signal === undefined ? deadline.signal : AbortSignal.any([deps.signal, deadline.signal]);
   setMaxListeners(0, signal); // the gateway client's one, and one per backoff sleep of a request in flight (gateway.concurrency may exceed 10)
   return {
     signal,
-    deadlinePassed: () => deadline.signal.aborted,
+    deadlinePassed: () => passed,
     end: () => ended.abort(),
   };
 }
@@ -200,10 +205,7 @@ async function pollGateway(deps: CycleDeps, account: string, startedAt: number, 
     summaries = []; // the vendor's "No connected devices found": an empty fleet, not a failure
   }
 
-  // The account's boxes by the gateway's serial (the cycle talks to the gateway in its serials).
-  const known = new Map<string, BoxState>();
-  const prefix = boxKey(account, '').length; // the id is the serial after this many characters
-  for (const b of await store.boxes()) if (b.account === account) known.set(prefix === 0 ? b.serial : b.serial.slice(prefix), b);
+  const known = knownBoxes(await store.boxes(), account);
   const due = selectForDetails(summaries, known, startedAt, deps.policy);
   let detailsFailed = 0;
   let detailsSkipped = 0;
@@ -240,18 +242,36 @@ async function pollGateway(deps: CycleDeps, account: string, startedAt: number, 
 
   const detailsAt = clock.now();
   const seen = summaries.map((s) => mergeSnapshot(boxKey(account, s.serial_no), s, details.get(s.serial_no), known.get(s.serial_no), detailsAt, skewMs));
-  const listed = new Set(summaries.map((s) => s.serial_no));
-  // A box whose record was set aside is listed, just unreadable; when a record had no readable
-  // serial, no box can be called missing this cycle (it may be that one).
-  const absent = (serial: string): boolean => setAsideSerials !== null && !listed.has(serial) && !setAsideSerials.has(serial);
+  const { missing, returned } = leftAndBack(known, new Set(summaries.map((s) => s.serial_no)), setAsideSerials);
+  return { ok: true, serverTime, gatewayClockSkewMs, rejected, seen, missing, returned, detailsFetched: details.size, detailsSkipped, detailsFailed };
+}
+
+// The loops over the whole fleet below are functions of their own, not inline in pollGateway: V8
+// would otherwise compile all of pollGateway in the middle of such a loop (on-stack replacement)
+// and again each time the next cycle takes a branch that compile had not seen (BENCHMARKS.md, ninth pass).
+
+/** The account's boxes by the gateway's serial (the cycle talks to the gateway in its serials). */
+function knownBoxes(boxes: readonly BoxState[], account: string): Map<string, BoxState> {
+  const known = new Map<string, BoxState>();
+  const prefix = boxKey(account, '').length; // the id is the serial after this many characters
+  for (const b of boxes) if (b.account === account) known.set(prefix === 0 ? b.serial : b.serial.slice(prefix), b);
+  return known;
+}
+
+/**
+ * The ids of the known boxes that left the device list (`listed`: its serials) and of those that
+ * came back. A box whose record was set aside (`setAside`) is listed, just unreadable; when a
+ * record had no readable serial (`setAside` null), no box can be called missing this cycle (it
+ * may be that one).
+ */
+function leftAndBack(known: ReadonlyMap<string, BoxState>, listed: ReadonlySet<string>, setAside: ReadonlySet<string> | null): { missing: string[]; returned: string[] } {
   const missing: string[] = [];
   const returned: string[] = [];
   for (const [serial, b] of known) {
-    if (b.missingSince === null && absent(serial)) missing.push(b.serial);
+    if (b.missingSince === null && setAside !== null && !listed.has(serial) && !setAside.has(serial)) missing.push(b.serial);
     else if (b.missingSince !== null && listed.has(serial)) returned.push(b.serial);
   }
-
-  return { ok: true, serverTime, gatewayClockSkewMs, rejected, seen, missing, returned, detailsFetched: details.size, detailsSkipped, detailsFailed };
+  return { missing, returned };
 }
 
 /**

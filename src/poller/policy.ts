@@ -28,15 +28,9 @@ export function selectForDetails(
   const candidates: { serial: string; detailsAt: number }[] = [];
   for (const s of summaries) {
     const box = known.get(s.serial_no);
-    if (!box || box.detailsAt === null) {
-      chosen.add(s.serial_no);
-    } else if (box.connected !== s.connected || box.firmware !== s.firmware_version) {
-      chosen.add(s.serial_no);
-    } else if (now - box.detailsAt >= policy.detailsEveryMs) {
-      chosen.add(s.serial_no);
-    } else {
-      candidates.push({ serial: s.serial_no, detailsAt: box.detailsAt });
-    }
+    // One test, not one branch per reason: V8 compiled this loop again each time a cycle first took a rare branch (BENCHMARKS.md, ninth pass).
+    if (box === undefined || box.detailsAt === null || detailsDue(s, box, box.detailsAt, now, policy)) chosen.add(s.serial_no);
+    else candidates.push({ serial: s.serial_no, detailsAt: box.detailsAt });
   }
   const budget = Math.ceil((summaries.length * policy.tickIntervalMs) / Math.max(1, policy.detailsEveryMs));
   if (chosen.size < budget) {
@@ -44,4 +38,9 @@ export function selectForDetails(
     for (const c of candidates.slice(0, budget - chosen.size)) chosen.add(c.serial);
   }
   return [...chosen];
+}
+
+/** A known box's details are due now: it connected or disconnected, its firmware changed, or its details (of `detailsAt`) are `detailsEvery` old. */
+function detailsDue(s: DeviceSummary, box: BoxState, detailsAt: number, now: number, policy: DetailsPolicy): boolean {
+  return box.connected !== s.connected || box.firmware !== s.firmware_version || now - detailsAt >= policy.detailsEveryMs;
 }

@@ -5,7 +5,7 @@
  * the box completed. The verdicts come from src/calls/test-calls.ts; a box without one is not
  * judged. Fires at once (no `for`); the engine's silences, inhibition and grouping apply.
  */
-import type { AlertRuleRef, RuleEvaluation } from '../alerts/types.js';
+import { ruleEvaluation, type AlertRuleRef, type RuleEvaluation } from '../alerts/types.js';
 import type { TestCallVerdict } from '../calls/test-calls.js';
 import { TEST_CALL_FAILED } from '../vocabulary.js';
 
@@ -16,7 +16,7 @@ export function testCallEvaluations(verdicts: ReadonlyMap<string, TestCallVerdic
     const v = verdicts.get(serial);
     if (v === undefined) continue;
     const rule: AlertRuleRef = { name: TEST_CALL_FAILED, kind: TEST_CALL_FAILED, severity: v.severity, forMs: 0, keepFiringForMs: 0 };
-    out.push({ rule, serial, condition: v.failed ? 'active' : 'inactive', value: v.failed ? 'failed' : 'completed', threshold: v.threshold, summary: v.summary });
+    out.push(ruleEvaluation(rule, serial, v.failed ? 'active' : 'inactive', v.failed ? 'failed' : 'completed', v.threshold, v.summary));
   }
   return out;
 }

@@ -335,7 +335,7 @@ export class CycleWriter {
         for (const ref of [...this.superseded, head.ref as RowRef]) plan.closedHours.push({ boxId: ref.id, account: head.account, hour: ref.hour, row: ref.row });
         this.superseded = [];
       }
-      for (const ref of this.dirty) plan.samples.push({ hour: ref.hour, box_id: ref.id, data: encodeRow(ref.row) });
+      plan.samples = samplesOf(this.dirty);
     } finally {
       this.dirty.clear();
       this.superseded = [];
@@ -372,34 +372,17 @@ export class CycleWriter {
     this.pendingStrings = [];
   }
 
-  /** Plans the cycle of `account` at t, whose previous cycle was at `previous`. */
+  /**
+   * Plans the cycle of `account` at t, whose previous cycle was at `previous`. The work per box is
+   * in methods of its own (`listed`, `endUnpolled`, `closeEarlierRow`), not in this method's loops:
+   * V8 compiles a method with a hot loop in the middle of the loop (on-stack replacement) and again
+   * whenever a later cycle takes a branch that compile had not seen (BENCHMARKS.md, ninth pass).
+   */
   private write(write: CycleWrite, account: string, t: number, heads: Map<string, Head>, plan: HistoryPlan, previous: number | undefined): void {
-    if (write.cycle.outcome === 'ok') {
-      for (const snap of write.seen) {
-        let head = heads.get(snap.serial);
-        if (head === undefined) {
-          head = { id: this.newBoxId(), serial: snap.serial, account, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, account, t, t), forgotten: false };
-          heads.set(snap.serial, head);
-          this.order = null;
-          plan.newBoxes.push({ id: head.id, snap, segStart: t, account });
-        }
-        const segStart = head.segStart;
-        this.observe(head, [snap.battery, snap.signal, snap.connected ? 1 : 0, this.intern(snap.firmware, plan.strings)], t);
-        const changed = head.segStart !== segStart || head.forgotten || !sameRow(head.state, snap);
-        plan.seen.push({ id: head.id, snap, segStart: head.segStart, changed });
-        head.state = polledState(snap, account, head.state.firstSeen, t);
-        head.forgotten = false; // listed again: back in the fleet
-      }
-    }
+    if (write.cycle.outcome === 'ok') for (const snap of write.seen) plan.seen.push(this.listed(snap, account, t, heads, plan));
     // Every other open segment of the account ends at this cycle (the box was not polled: failed
-    // cycle or absent); the other accounts' boxes are not this cycle's business. A box listed by
-    // this cycle was observed at t (cycle times only move forward).
-    for (const head of heads.values()) {
-      if (head.segStart === null || head.lastObs === t || head.account !== account) continue;
-      const lastPolled = head.lastObs as number;
-      this.closeSegment(head, Math.min(t, lastPolled + this.maxGapMs));
-      plan.closed.push({ id: head.id, lastPolled });
-    }
+    // cycle or absent); the other accounts' boxes are not this cycle's business.
+    for (const head of heads.values()) this.endUnpolled(head, account, t, plan);
     if (write.cycle.outcome === 'ok') {
       for (const serial of write.missing) {
         plan.missing.push(serial);
@@ -412,17 +395,43 @@ export class CycleWriter {
     // listed now was carried into this hour above). Only the account's own boxes: another account's
     // box may still have an open segment, which that account's next cycle carries or ends.
     const hour = hourOf(t);
-    if (previous === undefined || hour > hourOf(previous)) {
-      for (const head of heads.values()) {
-        if (head.account === account && head.ref !== null && head.ref.hour < hour) {
-          this.superseded.push(head.ref);
-          head.ref = null;
-        }
-      }
-    }
-    for (const ref of this.dirty) plan.samples.push({ hour: ref.hour, box_id: ref.id, data: encodeRow(ref.row) });
+    if (previous === undefined || hour > hourOf(previous)) for (const head of heads.values()) this.closeEarlierRow(head, account, hour);
+    plan.samples = samplesOf(this.dirty);
     // Rows are only carried, ended and closed for the account's own boxes: every closed hour is the account's.
     for (const ref of this.superseded) plan.closedHours.push({ boxId: ref.id, account, hour: ref.hour, row: ref.row });
+  }
+
+  /** A box in the device list of the account's cycle at t: observed, and its row of `boxes` as the cycle leaves it. */
+  private listed(snap: BoxSnapshot, account: string, t: number, heads: Map<string, Head>, plan: HistoryPlan): ListedBoxWrite {
+    let head = heads.get(snap.serial);
+    if (head === undefined) {
+      head = { id: this.newBoxId(), serial: snap.serial, account, segStart: null, lastObs: null, values: null, ref: null, state: polledState(snap, account, t, t), forgotten: false };
+      heads.set(snap.serial, head);
+      this.order = null;
+      plan.newBoxes.push({ id: head.id, snap, segStart: t, account });
+    }
+    const segStart = head.segStart;
+    this.observe(head, [snap.battery, snap.signal, snap.connected ? 1 : 0, this.intern(snap.firmware, plan.strings)], t);
+    const changed = head.segStart !== segStart || head.forgotten || !sameRow(head.state, snap);
+    head.state = polledState(snap, account, head.state.firstSeen, t);
+    head.forgotten = false; // listed again: back in the fleet
+    return { id: head.id, snap, segStart: head.segStart, changed };
+  }
+
+  /** Ends the open segment of a box of `account` not polled by its cycle at t (a box listed by it was observed at t: cycle times only move forward). */
+  private endUnpolled(head: Head, account: string, t: number, plan: HistoryPlan): void {
+    if (head.segStart === null || head.lastObs === t || head.account !== account) return;
+    const lastPolled = head.lastObs as number;
+    this.closeSegment(head, Math.min(t, lastPolled + this.maxGapMs));
+    plan.closed.push({ id: head.id, lastPolled });
+  }
+
+  /** At the first cycle of `account` in `hour`: the box's row of an earlier hour is final. */
+  private closeEarlierRow(head: Head, account: string, hour: number): void {
+    if (head.account === account && head.ref !== null && head.ref.hour < hour) {
+      this.superseded.push(head.ref);
+      head.ref = null;
+    }
   }
 
   /** The box was in the device list at cycle t with these values. */
@@ -502,6 +511,15 @@ export class CycleWriter {
     out.push({ id, value });
     return id;
   }
+}
+
+/**
+ * The sample rows to write for these hour rows. Made by Array.from, not pushed one by one onto an
+ * empty array: V8's optimized push onto a new empty array gave up (deoptimized) at the first row,
+ * cycle after cycle (BENCHMARKS.md, ninth pass).
+ */
+function samplesOf(refs: Iterable<RowRef>): SampleRow[] {
+  return Array.from(refs, (ref) => ({ hour: ref.hour, box_id: ref.id, data: encodeRow(ref.row) }));
 }
 
 /**
