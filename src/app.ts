@@ -231,6 +231,7 @@ export function createApp(deps: AppDeps): App {
         clock,
         logger,
         metrics,
+        archive: () => archive?.id() ?? null,
         work: {
           start: (account) => {
             // What this process knew of the account's calls is from before: another replica may have worked it since.
@@ -552,6 +553,7 @@ export function createApp(deps: AppDeps): App {
           timeoutMs: Math.max(...accounts.map((a) => a.config.timeout)),
           metrics: registerArchiveMetrics(metrics.registry),
           signal: controller.signal,
+          ...(replica && { replicaArchives: () => replica.otherArchives() }),
           ...(deps.archiveFs && { fs: deps.archiveFs }),
         })
       : null;

@@ -14,16 +14,19 @@
  * (`archive_failing`) until a write succeeds again.
  *
  * Which directory (identity.ts): the archive's id, from the marker file of `archive.dir`, is
- * recorded with every recording archived. Retention deletes only the recordings of this archive
- * (whose files it knows are in its directory); recordings of another archive directory in the
- * database (replicas whose `archive.dir` is not one shared storage) are left to the replicas
- * writing there. Every pass probes for them (index lookups, two per other directory); while one
- * of them is still written (a recording archived there within a day: `OTHER_ARCHIVE_WRITTEN_MS`)
- * the archive is failing with `unshared_dir` (`archive_failing`, from the next pass on, cleared at
- * the first pass after which none is written any more: no SQL by hand for a directory given up).
- * Each other directory is said once in the log (`archive.dir is not shared` at error while
- * written, a warning when not) and they are counted in `boxwatch_archive_recordings_elsewhere` (a
- * count over every archived recording: when they appear, then hourly; 0 as soon as there are none). When this
+ * recorded with every recording archived, and a replica announces it with its heartbeats
+ * (src/cluster/). Retention deletes only the recordings of this archive (whose files it knows are
+ * in its directory); recordings of another archive directory in the database (replicas whose
+ * `archive.dir` is not one shared storage, or an earlier `archive.dir`) are left to whoever writes
+ * there. While another live replica announces another archive directory than this one
+ * (`replicaArchives`), archive.dir is not shared: the archive is failing with `unshared_dir`
+ * (`archive_failing`, from the next pass on, whether calls come or not; cleared at the first pass
+ * after which no live replica announces one: the other replica stopped, or was given the shared
+ * directory). Recordings listed in another directory alone are no alert (a single daemon's earlier
+ * `archive.dir`, a replica gone): every pass probes for them (index lookups, two per other
+ * directory), each such directory is said once in the log (a warning) and they are counted in
+ * `boxwatch_archive_recordings_elsewhere` (a count over every archived recording: when they
+ * appear, then hourly; 0 as soon as there are none). When this
  * archive gets a new id (its marker is made), the recordings whose files it finds in its directory
  * become its, whatever archive they were listed in (a directory moved without its marker).
  *
@@ -41,6 +44,8 @@ import type { GatewayClient } from '../gateway/types.js';
 import type { Logger } from '../log.js';
 import { mapWithConcurrency } from '../poller/pool.js';
 import type { DueRecording, RecordingsRepo } from '../store/recordings-repo.js';
+import type { Awaitable } from '../awaitable.js';
+import type { ReplicaArchive } from '../cluster/leases.js';
 import { DownloadError, downloadAgents, openRecording } from './download.js';
 import { readArchiveFacts, UNSHARED_DIR, type ArchiveFailure, type ArchiveRuleFacts } from './facts.js';
 import { archivePaths, fsErrorCode, holdsRecording, nodeFs, recordingExtension, removeWithEmptyParents, STORAGE_ERRORS, writeAtomically, type ArchiveFs } from './files.js';
@@ -59,14 +64,6 @@ const MAX_PER_PASS = 200;
  * run; the recordings of other archive directories, while there are any, are counted as often.
  */
 const RETENTION_EVERY_MS = 60 * 60_000;
-/**
- * Another archive directory counts as still written while a recording was archived into it within
- * this long (its newest `archived_at`): a replica with an archive.dir of its own archives there at
- * least daily in a fleet with calls. One written longer ago (an archive.dir given up: a dead disk,
- * a new directory, a replica decommissioned) is only listed (log, gauge, `recordings verify`,
- * `boxwatch status`), not an alert.
- */
-export const OTHER_ARCHIVE_WRITTEN_MS = 24 * 60 * 60_000;
 const RETENTION_BATCH = 1_000;
 /** Fresh recording URLs kept in memory at most (the oldest are forgotten: call details are read again). */
 const MAX_FRESH_URLS = 10_000;
@@ -85,6 +82,12 @@ export interface ArchiverDeps {
   /** Per download: headers, and each pause in the body. */
   timeoutMs: number;
   metrics?: ArchiveMetrics;
+  /**
+   * Replicas (`cluster:`): the archive directories the other live replicas announce with their
+   * heartbeats (src/cluster/replica.ts). Absent: this process is the database's only daemon, so
+   * another directory in the database is an earlier archive.dir, never one written now.
+   */
+  replicaArchives?: () => Awaitable<readonly ReplicaArchive[]>;
   /** The file-system boundary (tests make the disk fill up). */
   fs?: ArchiveFs;
   /** Aborts the downloads in flight (daemon stopping). */
@@ -110,6 +113,8 @@ export interface Archiver {
   pass(): Promise<ArchivePassResult>;
   /** The archive rules' facts from the last pass (null before the first). */
   facts(): { at: number; byRule: ReadonlyMap<string, ArchiveRuleFacts> } | null;
+  /** This archive's id (identity.ts) once a pass has read or made it; null before. A replica announces it. */
+  id(): string | null;
   /** Waits for the pass in flight and closes the download connections. */
   close(): Promise<void>;
 }
@@ -121,7 +126,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   const throttle = new Throttle(config.bandwidth, clock);
   const fresh = new Map<string, string>();
   let failing: ArchiveFailure | null = null;
-  /** While another archive directory is still written (`lookElsewhere`): archive_failing, `unshared_dir`. */
+  /** While another live replica archives into another directory (`lookElsewhere`): archive_failing, `unshared_dir`. */
   let unshared: ArchiveFailure | null = null;
   /** Since when the database lists recordings in another archive directory (null: none). */
   let elsewhereSince: number | null = null;
@@ -131,9 +136,10 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   let running: Promise<ArchivePassResult> | null = null;
   /** This archive's id (identity.ts), once read or made. */
   let archiveId: string | null = null;
-  /** The other archive directories said in the log in their present state, written or not (`saidKey`). */
+  /** The other archive directories with recordings said in the log (a warning each, once). */
   const elsewhereSaid = new Set<string>();
-  const saidKey = (other: string, written: boolean): string => `${written ? 'written' : 'idle'} ${other}`;
+  /** The other live replicas' directories said in the log (`replica archive`: an error each, again if one goes and comes back). */
+  const unsharedSaid = new Set<string>();
   let again: Promise<ArchivePassResult> | null = null;
 
   const storageFailed = (code: string, err: unknown): void => {
@@ -268,24 +274,31 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   };
 
   /**
-   * Recordings of other archive directories in the database. Probed every pass (`otherArchives`:
-   * index lookups); counted (the gauge) and said in the log when they appear, then at most hourly
-   * while they stay. While one of them is still written (`OTHER_ARCHIVE_WRITTEN_MS`) archive.dir
-   * is not one storage shared by the replicas: `unshared_dir`.
+   * Other archive directories. While another live replica announces one (`replicaArchives`),
+   * archive.dir is not one storage shared by the replicas: `unshared_dir`, said in the log at
+   * error per replica and directory. Recordings of other directories in the database (probed
+   * every pass: `otherArchives`, index lookups) are counted (the gauge) and said in the log (a
+   * warning, once per directory) when they appear, then counted at most hourly while they stay.
    */
   const lookElsewhere = async (archive: string, now: number): Promise<void> => {
-    const others = await repo.otherArchives(archive);
-    const written = others.filter((o) => now - o.lastArchivedAt < OTHER_ARCHIVE_WRITTEN_MS);
-    if (written.length > 0) unshared ??= { since: now, code: UNSHARED_DIR };
+    const unsharedWith = ((await deps.replicaArchives?.()) ?? []).filter((r) => r.archive !== archive);
+    if (unsharedWith.length > 0) unshared ??= { since: now, code: UNSHARED_DIR };
     else if (unshared !== null) {
       unshared = null;
-      if (others.length > 0) {
-        logger.info(
-          { dir: config.dir, archive, others: others.map((o) => o.archive) },
-          'no recording was archived into another archive directory for a day: archive_failing (unshared_dir) ends; their recordings stay listed there (recordings verify, boxwatch_archive_recordings_elsewhere)',
-        );
-      }
+      logger.info({ dir: config.dir, archive }, 'no other live replica archives into another directory any more: archive_failing (unshared_dir) ends');
     }
+    const live = new Set(unsharedWith.map((r) => `${r.replica} ${r.archive}`));
+    for (const key of unsharedSaid) if (!live.has(key)) unsharedSaid.delete(key); // said again if it comes back
+    for (const r of unsharedWith) {
+      const key = `${r.replica} ${r.archive}`;
+      if (unsharedSaid.has(key)) continue;
+      unsharedSaid.add(key);
+      logger.error(
+        { dir: config.dir, archive, replica: r.replica, other: r.archive },
+        'archive.dir is not shared between the replicas: another live replica archives into another directory, whose files this replica cannot see; its retention leaves them to whoever writes there (docs/operations.md, "The recording archive with replicas")',
+      );
+    }
+    const others = await repo.otherArchives(archive);
     if (others.length === 0) {
       if (elsewhereSince !== null) {
         logger.info({ dir: config.dir, archive }, 'the database lists no recordings in another archive directory any more');
@@ -297,27 +310,17 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     }
     const appeared = elsewhereSince === null;
     elsewhereSince ??= now;
-    const newlySaid = others.filter((o) => !elsewhereSaid.has(saidKey(o.archive, written.includes(o))));
+    const newlySaid = others.filter((o) => !elsewhereSaid.has(o.archive));
     if (!appeared && newlySaid.length === 0 && now - lastElsewhere < RETENTION_EVERY_MS) return;
     lastElsewhere = now;
     const counts = new Map((await repo.archives()).map((a) => [a.archive, a.recordings]));
     deps.metrics?.elsewhere(others.reduce((n, o) => n + (counts.get(o.archive) ?? 0), 0));
     for (const o of newlySaid) {
-      const live = written.includes(o);
-      elsewhereSaid.add(saidKey(o.archive, live));
-      elsewhereSaid.delete(saidKey(o.archive, !live)); // said again if it changes back
-      const fields = { dir: config.dir, archive, other: o.archive, recordings: counts.get(o.archive) ?? 0, lastArchivedAt: new Date(o.lastArchivedAt).toISOString() };
-      if (live) {
-        logger.error(
-          fields,
-          'archive.dir is not shared between the replicas: another archive directory, whose files this replica cannot see, is being written (a recording archived there within a day); its retention leaves them to whoever writes there (docs/operations.md, "The recording archive with replicas")',
-        );
-      } else {
-        logger.warn(
-          fields,
-          'the database lists recordings in another archive directory that nothing archived into for a day (an earlier archive.dir, or a replica gone): this replica cannot see their files and its retention leaves them (docs/operations.md, "The recording archive with replicas")',
-        );
-      }
+      elsewhereSaid.add(o.archive);
+      logger.warn(
+        { dir: config.dir, archive, other: o.archive, recordings: counts.get(o.archive) ?? 0, lastArchivedAt: new Date(o.lastArchivedAt).toISOString() },
+        'the database lists recordings in another archive directory (another replica’s, or an earlier archive.dir): this replica cannot see their files and its retention leaves them (docs/operations.md, "The recording archive with replicas")',
+      );
     }
   };
 
@@ -374,6 +377,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     },
     pass,
     facts: () => facts,
+    id: () => archiveId,
     async close() {
       await again;
       await running;

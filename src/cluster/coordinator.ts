@@ -5,8 +5,9 @@
  * stop it).
  *
  * Every round (`tick`, every lease/3):
- * - it refreshes this replica's heartbeat and renews every lease it holds; a renewal refused (the
- *   lease changed hands) stops that account's work at once;
+ * - it refreshes this replica's heartbeat (with the id of its archive directory, once known:
+ *   `archive`, read by the other replicas' archivers) and renews every lease it holds; a renewal
+ *   refused (the lease changed hands) stops that account's work at once;
  * - it tells whether another process runs under this replica's id (two given one `replica_id`
  *   by mistake: they would both work the same leases): the heartbeat says who beat under the id
  *   last, and another instance (leases.ts, `instance`) than this one since this one's own last
@@ -69,6 +70,8 @@ export interface CoordinatorOptions {
   /** How long a lease lasts without renewal (default 30 s); renewed every third of it. */
   leaseMs?: number;
   logger?: Logger;
+  /** The id of this replica's archive directory, announced with each heartbeat (null or absent: none yet, or no archive). */
+  archive?: () => string | null;
 }
 
 export const DEFAULT_LEASE_MS = 30_000;
@@ -215,7 +218,7 @@ export class Coordinator {
     try {
       // The conflict as last found goes with the heartbeat, for `boxwatch status` (a round late).
       const shared = this.shared === null ? null : { host: this.shared.host, pid: this.shared.pid };
-      this.noteBeat(await this.bounded(repo.heartbeat({ ...replica, sharedWith: shared }, started)), started);
+      this.noteBeat(await this.bounded(repo.heartbeat({ ...replica, sharedWith: shared, archive: this.o.archive?.() ?? null }, started)), started);
       await this.renewAll(started);
       const [replicas, leases] = [await this.bounded(repo.replicas()), await this.bounded(repo.leases())];
       if (this.stopped) return;

@@ -32,6 +32,8 @@ export interface ReplicaInfo {
   instance?: string;
   /** Another process this one found running under its id (coordinator.ts); null or absent: none. */
   sharedWith?: OtherProcess | null;
+  /** The id of the archive directory it archives recordings into (src/archive/identity.ts); null or absent: none (yet). */
+  archive?: string | null;
 }
 
 /** A process as another one saw it. */
@@ -55,11 +57,28 @@ export interface Replica extends ReplicaInfo {
   beatAt: number;
   /** As its last heartbeat said: another process runs under its id (null: none found). */
   sharedWith: OtherProcess | null;
+  /** As its last heartbeat said: its archive directory's id (null: none). */
+  archive: string | null;
 }
 
 /** A replica is taken for alive while its last heartbeat is younger than a lease time. */
 export function replicaLive(replica: Pick<Replica, 'beatAt'>, now: number, leaseMs: number): boolean {
   return replica.beatAt > now - leaseMs;
+}
+
+/** An archive directory a live replica announces (ReplicaInfo.archive). */
+export interface ReplicaArchive {
+  replica: string;
+  archive: string;
+}
+
+/**
+ * The archive directories that the live replicas other than `self` announce with their
+ * heartbeats: while one of them is not this replica's own, archive.dir is not one storage shared
+ * by the replicas (src/archive/archiver.ts, `unshared_dir`).
+ */
+export function otherReplicaArchives(replicas: readonly Replica[], self: string, now: number, leaseMs: number): ReplicaArchive[] {
+  return replicas.filter((r) => r.id !== self && r.archive !== null && replicaLive(r, now, leaseMs)).map((r) => ({ replica: r.id, archive: r.archive as string }));
 }
 
 /** One account's lease. A free lease has holder null (released; its token and expiry stay). */

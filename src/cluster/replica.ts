@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { Coordinator, newReplicaId, type AccountWork } from './coordinator.js';
-import type { Fence, LeaseRepository } from './leases.js';
+import { otherReplicaArchives, type Fence, type LeaseRepository, type ReplicaArchive } from './leases.js';
 
 export interface ReplicaOptions {
   config: { lease: number; replicaId?: string };
@@ -22,6 +22,8 @@ export interface ReplicaOptions {
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
+  /** The id of this replica's archive directory (src/archive/identity.ts), announced with its heartbeats; null: none (yet). */
+  archive?: () => string | null;
 }
 
 export interface Replica {
@@ -32,6 +34,8 @@ export interface Replica {
   lost(fence: Fence): void;
   /** What /healthz says: this replica and the accounts it leads. */
   health(): { id: string; leads: string[] };
+  /** The archive directories the other live replicas announce (read from the database; leases.ts `otherReplicaArchives`). */
+  otherArchives(): Promise<ReplicaArchive[]>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -47,6 +51,7 @@ export function createReplica(o: ReplicaOptions): Replica {
     clock: o.clock,
     leaseMs: o.config.lease,
     logger: o.logger.child({ replica: id }),
+    ...(o.archive && { archive: o.archive }),
   });
   new Gauge({
     name: 'boxwatch_lease_held',
@@ -73,6 +78,7 @@ export function createReplica(o: ReplicaOptions): Replica {
     fences: () => coordinator.fences(),
     lost: (fence) => coordinator.lost(fence),
     health: () => ({ id, leads: coordinator.leading() }),
+    otherArchives: async () => otherReplicaArchives(await o.repo.replicas(), id, o.clock.now(), coordinator.leaseMs),
     start: () => {
       o.logger.info({ replica: id, leaseMs: coordinator.leaseMs }, 'running as a replica: accounts are leased among the replicas of this database');
       coordinator.start();

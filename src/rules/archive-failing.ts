@@ -2,10 +2,11 @@
  * `archive_failing`: the recording archive cannot write its files (disk full, read-only file
  * system, no permission): one alert for the fleet (serial ''). Active from the first failed write
  * until a write succeeds again (facts from the archive: src/archive/facts.ts). Also active, with
- * the code `unshared_dir`, while another archive directory than this process's `archive.dir` is
- * still written: a recording archived into it within a day (replicas whose archive.dir is not
- * shared: their files are on a disk this process cannot see; src/archive/archiver.ts). A directory
- * nothing archived into for a day (given up) is only listed, not an alert.
+ * the code `unshared_dir`, while another live replica archives into another directory than this
+ * process's `archive.dir` (its heartbeat says which: replicas whose archive.dir is not shared,
+ * their files on a disk this process cannot see; src/archive/archiver.ts). Recordings listed in
+ * another directory no live replica announces (an earlier archive.dir, a replica gone) are only
+ * listed, not an alert.
  */
 import { UNSHARED_DIR } from '../archive/facts.js';
 import type { RuleOfKind } from '../config/schema.js';
@@ -31,7 +32,7 @@ export function evaluateArchiveFailing(rule: RuleOfKind<'archive_failing'>, ctx:
     return {
       condition: 'active',
       value: code,
-      threshold: 'no other archive directory written within a day',
+      threshold: 'no other live replica archiving into another directory',
       summary: 'recordings are being archived into another archive directory than this archive.dir, whose files this process cannot see: archive.dir is not shared between the replicas (give them one shared archive.dir)',
     };
   }

@@ -299,10 +299,11 @@ export interface ReplicaDbRow {
   beat_at: number;
   shared_host: string | null;
   shared_pid: number | null;
+  archive: string | null;
 }
 
 /** The columns of `replicas` that `toReplica` reads. */
-export const REPLICA_COLUMNS = 'id, host, pid, started_at, beat_at, shared_host, shared_pid';
+export const REPLICA_COLUMNS = 'id, host, pid, started_at, beat_at, shared_host, shared_pid, archive';
 
 export const toLease = (r: LeaseDbRow): Lease => ({ account: r.account, holder: r.holder, token: r.token, expiresAt: r.expires_at });
 export const toReplica = (r: ReplicaDbRow): Replica => ({
@@ -312,4 +313,5 @@ export const toReplica = (r: ReplicaDbRow): Replica => ({
   startedAt: r.started_at,
   beatAt: r.beat_at,
   sharedWith: r.shared_host === null ? null : { host: r.shared_host, pid: Number(r.shared_pid) },
+  archive: r.archive,
 });

@@ -9,12 +9,15 @@
  *   recorded), whatever archive they were listed in: those of before archive ids, and those of a
  *   directory moved without its marker (`mv old/* new/`), which retention then deletes and verify
  *   checks; recordings whose files are not there (another replica's disk) stay as they were;
- * - another archive directory being written (a replica whose archive.dir is not shared: a
- *   recording archived there within a day) raises archive_failing with `unshared_dir` at the next
- *   pass, logged once, counted in the gauge then and hourly; a day after its last recording (a
- *   replica gone, a dead disk replaced by a new archive.dir) the alert ends by itself, the gauge
- *   and `recordings verify` still list them; cleared entirely at the first pass that finds none; a
- *   refused write's code comes first.
+ * - another live replica announcing another archive directory with its heartbeat (its archive.dir
+ *   is not shared; real replica rows of the SQLite file) raises archive_failing with `unshared_dir`
+ *   at the next pass, logged once, for as long as that replica runs, whether calls come or not
+ *   (before: it ended a day after the last recording there, and came back with the next one); it
+ *   ends at the first pass after that replica stops or dies. Recordings listed in another
+ *   directory are counted in the gauge then and hourly and said once (a warning), and alone are
+ *   no alert: a new archive.dir (a dead disk replaced) does not alert (before: until a day after
+ *   the old one's last recording); the gauge and `recordings verify` list them; cleared entirely
+ *   at the first pass that finds none; a refused write's code comes first.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
@@ -26,6 +29,7 @@ import { Registry } from 'prom-client';
 import { createArchiver, nodeFs, registerArchiveMetrics, type ArchiveFs, type ArchiveMetrics } from '../../src/archive/index.js';
 import { ARCHIVE_MARKER, archiveIdentity, readArchiveId } from '../../src/archive/identity.js';
 import { verifyArchive } from '../../src/archive/verify.js';
+import { otherReplicaArchives } from '../../src/cluster/leases.js';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger, silentLogger, type Logger } from '../../src/log.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
@@ -48,7 +52,19 @@ function tempDir(): string {
   return dir;
 }
 
-function archiverOf(archiveDir: string, clock: FakeClock, o: { fs?: ArchiveFs; repo?: RecordingsRepo; metrics?: ArchiveMetrics; logger?: Logger } = {}) {
+/** The lease time of the replicas in these tests (`cluster.lease`): a replica is live while its heartbeat is younger. */
+const LEASE_MS = 30_000;
+
+/** replica-b, another replica on the same database, beats now announcing its archive directory (as its coordinator does). */
+function replicaBeats(clock: FakeClock, archive: string): void {
+  store!.leases.heartbeat({ id: 'replica-b', host: 'vm2', pid: 202, archive }, clock.now());
+}
+
+/**
+ * An archiver on `archiveDir`; with `replicas`, that of replica-a, which reads the archive
+ * directories the other live replicas announce from the store's replica rows (as src/cluster/replica.ts does).
+ */
+function archiverOf(archiveDir: string, clock: FakeClock, o: { fs?: ArchiveFs; repo?: RecordingsRepo; metrics?: ArchiveMetrics; logger?: Logger; replicas?: boolean } = {}) {
   const config = parseConfig(
     `gateway: { base_url: "http://127.0.0.1:9", secret_key: k }\ncalls: {}\narchive: { dir: "${archiveDir}", retention: 30d }\nrules:\n  - { name: archive-failing, kind: archive_failing, severity: critical }\n`,
     {},
@@ -64,6 +80,7 @@ function archiverOf(archiveDir: string, clock: FakeClock, o: { fs?: ArchiveFs; r
     timeoutMs: 1_000,
     ...(o.fs && { fs: o.fs }),
     ...(o.metrics && { metrics: o.metrics }),
+    ...(o.replicas === true && { replicaArchives: () => otherReplicaArchives(store!.leases.replicas(), 'replica-a', clock.now(), LEASE_MS) }),
   });
 }
 
@@ -276,7 +293,7 @@ it('verify checks a recording listed in another archive whose file is in this di
   });
 });
 
-it('another archive directory being written raises archive_failing (unshared_dir) at the next pass, counted then and hourly; a day after its last recording the alert ends by itself, the count and the log stay; cleared entirely at the first pass without any', async () => {
+it('another live replica archiving into another directory raises archive_failing (unshared_dir) at the next pass, for as long as it runs, calls or not; the recordings listed elsewhere are counted then and hourly; the alert ends at the first pass after that replica stops, the count and the log stay; cleared entirely at the first pass without any', async () => {
   const root = tempDir();
   const archiveDir = join(root, 'recordings');
   const clock = new FakeClock('2026-05-04T12:00:00Z');
@@ -299,7 +316,7 @@ it('another archive directory being written raises archive_failing (unshared_dir
       },
     }),
   });
-  const archiver = archiverOf(archiveDir, clock, { repo: counting, metrics: registerArchiveMetrics(registry), logger });
+  const archiver = archiverOf(archiveDir, clock, { repo: counting, metrics: registerArchiveMetrics(registry), logger, replicas: true });
   const elsewhere = async (): Promise<number> => (await registry.getSingleMetric('boxwatch_archive_recordings_elsewhere')?.get())?.values[0]?.value ?? Number.NaN;
   const said = (text: string): number => lines.filter((l) => l.includes(text)).length;
   try {
@@ -313,59 +330,75 @@ it('another archive directory being written raises archive_failing (unshared_dir
     expect(await elsewhere()).toBe(0);
     expect(counted).toBe(0); // nothing elsewhere: only the probe ran
 
-    // Another replica, with a directory of its own, archives into the same database.
+    // Another replica starts, with a directory of its own: raised at the next pass, before any recording is archived there.
+    clock.advance(60_000);
+    replicaBeats(clock, 'vm2-0badcafe');
+    await archiver.pass();
+    expect(failingCode(archiver)).toBe('unshared_dir');
+    expect(said('archive.dir is not shared between the replicas')).toBe(1);
+    expect(await elsewhere()).toBe(0);
+    // It archives into its directory: counted at the next pass, then hourly; a warning names the directory once.
     recordingIn(null, 'c-2', clock.now(), 'vm2-0badcafe');
     clock.advance(60_000);
-    await archiver.pass(); // the next pass, not an hour later
+    replicaBeats(clock, 'vm2-0badcafe');
+    await archiver.pass();
     expect(failingCode(archiver)).toBe('unshared_dir');
     expect(await elsewhere()).toBe(1);
-    expect(said('archive.dir is not shared between the replicas')).toBe(1);
     expect(counted).toBe(1);
-    // It stays failing at every pass; the count (over every archived recording) is taken hourly.
     for (let i = 0; i < 30; i++) {
       recordingIn(null, `c-${10 + i}`, clock.now(), 'vm2-0badcafe');
       clock.advance(60_000);
+      replicaBeats(clock, 'vm2-0badcafe');
       await archiver.pass();
       expect(failingCode(archiver)).toBe('unshared_dir');
     }
     expect(counted).toBe(1);
     expect(await elsewhere()).toBe(1);
     clock.advance(30 * 60_000);
+    replicaBeats(clock, 'vm2-0badcafe');
     await archiver.pass();
     expect(counted).toBe(2);
     expect(await elsewhere()).toBe(31);
-    expect(said('archive.dir is not shared between the replicas')).toBe(1); // once per other directory
+    expect(said('archive.dir is not shared between the replicas')).toBe(1); // once per replica and directory
+    expect(said('lists recordings in another archive directory')).toBe(1);
 
-    // The other replica is decommissioned (or its disk died): nothing is archived there any more.
-    // Its last recording was archived 31 min ago; the alert holds until a day after it, then ends
-    // without anything done to the database.
-    clock.advance(DAY - 31 * 60_000 - 60_000);
-    await archiver.pass();
-    expect(failingCode(archiver)).toBe('unshared_dir');
+    // No call for two days: nothing is archived anywhere, the other replica still runs: still raised (before: it ended a day after its last recording).
+    for (let h = 0; h < 48; h++) {
+      clock.advance(HOUR);
+      replicaBeats(clock, 'vm2-0badcafe');
+      await archiver.pass();
+      expect(failingCode(archiver)).toBe('unshared_dir');
+    }
+    expect(said('archive.dir is not shared between the replicas')).toBe(1);
+
+    // The other replica stops (SIGTERM: it leaves): the alert ends at the next pass, with nothing
+    // done to the database; its recordings stay listed (the gauge, `recordings verify`).
+    store.leases.leave('replica-b');
     clock.advance(60_000);
     await archiver.pass();
     expect(failingCode(archiver)).toBeNull();
     expect(said('archive_failing (unshared_dir) ends')).toBe(1);
-    expect(said('nothing archived into for a day')).toBe(1); // said once, a warning, with the count
-    expect(await elsewhere()).toBe(31); // still listed
     for (let i = 0; i < 3; i++) {
       clock.advance(HOUR);
       await archiver.pass();
       expect(failingCode(archiver)).toBeNull();
     }
-    expect(said('nothing archived into for a day')).toBe(1);
-    expect(said('archive_failing (unshared_dir) ends')).toBe(1);
+    expect(await elsewhere()).toBe(31); // still listed
+    expect(said('lists recordings in another archive directory')).toBe(1);
 
-    // It archives there again: raised again at the next pass, said again, counted then.
-    recordingIn(null, 'c-2b', clock.now(), 'vm2-0badcafe');
-    clock.advance(60_000);
+    // It runs again: raised again at the next pass, said again. It dies (no leave): a lease time after its last heartbeat, the alert ends.
+    replicaBeats(clock, 'vm2-0badcafe');
+    clock.advance(1_000);
     await archiver.pass();
     expect(failingCode(archiver)).toBe('unshared_dir');
-    expect(await elsewhere()).toBe(32);
     expect(said('archive.dir is not shared between the replicas')).toBe(2);
+    clock.advance(LEASE_MS);
+    await archiver.pass();
+    expect(failingCode(archiver)).toBeNull();
+    expect(said('archive_failing (unshared_dir) ends')).toBe(2);
 
     // The operator moved those files into this directory and gave their rows its id: cleared at the next pass.
-    store.recordings.claim(['c-2', 'c-2b', ...Array.from({ length: 30 }, (_, i) => `c-${10 + i}`)], id);
+    store.recordings.claim(['c-2', ...Array.from({ length: 30 }, (_, i) => `c-${10 + i}`)], id);
     clock.advance(60_000);
     await archiver.pass();
     expect(failingCode(archiver)).toBeNull();
@@ -376,7 +409,7 @@ it('another archive directory being written raises archive_failing (unshared_dir
   }
 });
 
-it('a single node given a new archive.dir (the old disk died): the old directory’s recordings are listed elsewhere, and archive_failing lasts at most until a day after its last recording, then ends with nothing done to the database', async () => {
+it('a new archive.dir (the old disk died) within the hour of the old one’s last recording: no archive_failing, for a single daemon and for a replica; the old directory’s recordings are listed elsewhere, with nothing done to the database', async () => {
   const root = tempDir();
   const oldDir = join(root, 'old');
   const clock = new FakeClock('2026-05-04T12:00:00Z');
@@ -385,40 +418,37 @@ it('a single node given a new archive.dir (the old disk died): the old directory
   recordingIn(oldDir, 'c-1', clock.now() - HOUR, oldId);
   recordingIn(oldDir, 'c-2', clock.now(), oldId);
   rmSync(oldDir, { recursive: true }); // the disk died
-  for (const [newDir, after, failing] of [
-    [join(root, 'new'), 2 * HOUR, 'unshared_dir'], // started two hours later: the old one may be a replica still writing, for now
-    [join(root, 'newer'), DAY, null], // a day after its last recording: not an alert any more, the next pass after it
+  for (const [newDir, replicas] of [
+    [join(root, 'new'), false], // a single daemon (no cluster:): another directory in the database is an earlier one
+    [join(root, 'newer'), true], // a replica restarted with a new archive.dir: it announces the new one, nobody the old one
   ] as const) {
-    clock.set(Date.parse('2026-05-04T12:00:00Z') + after);
-    const archiver = archiverOf(newDir, clock);
+    clock.advance(10 * 60_000); // before: raised until a day after the old directory's last recording
+    const archiver = archiverOf(newDir, clock, { replicas });
     try {
       await archiver.pass();
-      expect(failingCode(archiver)).toBe(failing);
-      clock.set(Date.parse('2026-05-04T12:00:00Z') + DAY);
-      await archiver.pass();
       expect(failingCode(archiver)).toBeNull();
-      expect((await verifyArchive(store.recordings, newDir)).elsewhere).toEqual([{ archive: oldId, recordings: 2 }]);
+      expect((await verifyArchive(store.recordings, newDir)).elsewhere).toEqual(expect.arrayContaining([{ archive: oldId, recordings: 2 }]));
     } finally {
       await archiver.close();
     }
   }
 });
 
-it('the disk-full failure ended, another archive directory still written keeps archive_failing raised (unshared_dir)', async () => {
+it('the disk-full failure ended, another live replica archiving into another directory keeps archive_failing raised (unshared_dir)', async () => {
   const root = tempDir();
   const archiveDir = join(root, 'recordings');
   const clock = new FakeClock('2026-05-04T12:00:00Z');
   store = openStore(join(root, 'boxwatch.db'), { clock });
   let full = false;
   const fs: ArchiveFs = { ...nodeFs, mkdir: (path, options) => (full ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })) : nodeFs.mkdir(path, options)) };
-  const first = archiverOf(archiveDir, clock, { fs });
-  recordingIn(null, 'c-2', clock.now(), 'vm2-0badcafe');
+  const first = archiverOf(archiveDir, clock, { fs, replicas: true });
+  replicaBeats(clock, 'vm2-0badcafe');
   await first.pass();
   expect(failingCode(first)).toBe('unshared_dir');
   await first.close();
   rmSync(join(archiveDir, ARCHIVE_MARKER)); // the next start must make the marker again, and the disk is full
   full = true;
-  const archiver = archiverOf(archiveDir, clock, { fs });
+  const archiver = archiverOf(archiveDir, clock, { fs, replicas: true });
   try {
     await archiver.pass();
     expect(failingCode(archiver)).toBe('ENOSPC');

@@ -32,7 +32,7 @@ export class MemoryLeases implements LeaseRepository {
     this.reachable();
     const known = this.replicaRows.get(replica.id);
     const before = known === undefined ? null : { host: known.host, pid: known.pid, instance: this.instances.get(replica.id) ?? null };
-    this.replicaRows.set(replica.id, { id: replica.id, host: replica.host, pid: replica.pid, startedAt: known?.startedAt ?? now, beatAt: now, sharedWith: replica.sharedWith ?? null });
+    this.replicaRows.set(replica.id, { id: replica.id, host: replica.host, pid: replica.pid, startedAt: known?.startedAt ?? now, beatAt: now, sharedWith: replica.sharedWith ?? null, archive: replica.archive ?? null });
     this.instances.set(replica.id, replica.instance ?? null);
     return before;
   }

@@ -11,7 +11,7 @@ import { accountServers, replicaConflicts } from '../../src/cluster/servers.js';
 import { conflictLine } from '../../src/cli/status.js';
 
 const NOW = Date.parse('2026-05-01T09:00:00Z');
-const row = (id: string, beatAt: number, sharedWith: Replica['sharedWith']): Replica => ({ id, host: 'vm1', pid: 100, startedAt: NOW - 3_600_000, beatAt, sharedWith });
+const row = (id: string, beatAt: number, sharedWith: Replica['sharedWith']): Replica => ({ id, host: 'vm1', pid: 100, startedAt: NOW - 3_600_000, beatAt, sharedWith, archive: null });
 
 it('a row that recorded another process is a conflict while its heartbeat is younger than the lease time; rows without one never are', () => {
   const replicas = [row('replica-a', NOW - 5 * 60_000, { host: 'vm2', pid: 200 }), row('replica-b', NOW - 1_000, null), row('replica-c', NOW - 11 * 60_000, { host: 'vm3', pid: 300 })];

@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CycleCommitter, GroupQueue } from '../../src/alerts/repositories.js';
 import type { Awaitable } from '../../src/awaitable.js';
-import { fenceOf, LeaseLostError, type Fence, type Lease, type LeaseRepository } from '../../src/cluster/leases.js';
+import { fenceOf, LeaseLostError, otherReplicaArchives, type Fence, type Lease, type LeaseRepository } from '../../src/cluster/leases.js';
 import type { OutboxRepository } from '../../src/notify/outbox.js';
 import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
 import type { CycleRecord } from '../../src/store/types.js';
@@ -50,8 +50,8 @@ export function leasesContract(name: string, make: () => LeasesFixture | Promise
       await b.heartbeat(B, T + 1_000);
       await a.heartbeat(A, T + 5_000);
       expect(await b.replicas()).toEqual([
-        { ...A, startedAt: T, beatAt: T + 5_000, sharedWith: null },
-        { ...B, startedAt: T + 1_000, beatAt: T + 1_000, sharedWith: null },
+        { ...A, startedAt: T, beatAt: T + 5_000, sharedWith: null, archive: null },
+        { ...B, startedAt: T + 1_000, beatAt: T + 1_000, sharedWith: null, archive: null },
       ]);
       await a.leave(A.id);
       expect((await b.replicas()).map((r) => r.id)).toEqual([B.id]);
@@ -66,8 +66,8 @@ export function leasesContract(name: string, make: () => LeasesFixture | Promise
       expect(await a.heartbeat(first, T + 20_000)).toEqual({ host: 'host-c', pid: 303, instance: 'cccc3333' });
       expect(await b.heartbeat(B, T + 21_000)).toBeNull(); // another id: its own row
       expect(await b.replicas()).toEqual([
-        { ...A, startedAt: T, beatAt: T + 20_000, sharedWith: null },
-        { ...B, startedAt: T + 21_000, beatAt: T + 21_000, sharedWith: null },
+        { ...A, startedAt: T, beatAt: T + 20_000, sharedWith: null, archive: null },
+        { ...B, startedAt: T + 21_000, beatAt: T + 21_000, sharedWith: null, archive: null },
       ]);
       await b.leave(A.id);
       expect(await a.heartbeat(first, T + 30_000)).toBeNull();
@@ -78,11 +78,29 @@ export function leasesContract(name: string, make: () => LeasesFixture | Promise
     it('a heartbeat records the other process its replica found under its id (what `boxwatch status` shows), until a heartbeat without it', async () => {
       await a.heartbeat({ ...A, instance: 'aaaa1111' }, T);
       await b.heartbeat({ ...A, host: 'host-c', pid: 303, instance: 'cccc3333', sharedWith: { host: A.host, pid: A.pid } }, T + 1_000);
-      expect(await a.replicas()).toEqual([{ id: A.id, host: 'host-c', pid: 303, startedAt: T, beatAt: T + 1_000, sharedWith: { host: A.host, pid: A.pid } }]);
+      expect(await a.replicas()).toEqual([{ id: A.id, host: 'host-c', pid: 303, startedAt: T, beatAt: T + 1_000, sharedWith: { host: A.host, pid: A.pid }, archive: null }]);
       await a.heartbeat({ ...A, instance: 'aaaa1111', sharedWith: { host: 'host-c', pid: 303 } }, T + 2_000);
       expect((await b.replicas())[0]?.sharedWith).toEqual({ host: 'host-c', pid: 303 });
       await a.heartbeat({ ...A, instance: 'aaaa1111', sharedWith: null }, T + 40_000);
       expect((await b.replicas())[0]?.sharedWith).toBeNull();
+    });
+
+    it('a heartbeat records the archive directory its replica announces (src/archive/identity.ts), the latest one; the live others’ are what the archiver compares', async () => {
+      await a.heartbeat(A, T); // no archive yet (its first archive pass has not run)
+      await b.heartbeat({ ...B, archive: 'vm2-0badcafe' }, T + 1_000);
+      expect((await a.replicas()).map((r) => [r.id, r.archive])).toEqual([
+        [A.id, null],
+        [B.id, 'vm2-0badcafe'],
+      ]);
+      await a.heartbeat({ ...A, archive: 'vm1-77b2e410' }, T + 2_000);
+      expect(otherReplicaArchives(await a.replicas(), A.id, T + 3_000, TTL)).toEqual([{ replica: B.id, archive: 'vm2-0badcafe' }]);
+      expect(otherReplicaArchives(await b.replicas(), B.id, T + 3_000, TTL)).toEqual([{ replica: A.id, archive: 'vm1-77b2e410' }]);
+      // B restarted with a new archive.dir: its heartbeat replaces the id; once it stops beating (or leaves) it is nobody's.
+      await b.heartbeat({ ...B, archive: 'vm2-5eed1e55' }, T + 4_000);
+      expect(otherReplicaArchives(await a.replicas(), A.id, T + 5_000, TTL)).toEqual([{ replica: B.id, archive: 'vm2-5eed1e55' }]);
+      expect(otherReplicaArchives(await a.replicas(), A.id, T + 4_000 + TTL, TTL)).toEqual([]);
+      await b.leave(B.id);
+      expect(otherReplicaArchives(await a.replicas(), A.id, T + 5_000, TTL)).toEqual([]);
     });
 
     it('a free lease is taken with token 1 until now + ttl; while it runs nobody else gets it', async () => {

@@ -30,11 +30,11 @@ export class PostgresLeases {
     // The row as it was before this statement (the CTE reads the statement's snapshot).
     const [row] = await this.db.query<{ host: string | null; pid: number | null; instance: string | null }>(
       `WITH before AS (SELECT host, pid, instance FROM replicas WHERE id = $1)
-       INSERT INTO replicas (id, host, pid, started_at, beat_at, instance, shared_host, shared_pid) VALUES ($1, $2, $3, $4, $4, $5, $6, $7)
+       INSERT INTO replicas (id, host, pid, started_at, beat_at, instance, shared_host, shared_pid, archive) VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8)
        ON CONFLICT (id) DO UPDATE SET beat_at = EXCLUDED.beat_at, host = EXCLUDED.host, pid = EXCLUDED.pid, instance = EXCLUDED.instance,
-         shared_host = EXCLUDED.shared_host, shared_pid = EXCLUDED.shared_pid
+         shared_host = EXCLUDED.shared_host, shared_pid = EXCLUDED.shared_pid, archive = EXCLUDED.archive
        RETURNING (SELECT host FROM before) AS host, (SELECT pid FROM before) AS pid, (SELECT instance FROM before) AS instance`,
-      [replica.id, replica.host, replica.pid, now, replica.instance ?? null, replica.sharedWith?.host ?? null, replica.sharedWith?.pid ?? null],
+      [replica.id, replica.host, replica.pid, now, replica.instance ?? null, replica.sharedWith?.host ?? null, replica.sharedWith?.pid ?? null, replica.archive ?? null],
     );
     return row === undefined || row.host === null ? null : { host: row.host, pid: Number(row.pid), instance: row.instance };
   }

@@ -22,8 +22,8 @@ export class SqliteLeases {
   constructor(private readonly db: Database.Database) {
     this.s = {
       beat: db.prepare(
-        'INSERT INTO replicas (id, host, pid, started_at, beat_at, instance, shared_host, shared_pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ' +
-          'ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at, host = excluded.host, pid = excluded.pid, instance = excluded.instance, shared_host = excluded.shared_host, shared_pid = excluded.shared_pid',
+        'INSERT INTO replicas (id, host, pid, started_at, beat_at, instance, shared_host, shared_pid, archive) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ' +
+          'ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at, host = excluded.host, pid = excluded.pid, instance = excluded.instance, shared_host = excluded.shared_host, shared_pid = excluded.shared_pid, archive = excluded.archive',
       ),
       lastBeat: db.prepare('SELECT host, pid, instance FROM replicas WHERE id = ?'),
       leaveReplica: db.prepare('DELETE FROM replicas WHERE id = ?'),
@@ -46,7 +46,7 @@ export class SqliteLeases {
     return this.db
       .transaction(() => {
         const before = (this.s.lastBeat.get(replica.id) as PreviousBeat | undefined) ?? null;
-        this.s.beat.run(replica.id, replica.host, replica.pid, now, now, replica.instance ?? null, replica.sharedWith?.host ?? null, replica.sharedWith?.pid ?? null);
+        this.s.beat.run(replica.id, replica.host, replica.pid, now, now, replica.instance ?? null, replica.sharedWith?.host ?? null, replica.sharedWith?.pid ?? null, replica.archive ?? null);
         return before;
       })
       .immediate();
