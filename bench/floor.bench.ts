@@ -119,6 +119,12 @@ export interface CycleFigures {
   cpuAfterMs: number;
   /** Of cpuMs, the main thread's garbage-collection pauses (from the cycle's start to the other side's). */
   gcPauseMs: number;
+  /**
+   * Of cpuMs, the CPU of the process's other threads (V8's garbage-collection helpers and
+   * optimizing compiler, libuv's pool): cpuMs less the main thread's (measure's `mainCpuMs`); null
+   * where that is not known (not Linux).
+   */
+  otherThreadsCpuMs: number | null;
   details: number;
 }
 
@@ -239,6 +245,7 @@ const figures = async (runs: Measured<number>[]): Promise<CycleFigures> => ({
   cpuMs: mean(runs.map((r) => r.cpuMs)),
   cpuAfterMs: mean(runs.map((r) => r.afterMs)),
   gcPauseMs: mean(await gcPauseMs(runs.map((r) => r.window))),
+  otherThreadsCpuMs: runs.some((r) => r.mainCpuMs === null) ? null : mean(runs.map((r) => r.cpuMs - (r.mainCpuMs ?? 0))),
   details: mean(runs.map((r) => r.result)),
 });
 
@@ -299,8 +306,13 @@ async function profiled<T>(dir: string | undefined, name: string, fn: () => Prom
   }
 }
 
-/** One fleet size, in this (child) process. */
-async function measureSize(boxes: number, cycles: number, warmup: number, profileDir?: string): Promise<SizeResult> {
+/**
+ * One fleet size, in this (child) process. `marks`: a line `@@ bw <i>`, `@@ fl <i>` on stdout before
+ * each side's steady cycle i (negative: a warm-up one) and `@@ end` after the last, for
+ * bench/jit-trace.ts to cut V8's trace into the sides' windows.
+ */
+async function measureSize(boxes: number, cycles: number, warmup: number, profileDir?: string, marks = false): Promise<SizeResult> {
+  const mark = (text: string): void => void (marks && process.stdout.write(`@@ ${text}\n`));
   const sim = await startSimProcess(boxes, KEY);
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-floor-'));
   try {
@@ -324,7 +336,9 @@ async function measureSize(boxes: number, cycles: number, warmup: number, profil
       // One interval after the previous cycle's start (at once if the pair took longer).
       start = Math.max(start + pace, performance.now());
       await sleepUntil(start);
+      mark(`bw ${i}`);
       const b = await profiled(i < 0 ? undefined : profileDir, `boxwatch-${boxes}-${i + 1}`, () => measure(() => runCycle(app), start + pace / 2));
+      mark(`fl ${i}`);
       const f = await profiled(i < 0 ? undefined : profileDir, `floor-${boxes}-${i + 1}`, () => measure(() => floor.cycle(takeSerials()), start + pace));
       const written = rows.count();
       if (i < 0) continue;
@@ -332,6 +346,7 @@ async function measureSize(boxes: number, cycles: number, warmup: number, profil
       fl.push(f);
       boxRowsWritten.push(written);
     }
+    mark('end');
     rows.close();
     await app.stop();
     await floor.close();
@@ -415,11 +430,14 @@ function child(args: string[]): Promise<unknown> {
 
 const f0 = (x: number): string => x.toLocaleString('en-US', { maximumFractionDigits: 0 });
 
+/** `, 95 on other threads` (the figures' otherThreadsCpuMs), or nothing where it is not known. */
+const otherThreads = (c: CycleFigures): string => (c.otherThreadsCpuMs === null ? '' : `, ${f0(c.otherThreadsCpuMs)} on other threads`);
+
 function printSize(r: SizeResult): void {
   const { first, steady } = r;
   console.log(
-    `${f0(r.boxes)} boxes (schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${steady.cycles} cycles ${f0(steady.paceMs / 1000)} s apart after ${f0(steady.warmupCycles)} not measured, ${f0(steady.boxwatch.details)} details): boxwatch ${f0(steady.boxwatch.cpuMs)} ms CPU (${f0(steady.boxwatch.cpuAfterMs)} of it after the cycle, GC pauses ${f0(steady.boxwatch.gcPauseMs)}; ${f0(steady.boxwatch.wallMs)} ms wall),` +
-      ` floor ${f0(steady.floor.cpuMs)} ms CPU (${f0(steady.floor.cpuAfterMs)} after, GC pauses ${f0(steady.floor.gcPauseMs)}; ${f0(steady.floor.wallMs)} ms wall), ratio ${steady.ratio.toFixed(2)}x` +
+    `${f0(r.boxes)} boxes (schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${steady.cycles} cycles ${f0(steady.paceMs / 1000)} s apart after ${f0(steady.warmupCycles)} not measured, ${f0(steady.boxwatch.details)} details): boxwatch ${f0(steady.boxwatch.cpuMs)} ms CPU (${f0(steady.boxwatch.cpuAfterMs)} of it after the cycle${otherThreads(steady.boxwatch)}, GC pauses ${f0(steady.boxwatch.gcPauseMs)}; ${f0(steady.boxwatch.wallMs)} ms wall),` +
+      ` floor ${f0(steady.floor.cpuMs)} ms CPU (${f0(steady.floor.cpuAfterMs)} after${otherThreads(steady.floor)}, GC pauses ${f0(steady.floor.gcPauseMs)}; ${f0(steady.floor.wallMs)} ms wall), ratio ${steady.ratio.toFixed(2)}x` +
       ` (pairs ${steady.cpuRatios.map((x) => x.toFixed(1)).join(' ')}; box rows written ${steady.boxRowsWritten.map(f0).join(' ')})` +
       ` | first cycle (${f0(first.boxwatch.details)} details): boxwatch ${f0(first.boxwatch.wallMs)} ms wall / ${f0(first.boxwatch.cpuMs)} ms CPU, floor ${f0(first.floor.wallMs)} ms wall / ${f0(first.floor.cpuMs)} ms CPU` +
       ` | peak RSS ${f0(r.peakRssMiB)} MiB`,
@@ -446,16 +464,17 @@ const { values } = parseArgs({
     'memory-boxes': { type: 'string', default: '10000' },
     json: { type: 'string', default: 'bench/results/floor.json' },
     profile: { type: 'string' },
-    // Internal: one part, in a child process.
+    // Internal: one part, in a child process (--marks: see measureSize).
     'child-size': { type: 'string' },
     'child-memory': { type: 'string' },
+    marks: { type: 'boolean', default: false },
   },
 });
 const cycles = values.cycles === undefined ? undefined : Number(values.cycles);
 const warmup = Number(values.warmup);
 if (values['child-size'] !== undefined) {
   const boxes = Number(values['child-size']);
-  process.stdout.write(JSON.stringify(await measureSize(boxes, cycles ?? cyclesFor(boxes), warmup, values.profile)));
+  process.stdout.write(JSON.stringify(await measureSize(boxes, cycles ?? cyclesFor(boxes), warmup, values.profile, values.marks)));
 } else if (values['child-memory'] !== undefined) {
   process.stdout.write(JSON.stringify(await measureMemory(Number(values['memory-boxes']), Number(values['child-memory']))));
 } else {

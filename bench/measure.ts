@@ -1,4 +1,6 @@
-/** Measuring helpers of the in-process benchmarks: wall and CPU time of a piece of work, medians and means. */
+/** Measuring helpers of the in-process benchmarks: wall and CPU time of a piece of work (all threads, and the main one), medians and means. */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 
 export interface Measured<T> {
@@ -8,6 +10,12 @@ export interface Measured<T> {
   cpuMs: number;
   /** Of cpuMs, what was spent after the work ended (until `untilMs`): 0 without it. */
   afterMs: number;
+  /**
+   * Of cpuMs, the main thread's (JavaScript, and what V8 does on it); the rest ran on V8's and
+   * libuv's other threads (garbage-collection helpers, the optimizing compiler, file system
+   * work). Linux only (/proc), in clock ticks (10 ms at the usual 100 a second): null elsewhere.
+   */
+  mainCpuMs: number | null;
   /** The window measured (`performance.now()` times: from the start of `fn` to the end of the CPU count); see gcPauseMs. */
   window: { from: number; to: number };
 }
@@ -40,6 +48,7 @@ export async function measure<T>(fn: () => Promise<T>, untilMs = 0): Promise<Mea
     gcObserver = new PerformanceObserver((list) => void gcPauses.push(...list.getEntries()));
     gcObserver.observe({ entryTypes: ['gc'] });
   }
+  const main0 = mainThreadCpuMs();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await fn();
@@ -47,8 +56,38 @@ export async function measure<T>(fn: () => Promise<T>, untilMs = 0): Promise<Mea
   const ended = process.cpuUsage(cpu0);
   if (untilMs > performance.now()) await sleepUntil(untilMs);
   const cpu = process.cpuUsage(cpu0);
+  const main1 = mainThreadCpuMs();
   const ms = (usage: NodeJS.CpuUsage): number => (usage.user + usage.system) / 1000;
-  return { result, wallMs, cpuMs: ms(cpu), afterMs: ms(cpu) - ms(ended), window: { from: t0, to: performance.now() } };
+  const mainCpuMs = main0 === null || main1 === null ? null : main1 - main0;
+  return { result, wallMs, cpuMs: ms(cpu), afterMs: ms(cpu) - ms(ended), mainCpuMs, window: { from: t0, to: performance.now() } };
+}
+
+/** Clock ticks a second of /proc's CPU times (`getconf CLK_TCK`; 100 if that fails); undefined until first asked. */
+let ticksPerSecond: number | undefined;
+
+/**
+ * User + system CPU of this process's main thread so far, ms (/proc/self/task/<pid>/stat: the
+ * main thread's id is the process's), or null where there is no such file (not Linux).
+ */
+export function mainThreadCpuMs(): number | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'latin1');
+  } catch {
+    return null;
+  }
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'latin1' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  // The fields after the command name (in parentheses, which may hold spaces): utime and stime are the 14th and 15th of the line.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return Number.isFinite(utime) && Number.isFinite(stime) ? ((utime + stime) * 1000) / ticksPerSecond : null;
 }
 
 /** Resolves at `untilMs` (a `performance.now()` time), at once when it has passed. */

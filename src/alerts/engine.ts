@@ -14,7 +14,7 @@ import { holdBack, type HoldBackContext } from './hold-back.js';
 import type { Timing } from './state.js';
 import { alertState, initialState, isAtRest, notifyStep, step, timingOf } from './state.js';
 import type { AlertRuleRef, AlertState, Condition, NotificationIntent, RuleEvaluation, Severity, Transition } from './types.js';
-import { alertKey } from './types.js';
+import { alertKey, alertRuleRef } from './types.js';
 
 /**
  * `gatewayDown`: the cycle failed (gateway unreachable, unauthorized, bad responses): every per-box
@@ -129,7 +129,7 @@ export function statesFromRows(rows: Iterable<AlertState>): Map<string, AlertSta
 
 /** A configured rule (Config['rules'][number] fits: durations already in ms) as the engine sees it. */
 export function ruleRef(rule: { name: string; kind: string; severity: Severity; for: number; keepFiringFor: number }): AlertRuleRef {
-  return { name: rule.name, kind: rule.kind, severity: rule.severity, forMs: rule.for, keepFiringForMs: rule.keepFiringFor };
+  return alertRuleRef(rule.name, rule.kind, rule.severity, rule.for, rule.keepFiringFor);
 }
 
 /**

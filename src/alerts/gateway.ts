@@ -16,7 +16,7 @@
 import { formatDuration } from '../duration.js';
 import { capText } from '../text.js';
 import { GATEWAY_CLOCK, GATEWAY_RULES, GATEWAY_SCHEMA, GATEWAY_UNAUTHORIZED, GATEWAY_UNREACHABLE, type Severity } from '../vocabulary.js';
-import { ruleEvaluation, type AlertRuleRef, type RuleEvaluation } from './types.js';
+import { alertRuleRef, ruleEvaluation, type AlertRuleRef, type RuleEvaluation } from './types.js';
 
 export { GATEWAY_CLOCK, GATEWAY_SCHEMA, GATEWAY_UNAUTHORIZED, GATEWAY_UNREACHABLE } from '../vocabulary.js';
 
@@ -47,12 +47,11 @@ export const GATEWAY_RULE_NAMES: readonly string[] = GATEWAY_RULES;
 /** The built-in rules with their timing. */
 export function gatewayRules(config: GatewayAlertsConfig = {}): { unreachable: AlertRuleRef; unauthorized: AlertRuleRef; schema: AlertRuleRef; clock: AlertRuleRef } {
   const severity = config.severity ?? 'critical';
-  const base = { severity, forMs: 0, keepFiringForMs: 0 };
   return {
-    unreachable: { ...base, name: GATEWAY_UNREACHABLE, kind: GATEWAY_UNREACHABLE, forCycles: Math.max(1, config.unreachableAfter ?? 3) },
-    unauthorized: { ...base, name: GATEWAY_UNAUTHORIZED, kind: GATEWAY_UNAUTHORIZED },
-    schema: { ...base, name: GATEWAY_SCHEMA, kind: GATEWAY_SCHEMA, forCycles: Math.max(1, config.schemaAfter ?? 1) },
-    clock: { ...base, severity: 'warning', name: GATEWAY_CLOCK, kind: GATEWAY_CLOCK },
+    unreachable: alertRuleRef(GATEWAY_UNREACHABLE, GATEWAY_UNREACHABLE, severity, 0, 0, Math.max(1, config.unreachableAfter ?? 3)),
+    unauthorized: alertRuleRef(GATEWAY_UNAUTHORIZED, GATEWAY_UNAUTHORIZED, severity, 0, 0),
+    schema: alertRuleRef(GATEWAY_SCHEMA, GATEWAY_SCHEMA, severity, 0, 0, Math.max(1, config.schemaAfter ?? 1)),
+    clock: alertRuleRef(GATEWAY_CLOCK, GATEWAY_CLOCK, 'warning', 0, 0),
   };
 }
 

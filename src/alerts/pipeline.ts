@@ -20,7 +20,7 @@ import { GATEWAY_RULE_NAMES, gatewayEvaluations, isGatewayDown } from './gateway
 import { fanOut } from './group.js';
 import { toAlertItem } from './message.js';
 import type { AlertWrite, CycleScope, CycleView } from './repositories.js';
-import { ruleEvaluation, type AlertRuleRef, type AlertState, type RuleEvaluation } from './types.js';
+import { alertRuleRef, ruleEvaluation, type AlertRuleRef, type AlertState, type RuleEvaluation } from './types.js';
 import { leaseInUse, type Lease } from '../cluster/leases.js';
 import { DEFAULT_LEASE_MS } from '../cluster/coordinator.js';
 
@@ -90,7 +90,7 @@ function retireRemovedAccounts(
   const forget = view.boxes.filter((b) => gone(b.serial)).map((b) => b.serial);
   if (states.size === 0 && forget.length === 0) return null;
   const evaluations: RuleEvaluation[] = [...states.values()].map((s) =>
-    ruleEvaluation({ name: s.rule, kind: s.kind, severity: s.severity, forMs: 0, keepFiringForMs: 0 }, s.serial, 'inactive', null, null, ACCOUNT_REMOVED),
+    ruleEvaluation(alertRuleRef(s.rule, s.kind, s.severity, 0, 0), s.serial, 'inactive', null, null, ACCOUNT_REMOVED),
   );
   const result = evaluateCycle(states, evaluations, { ...ctx, gatewayDown: false, silences: view.silences, inhibit: false });
   // The accounts something happened to (resolved alerts left at rest later say nothing).

@@ -45,6 +45,15 @@ export interface RuleEvaluation {
 }
 
 /**
+ * A rule as the engine sees it, every field present (`forCycles` undefined: 1). Every rule
+ * reference of a cycle is built here (the configured rules', the gateway's, the test calls'), for
+ * the reason ruleEvaluation gives.
+ */
+export function alertRuleRef(name: string, kind: string, severity: Severity, forMs: number, keepFiringForMs: number, forCycles?: number): AlertRuleRef {
+  return { name, kind, severity, forMs, keepFiringForMs, forCycles };
+}
+
+/**
  * A rule evaluation with every field present (undefined: the alert keeps its value, threshold or
  * summary). The evaluations of a cycle are built here (the rules', the gateway's, the test calls'),
  * so that V8 sees one kind of evaluation object in the engine (BENCHMARKS.md, ninth pass).

@@ -241,14 +241,30 @@ async function pollGateway(deps: CycleDeps, account: string, startedAt: number, 
   for (const d of fetched) if (d) details.set(d.serial_no, d);
 
   const detailsAt = clock.now();
-  const seen = summaries.map((s) => mergeSnapshot(boxKey(account, s.serial_no), s, details.get(s.serial_no), known.get(s.serial_no), detailsAt, skewMs));
-  const { missing, returned } = leftAndBack(known, new Set(summaries.map((s) => s.serial_no)), setAsideSerials);
+  const seen = snapshotsOf(summaries, account, details, known, detailsAt, skewMs);
+  const { missing, returned } = leftAndBack(known, summaries, setAsideSerials);
   return { ok: true, serverTime, gatewayClockSkewMs, rejected, seen, missing, returned, detailsFetched: details.size, detailsSkipped, detailsFailed };
 }
 
 // The loops over the whole fleet below are functions of their own, not inline in pollGateway: V8
 // would otherwise compile all of pollGateway in the middle of such a loop (on-stack replacement)
-// and again each time the next cycle takes a branch that compile had not seen (BENCHMARKS.md, ninth pass).
+// and again each time the next cycle takes a branch that compile had not seen. Loops, not map()
+// with an arrow made per cycle: V8 drops an arrow's optimized code once the cycle's arrows are
+// garbage, and compiles it again the next cycle (BENCHMARKS.md, ninth pass).
+
+/** The listed boxes' snapshots: each summary merged with its details of this cycle (if fetched) and what is known of the box. */
+function snapshotsOf(
+  summaries: readonly DeviceSummary[],
+  account: string,
+  details: ReadonlyMap<string, Device>,
+  known: ReadonlyMap<string, BoxState>,
+  detailsAt: number,
+  skewMs: number,
+): BoxSnapshot[] {
+  const seen: BoxSnapshot[] = [];
+  for (const s of summaries) seen.push(mergeSnapshot(boxKey(account, s.serial_no), s, details.get(s.serial_no), known.get(s.serial_no), detailsAt, skewMs));
+  return seen;
+}
 
 /** The account's boxes by the gateway's serial (the cycle talks to the gateway in its serials). */
 function knownBoxes(boxes: readonly BoxState[], account: string): Map<string, BoxState> {
@@ -259,12 +275,13 @@ function knownBoxes(boxes: readonly BoxState[], account: string): Map<string, Bo
 }
 
 /**
- * The ids of the known boxes that left the device list (`listed`: its serials) and of those that
- * came back. A box whose record was set aside (`setAside`) is listed, just unreadable; when a
- * record had no readable serial (`setAside` null), no box can be called missing this cycle (it
- * may be that one).
+ * The ids of the known boxes that left the device list (`summaries`) and of those that came back.
+ * A box whose record was set aside (`setAside`) is listed, just unreadable; when a record had no
+ * readable serial (`setAside` null), no box can be called missing this cycle (it may be that one).
  */
-function leftAndBack(known: ReadonlyMap<string, BoxState>, listed: ReadonlySet<string>, setAside: ReadonlySet<string> | null): { missing: string[]; returned: string[] } {
+function leftAndBack(known: ReadonlyMap<string, BoxState>, summaries: readonly DeviceSummary[], setAside: ReadonlySet<string> | null): { missing: string[]; returned: string[] } {
+  const listed = new Set<string>();
+  for (const s of summaries) listed.add(s.serial_no);
   const missing: string[] = [];
   const returned: string[] = [];
   for (const [serial, b] of known) {

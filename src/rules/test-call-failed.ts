@@ -5,7 +5,7 @@
  * the box completed. The verdicts come from src/calls/test-calls.ts; a box without one is not
  * judged. Fires at once (no `for`); the engine's silences, inhibition and grouping apply.
  */
-import { ruleEvaluation, type AlertRuleRef, type RuleEvaluation } from '../alerts/types.js';
+import { alertRuleRef, ruleEvaluation, type RuleEvaluation } from '../alerts/types.js';
 import type { TestCallVerdict } from '../calls/test-calls.js';
 import { TEST_CALL_FAILED } from '../vocabulary.js';
 
@@ -15,7 +15,7 @@ export function testCallEvaluations(verdicts: ReadonlyMap<string, TestCallVerdic
   for (const serial of serials) {
     const v = verdicts.get(serial);
     if (v === undefined) continue;
-    const rule: AlertRuleRef = { name: TEST_CALL_FAILED, kind: TEST_CALL_FAILED, severity: v.severity, forMs: 0, keepFiringForMs: 0 };
+    const rule = alertRuleRef(TEST_CALL_FAILED, TEST_CALL_FAILED, v.severity, 0, 0);
     out.push(ruleEvaluation(rule, serial, v.failed ? 'active' : 'inactive', v.failed ? 'failed' : 'completed', v.threshold, v.summary));
   }
   return out;
