@@ -396,6 +396,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     async close() {
       await again;
       await running;
+      await identifying;
       for (const agent of Object.values(agents)) agent.destroy();
     },
   };

@@ -133,17 +133,25 @@ http: false
   };
   const elsewhere = async (app: App<SqliteStore>): Promise<number> => (await app.metrics.registry.getSingleMetric('boxwatch_archive_recordings_elsewhere')?.get())?.values[0]?.value ?? Number.NaN;
 
-  return { clock, dbPath, archiveOf, logs, replica, run, holders, minutes, elsewhere };
+  /** Once the replica has read its archive id (at start, on the real file system), and its next heartbeats carry it. */
+  const announced = async (app: App<SqliteStore>): Promise<void> => {
+    for (let i = 0; i < 1_000 && app.archive?.id() === null; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    if (app.archive?.id() === null) throw new Error('the replica read no archive id');
+    await run(2_000);
+  };
+  return { clock, dbPath, archiveOf, logs, replica, run, holders, minutes, elsewhere, announced };
 }
 
 it('replicas with an archive.dir each: every row kept, the other directory reported, retention deletes only its own archive’s files', async () => {
-  const { clock, dbPath, archiveOf, logs, replica, run, holders, minutes, elsewhere } = await replicaSet(['acme', 'globex'], '3h');
+  const { clock, dbPath, archiveOf, logs, replica, run, holders, minutes, elsewhere, announced } = await replicaSet(['acme', 'globex'], '3h');
   const a = replica('replica-a');
   await a.start();
   await run(2_000);
   const b = replica('replica-b');
   await b.start();
   await run(10_000);
+  await announced(a);
+  await announced(b);
   const leaders = holders(a);
   expect(Object.values(leaders).sort()).toEqual(['replica-a', 'replica-b']); // one account each
   const aAccount = Object.keys(leaders).find((x) => leaders[x] === 'replica-a') as string;
@@ -256,16 +264,12 @@ it('replicas with an archive.dir each: every row kept, the other directory repor
 
 it('a standby (it leads nothing, so it runs no archive pass) with its own archive.dir is seen at once; after a failover onto it the old replica, gone, is listed, not alerted, and seen again when it comes back', async () => {
   // Started now: the replicas' heartbeats, on the fake clock, are live for `boxwatch status` (the wall clock) at the end.
-  const { dbPath, logs, replica, run, holders, minutes, elsewhere } = await replicaSet(['acme'], '30d', 0);
+  const { dbPath, logs, replica, run, holders, minutes, elsewhere, announced } = await replicaSet(['acme'], '30d', 0);
   const notShared = (name: string): number => (logs.get(name) as string[]).filter((l) => l.includes('archive.dir is not shared between the replicas')).length;
   /** The replica's archive_failing alerts not at rest, as the cycle of acme (on this replica) judges them: [status, value]. */
   const archiveAlert = async (app: App<SqliteStore>): Promise<[string, unknown][]> => {
     await app.runOnce('acme');
     return [...(await app.alerts.states()).values()].filter((st) => st.rule === 'archive-failing' && st.status !== 'resolved').map((st) => [st.status, st.value]);
-  };
-  const announced = async (app: App<SqliteStore>): Promise<void> => {
-    for (let i = 0; i < 200 && app.archive?.id() === null; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    await run(2_000); // its next heartbeats carry it
   };
 
   const a = replica('replica-a');
