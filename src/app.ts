@@ -618,6 +618,9 @@ export function createApp(deps: AppDeps): App {
         lockTimer = setInterval(() => void beatLock(), DAEMON_HEARTBEAT_MS);
         lockTimer.unref();
       } else {
+        // Its archive directory's id, announced with its heartbeats even while it leads no account
+        // (a standby runs no archive pass): another replica's archive.dir not shared is seen at once.
+        void archive?.identify();
         replica.start(); // no hold on the database: the accounts are leased (docs/operations.md)
       }
       running = true;

@@ -15,7 +15,7 @@
  *
  * Which directory (identity.ts): the archive's id, from the marker file of `archive.dir`, is
  * recorded with every recording archived, and a replica announces it with its heartbeats
- * (src/cluster/). Retention deletes only the recordings of this archive (whose files it knows are
+ * (src/cluster/; read at its start, `identify`, so a standby that runs no pass announces it too). Retention deletes only the recordings of this archive (whose files it knows are
  * in its directory); recordings of another archive directory in the database (replicas whose
  * `archive.dir` is not one shared storage, or an earlier `archive.dir`) are left to whoever writes
  * there. While another live replica announces another archive directory than this one
@@ -113,8 +113,14 @@ export interface Archiver {
   pass(): Promise<ArchivePassResult>;
   /** The archive rules' facts from the last pass (null before the first). */
   facts(): { at: number; byRule: ReadonlyMap<string, ArchiveRuleFacts> } | null;
-  /** This archive's id (identity.ts) once a pass has read or made it; null before. A replica announces it. */
+  /** This archive's id (identity.ts) once a pass or `identify` has read or made it; null before. A replica announces it. */
   id(): string | null;
+  /**
+   * Reads (or makes) this archive's id now, as a pass does first; never rejects (null while the
+   * marker cannot be made or read). A replica calls it at start, so that it announces its
+   * directory even while it leads no account (a standby runs no pass).
+   */
+  identify(): Promise<string | null>;
   /** Waits for the pass in flight and closes the download connections. */
   close(): Promise<void>;
 }
@@ -141,6 +147,8 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   /** The other live replicas' directories said in the log (`replica archive`: an error each, again if one goes and comes back). */
   const unsharedSaid = new Set<string>();
   let again: Promise<ArchivePassResult> | null = null;
+  /** The identity step in flight (`identify`): a pass and a replica's start share it. */
+  let identifying: Promise<string | null> | null = null;
 
   const storageFailed = (code: string, err: unknown): void => {
     if (failing === null) {
@@ -273,6 +281,12 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     return archiveId;
   };
 
+  /** `identity`, one at a time. */
+  const identify = (): Promise<string | null> =>
+    (identifying ??= identity().finally(() => {
+      identifying = null;
+    }));
+
   /**
    * Other archive directories. While another live replica announces one (`replicaArchives`),
    * archive.dir is not one storage shared by the replicas: `unshared_dir`, said in the log at
@@ -328,7 +342,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     const result: ArchivePassResult = { archived: 0, lost: 0, failed: 0, deleted: 0 };
     try {
       const now = clock.now();
-      const archive = await identity();
+      const archive = await identify();
       if (archive !== null) {
         if (now - lastRetention >= RETENTION_EVERY_MS) {
           lastRetention = now;
@@ -378,9 +392,11 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     pass,
     facts: () => facts,
     id: () => archiveId,
+    identify,
     async close() {
       await again;
       await running;
+      await identifying;
       for (const agent of Object.values(agents)) agent.destroy();
     },
   };

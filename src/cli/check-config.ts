@@ -35,7 +35,7 @@ export function configWarnings(config: Pick<Config, 'cluster' | 'archive'>): str
   if (config.cluster !== undefined && config.archive !== undefined) {
     warnings.push(
       `cluster: with archive: each replica archives the recordings of the accounts it leads into archive.dir (${config.archive.dir}), ` +
-        'which must be one storage shared by all replicas; a replica that finds recordings of another directory in the database logs "archive.dir is not shared" ' +
+        'which must be one storage shared by all replicas; a replica that sees another live replica announce another directory raises archive_failing (unshared_dir) and logs "archive.dir is not shared" ' +
         '(docs/operations.md, "The recording archive with replicas")',
     );
   }

@@ -41,7 +41,7 @@ async function runVerify(opts: VerifyOptions, ctx: CliContext): Promise<void> {
       for (const p of problems) ctx.out(`${p.problem === 'missing' ? 'MISSING ' : 'MISMATCH'}  ${terminalSafe(p.path)}  (call ${terminalSafe(p.callId)})\n`);
       ctx.out(`${recordings} recordings (${recordings * 2} files with their sidecars) checked in ${terminalSafe(dir)}: ${problems.length === 0 ? 'all match' : `${problems.length} bad`}\n`);
       for (const e of elsewhere) {
-        ctx.out(`ELSEWHERE ${e.recordings} recordings in archive ${terminalSafe(e.archive)}, another directory than this one (${terminalSafe(archive ?? '')}): not checked here; replicas whose archive.dir is not shared keep them apart\n`);
+        ctx.out(`ELSEWHERE ${e.recordings} recordings in archive ${terminalSafe(e.archive)}, another directory than this one (${terminalSafe(archive ?? '')}): not checked here (an earlier archive.dir's, or another replica's)\n`);
       }
     }
     if (problems.length > 0) throw new BoxwatchError('archive_damaged', `${problems.length} archived file${problems.length === 1 ? ' is' : 's are'} missing or do not match the recorded SHA-256`);

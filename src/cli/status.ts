@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { DEFAULT_LEASE_MS, MAX_LEASE_MS } from '../cluster/coordinator.js';
-import { replicaLive, type LeaseRepository } from '../cluster/leases.js';
+import { otherReplicaArchives, replicaLive, type LeaseRepository } from '../cluster/leases.js';
 import { accountServerJson, accountServers, replicaConflicts, type AccountServer, type ReplicaConflict } from '../cluster/servers.js';
 import { accountOf, isFleetKey, splitBoxKey } from '../box-id.js';
 import { withAcks, type Ack, type AckRepository } from '../alerts/acks.js';
@@ -118,7 +118,15 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
   if (archives.length > 1) {
     ctx.out(
       `\narchive: the database lists recordings in ${archives.length} archive directories (${archives.map((a) => `${terminalSafe(a.archive)}: ${a.recordings}`).join(', ')}); ` +
-        'replicas whose archive.dir is not shared keep them apart (docs/operations.md, "The recording archive with replicas")\n',
+        'each archive.dir checks and deletes only its own recordings (the others are an earlier archive.dir\'s, or another replica\'s: docs/operations.md, "The recording archive with replicas")\n',
+    );
+  }
+  // The live replicas' archive directories, as their heartbeats announce them (archive_failing, unshared_dir, on the daemons).
+  const announced = format === 'table' ? otherReplicaArchives(replicas, '', now, lease ?? MAX_LEASE_MS) : [];
+  if (new Set(announced.map((r) => r.archive)).size > 1) {
+    ctx.out(
+      `\narchive.dir not shared: the live replicas archive into ${new Set(announced.map((r) => r.archive)).size} directories (${announced.map((r) => `${terminalSafe(r.replica)}: ${terminalSafe(r.archive)}`).join(', ')}); ` +
+        'give them one shared archive.dir (docs/operations.md, "The recording archive with replicas")\n',
     );
   }
 }

@@ -34,6 +34,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { createLogger, silentLogger, type Logger } from '../../src/log.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import type { RecordingsRepo } from '../../src/store/recordings-repo.js';
+import { runBuilt } from '../helpers/cli-process.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const HOUR = 3_600_000;
@@ -432,6 +433,15 @@ it('a new archive.dir (the old disk died) within the hour of the old one’s las
       await archiver.close();
     }
   }
+  // Once the new directory holds a recording, `boxwatch status` (the built CLI) lists both directories without blaming replicas: none runs.
+  const newerId = (await readArchiveId(join(root, 'newer'))) as string;
+  recordingIn(join(root, 'newer'), 'c-3', clock.now(), newerId);
+  const status = await runBuilt(['status', '--db', join(root, 'boxwatch.db')]);
+  expect(status.code, status.err).toBe(0);
+  expect(status.out).toContain('archive: the database lists recordings in 2 archive directories (');
+  expect(status.out).toContain(`${oldId}: 2`);
+  expect(status.out).toContain(`${newerId}: 1`);
+  expect(status.out).not.toContain('not shared');
 });
 
 it('the disk-full failure ended, another live replica archiving into another directory keeps archive_failing raised (unshared_dir)', async () => {

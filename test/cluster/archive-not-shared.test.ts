@@ -59,9 +59,14 @@ function filesUnder(root: string): string[] {
     .sort();
 }
 
-it('replicas with an archive.dir each: every row kept, the other directory reported, retention deletes only its own archive’s files', async () => {
+/**
+ * Replicas of `accounts` (one simulator, over real HTTP, serving each account's calls, recordings
+ * served by a real recording host) on one real SQLite file, their coordinators on one fake clock,
+ * each with an archive.dir of its own (`archiveOf`), its log kept (`logs`).
+ */
+async function replicaSet(accounts: readonly string[], retention: string, startedAgoMs = 4 * 3_600_000) {
   // Started hours ago (a whole minute), so that the CLI's wall-clock views hold the calls.
-  const clock = new FakeClock(Math.floor((Date.now() - 4 * 3_600_000) / M) * M);
+  const clock = new FakeClock(Math.floor((Date.now() - startedAgoMs) / M) * M);
   const host = teardown.closeAfter(await startRecordingHost());
   const sim = (teardown.sim = await startSimulator({
     port: 0,
@@ -90,12 +95,11 @@ it('replicas with an archive.dir each: every row kept, the other directory repor
     const config = parseConfig(
       `
 gateways:
-  - { name: acme, base_url: "${sim.url}", secret_key: "\${KEY}", schedule: "0 0 1 1 *" }
-  - { name: globex, base_url: "${sim.url}", secret_key: "\${KEY}", schedule: "0 0 1 1 *" }
+${accounts.map((account) => `  - { name: ${account}, base_url: "${sim.url}", secret_key: "\${KEY}", schedule: "0 0 1 1 *" }`).join('\n')}
 storage: { path: "${dbPath}" }
 cluster: { lease: 3s, replica_id: ${name} }
 calls: { schedule: "0 0 1 1 *", per_page: 100 }
-archive: { dir: "${archiveOf(name)}", concurrency: 2, retention: 3h }
+archive: { dir: "${archiveOf(name)}", concurrency: 2, retention: ${retention} }
 rules:
   - { name: archive-failing, kind: archive_failing, severity: critical }
 notifiers: []
@@ -113,11 +117,15 @@ http: false
     }
   };
   const holders = (app: App<SqliteStore>): Record<string, string | null> => Object.fromEntries(app.store.leases.leases().map((l) => [l.account, l.holder]));
-  /** Simulated minutes: each replica's call sync and archive pass (of the accounts it leads). */
+  /**
+   * Simulated minutes: each replica's call sync of the accounts it leads and, as in the daemon, an
+   * archive pass after it; a replica that leads nothing (a standby) runs neither.
+   */
   const minutes = async (n: number, replicas: App<SqliteStore>[]): Promise<void> => {
     for (let i = 0; i < n; i++) {
       await run(M);
       for (const app of replicas) {
+        if (!Object.values(holders(app)).includes(app.replica?.id ?? '')) continue;
         await app.runCallsOnce();
         await app.runArchiveOnce();
       }
@@ -125,12 +133,25 @@ http: false
   };
   const elsewhere = async (app: App<SqliteStore>): Promise<number> => (await app.metrics.registry.getSingleMetric('boxwatch_archive_recordings_elsewhere')?.get())?.values[0]?.value ?? Number.NaN;
 
+  /** Once the replica has read its archive id (at start, on the real file system), and its next heartbeats carry it. */
+  const announced = async (app: App<SqliteStore>): Promise<void> => {
+    for (let i = 0; i < 1_000 && app.archive?.id() === null; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    if (app.archive?.id() === null) throw new Error('the replica read no archive id');
+    await run(2_000);
+  };
+  return { clock, dbPath, archiveOf, logs, replica, run, holders, minutes, elsewhere, announced };
+}
+
+it('replicas with an archive.dir each: every row kept, the other directory reported, retention deletes only its own archive’s files', async () => {
+  const { clock, dbPath, archiveOf, logs, replica, run, holders, minutes, elsewhere, announced } = await replicaSet(['acme', 'globex'], '3h');
   const a = replica('replica-a');
   await a.start();
   await run(2_000);
   const b = replica('replica-b');
   await b.start();
   await run(10_000);
+  await announced(a);
+  await announced(b);
   const leaders = holders(a);
   expect(Object.values(leaders).sort()).toEqual(['replica-a', 'replica-b']); // one account each
   const aAccount = Object.keys(leaders).find((x) => leaders[x] === 'replica-a') as string;
@@ -141,12 +162,12 @@ http: false
     await app.runOnce(account); // the cycle of the first account the replica leads judges its archive
     return [...(await app.alerts.states()).values()].filter((st) => st.rule === 'archive-failing' && st.status !== 'resolved').map((st) => [accountOf(st.serial), st.status, st.value]);
   };
+  // Each replica announced its directory at start: each one's first pass raises its own alert, before any recording is archived.
   await minutes(1, [a, b]);
-  expect(await archiveAlerts(a, aAccount)).toEqual([]);
+  expect(await archiveAlerts(a, aAccount)).toEqual([[aAccount, 'firing', 'unshared_dir']]);
   for (let i = 0; i < 30 && a.store.recordings.archives().length < 2; i++) await minutes(1, [a, b]);
   expect(a.store.recordings.archives()).toHaveLength(2); // each replica archived into its own directory
   for (const app of [a, b]) await app.runArchiveOnce();
-  // Each replica's next pass found the other replica's directory: each raises its own alert, not an hour later.
   expect(await archiveAlerts(a, aAccount)).toEqual([[aAccount, 'firing', 'unshared_dir']]);
   expect((await archiveAlerts(b, bAccount)).sort()).toEqual([[aAccount, 'firing', 'unshared_dir'], [bAccount, 'firing', 'unshared_dir']].sort());
 
@@ -193,7 +214,7 @@ http: false
   // `boxwatch status` says so too.
   const status = await runBuilt(['status', '--db', dbPath]);
   expect(status.code, status.err).toBe(0);
-  expect(status.out).toContain(`archive: the database lists recordings in 2 archive directories (${[`${idA}: ${ofA.length}`, `${idB}: ${ofB.length}`].sort().join(', ')}); replicas whose archive.dir is not shared`);
+  expect(status.out).toContain(`archive: the database lists recordings in 2 archive directories (${[`${idA}: ${ofA.length}`, `${idB}: ${ofB.length}`].sort().join(', ')}); each archive.dir checks and deletes only its own`);
 
   // A day without calls, both replicas running: nothing is archived anywhere, and replica-a's
   // alert stays (before: it ended a day after replica-b's last recording, and came back with its next one).
@@ -240,3 +261,56 @@ http: false
   expect(await elsewhere(a)).toBe(0);
   expect(logs.get('replica-a')?.filter((l) => l.includes('no recordings in another archive directory any more'))).toHaveLength(1);
 }, 180_000);
+
+it('a standby (it leads nothing, so it runs no archive pass) with its own archive.dir is seen at once; after a failover onto it the old replica, gone, is listed, not alerted, and seen again when it comes back', async () => {
+  // Started now: the replicas' heartbeats, on the fake clock, are live for `boxwatch status` (the wall clock) at the end.
+  const { dbPath, logs, replica, run, holders, minutes, elsewhere, announced } = await replicaSet(['acme'], '30d', 0);
+  const notShared = (name: string): number => (logs.get(name) as string[]).filter((l) => l.includes('archive.dir is not shared between the replicas')).length;
+  /** The replica's archive_failing alerts not at rest, as the cycle of acme (on this replica) judges them: [status, value]. */
+  const archiveAlert = async (app: App<SqliteStore>): Promise<[string, unknown][]> => {
+    await app.runOnce('acme');
+    return [...(await app.alerts.states()).values()].filter((st) => st.rule === 'archive-failing' && st.status !== 'resolved').map((st) => [st.status, st.value]);
+  };
+
+  const a = replica('replica-a');
+  await a.start();
+  await run(2_000);
+  const b = replica('replica-b');
+  await b.start();
+  await announced(b);
+  expect(holders(a)).toEqual({ acme: 'replica-a' });
+  // replica-b leads nothing, runs no archive pass, and still announces its directory: replica-a's first pass raises
+  // the alert, before any recording is split (before: nothing until replica-b archived, after a failover).
+  await minutes(1, [a, b]);
+  expect(await archiveAlert(a)).toEqual([['firing', 'unshared_dir']]);
+  expect(notShared('replica-a')).toBe(1);
+  await minutes(15, [a, b]);
+  expect(a.store.recordings.archives()).toHaveLength(1); // only replica-a archived
+
+  // replica-a stops; replica-b takes acme over and archives into its own directory: acme's recordings are now split.
+  // No other replica runs: replica-b lists replica-a's directory (the gauge, a warning), and the alert (acme's) resolves.
+  await teardown.stop(a);
+  await run(5_000);
+  expect(holders(b)).toEqual({ acme: 'replica-b' });
+  await minutes(15, [b]);
+  expect(b.store.recordings.archives()).toHaveLength(2);
+  const ofA = b.store.recordings.archives().find((x) => x.archive !== b.archive?.id())?.recordings ?? 0;
+  expect(ofA).toBeGreaterThan(3);
+  expect(await elsewhere(b)).toBe(ofA);
+  expect(await archiveAlert(b)).toEqual([]);
+  expect(notShared('replica-b')).toBe(0);
+  const alone = await runBuilt(['status', '--db', dbPath]);
+  expect(alone.out).toContain('archive: the database lists recordings in 2 archive directories');
+  expect(alone.out).not.toContain('not shared');
+
+  // replica-a comes back, a standby now: it announces its directory at start, and replica-b's next pass raises the alert.
+  const a2 = replica('replica-a');
+  await a2.start();
+  await announced(a2);
+  await minutes(1, [a2, b]);
+  expect(holders(b)).toEqual({ acme: 'replica-b' });
+  expect(await archiveAlert(b)).toEqual([['firing', 'unshared_dir']]);
+  expect(notShared('replica-b')).toBe(1);
+  const status = await runBuilt(['status', '--db', dbPath]);
+  expect(status.out).toMatch(/archive\.dir not shared: the live replicas archive into 2 directories \(replica-a: [^,]+, replica-b: [^)]+\)/);
+}, 120_000);
