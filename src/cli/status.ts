@@ -121,8 +121,9 @@ export async function printStatus(ctx: CliContext, store: StatusSource, now: num
         'each archive.dir checks and deletes only its own recordings (the others are an earlier archive.dir\'s, or another replica\'s: docs/operations.md, "The recording archive with replicas")\n',
     );
   }
-  // The live replicas' archive directories, as their heartbeats announce them (archive_failing, unshared_dir, on the daemons).
-  const announced = format === 'table' ? otherReplicaArchives(replicas, '', now, lease ?? MAX_LEASE_MS) : [];
+  // The live replicas' archive directories, as their heartbeats announce them (archive_failing, unshared_dir, on the daemons),
+  // live as the daemons judge it: within the configured lease (`--db` alone: the default one, as the daemons' alert would end).
+  const announced = format === 'table' ? otherReplicaArchives(replicas, '', now, lease ?? DEFAULT_LEASE_MS) : [];
   if (new Set(announced.map((r) => r.archive)).size > 1) {
     ctx.out(
       `\narchive.dir not shared: the live replicas archive into ${new Set(announced.map((r) => r.archive)).size} directories (${announced.map((r) => `${terminalSafe(r.replica)}: ${terminalSafe(r.archive)}`).join(', ')}); ` +
