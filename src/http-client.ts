@@ -89,61 +89,88 @@ export interface GuardOptions {
  * is watched through the signal's one listener (watchAbort).
  */
 export function guardRequest(req: ClientRequest, options: GuardOptions): RequestGuard {
-  let ended = false;
-  const end = (): boolean => {
-    if (ended) return false;
-    ended = true;
-    clearTimeout(timer);
-    unwatch?.();
+  return new Guard(req, options);
+}
+
+/**
+ * One request's guard. A class whose callbacks are its methods (the timer and the error listener
+ * get them bound), not closures made per request: V8 keeps a method's optimized code, while the
+ * code of a closure made per request is dropped once a cycle's requests are garbage and compiled
+ * again the next cycle (BENCHMARKS.md, ninth pass).
+ */
+class Guard implements RequestGuard {
+  private ended = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly req: ClientRequest,
+    private readonly options: GuardOptions,
+  ) {
+    this.timer = setTimeout(this.timedOut.bind(this), options.timeoutMs);
+    if (options.signal !== undefined) watchAbort(options.signal, this);
+    req.on('error', this.requestFailed.bind(this));
+  }
+
+  release(): boolean {
+    if (this.ended) return false;
+    this.ended = true;
+    clearTimeout(this.timer);
+    if (this.options.signal !== undefined) unwatchAbort(this.options.signal, this);
     return true;
-  };
-  const fail = (err: unknown): void => {
-    if (!end()) return;
-    req.destroy();
-    options.onFail(err);
-  };
-  const timer = setTimeout(() => fail(options.timeoutError()), options.timeoutMs);
-  const signal = options.signal;
-  const unwatch = signal && watchAbort(signal, () => fail(signal.reason));
-  req.on('error', (err) => fail(options.requestError(err)));
-  return { release: end, fail };
+  }
+
+  fail(err: unknown): void {
+    if (!this.release()) return;
+    this.req.destroy();
+    this.options.onFail(err);
+  }
+
+  private timedOut(): void {
+    this.fail(this.options.timeoutError());
+  }
+
+  private requestFailed(err: unknown): void {
+    this.fail(this.options.requestError(err));
+  }
 }
 
 /** The requests under way on one signal, and the signal's one listener that fails them. */
 interface AbortWatch {
-  requests: Set<() => void>;
+  requests: Set<Guard>;
   listener: () => void;
 }
 
 const abortWatches = new WeakMap<AbortSignal, AbortWatch>();
 
 /**
- * Calls `onAbort` when `signal` aborts, until the returned function is called. A poll cycle
+ * Fails `guard` with the signal's reason when `signal` aborts, until unwatchAbort. A poll cycle
  * passes one signal to each of its thousands of requests, 16 under way at a time: the signal gets
  * one `abort` listener, added by the first request under way and removed when none is left,
  * instead of one added and removed per request (part of the client's cost per request,
  * BENCHMARKS.md "Eighth pass"). Removed, not left: Node holds a signal made by
  * `AbortSignal.any` or `AbortSignal.timeout` for as long as it has a listener.
  */
-function watchAbort(signal: AbortSignal, onAbort: () => void): () => void {
+function watchAbort(signal: AbortSignal, guard: Guard): void {
   let watch = abortWatches.get(signal);
   if (watch === undefined) {
-    const requests = new Set<() => void>();
+    const requests = new Set<Guard>();
     const listener = (): void => {
       abortWatches.delete(signal);
-      for (const request of requests) request();
+      for (const request of requests) request.fail(signal.reason);
     };
     signal.addEventListener('abort', listener, { once: true });
     watch = { requests, listener };
     abortWatches.set(signal, watch);
   }
-  const current = watch;
-  current.requests.add(onAbort);
-  return () => {
-    current.requests.delete(onAbort);
-    if (current.requests.size === 0 && abortWatches.get(signal) === current) {
-      abortWatches.delete(signal);
-      signal.removeEventListener('abort', current.listener);
-    }
-  };
+  watch.requests.add(guard);
+}
+
+/** The guard's request ended: it no longer watches `signal` (the last one under way removes the listener). */
+function unwatchAbort(signal: AbortSignal, guard: Guard): void {
+  const watch = abortWatches.get(signal);
+  if (watch === undefined || !watch.requests.delete(guard)) return; // the signal aborted: its watch is gone
+  if (watch.requests.size === 0) {
+    abortWatches.delete(signal);
+    signal.removeEventListener('abort', watch.listener);
+  }
 }
