@@ -26,7 +26,9 @@
  *   npm run build && node --expose-gc dist/bench/floor.bench.js [--sizes 1000,10000,100000]
  *     [--cycles N (an even number: see PACED above; default cyclesFor)]
  *     [--warmup N (pairs of cycles run first, paced as the others, and not measured: an even number,
- *     default 0; see BENCHMARKS.md, ninth pass: V8 keeps recompiling for the first minutes)] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
+ *     default 4: V8 compiles each side's cycle code in its first cycles, once per process, and a
+ *     steady cycle is one after that; --warmup 0 measures as the passes before the ninth did;
+ *     BENCHMARKS.md, ninth pass)] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
  *   (--sizes '' --memory-minutes 30: the memory run alone)
  *   (npm run bench -- floor: the defaults)
  *   (--profile DIR: a CPU and an allocation profile of each steady cycle, boxwatch's and the
@@ -459,7 +461,7 @@ const { values } = parseArgs({
   options: {
     sizes: { type: 'string', default: '1000,10000,100000' },
     cycles: { type: 'string' },
-    warmup: { type: 'string', default: '0' },
+    warmup: { type: 'string', default: '4' },
     'memory-minutes': { type: 'string', default: '2' },
     'memory-boxes': { type: 'string', default: '10000' },
     json: { type: 'string', default: 'bench/results/floor.json' },
