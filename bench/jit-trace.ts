@@ -8,7 +8,7 @@
  * little here after the first steady cycles; one that recompiles costs tens of ms of CPU per cycle
  * on V8's compiler thread (BENCHMARKS.md, ninth pass).
  *
- *   npm run build && node dist/bench/jit-trace.js [--boxes 10000] [--cycles 12] [--warmup 0] [--trace FILE]
+ *   npm run build && node dist/bench/jit-trace.js [--boxes 10000] [--cycles 12] [--warmup 4 (as the floor bench; 0 shows the first compiles too)] [--trace FILE]
  *   (--trace: where the raw trace goes; default a file in the temporary folder, removed after)
  *
  * Linux only: the child runs under util-linux's `script`, which gives it a terminal, so that V8's
@@ -130,7 +130,7 @@ const { values } = parseArgs({
   options: {
     boxes: { type: 'string', default: '10000' },
     cycles: { type: 'string', default: '12' },
-    warmup: { type: 'string', default: '0' },
+    warmup: { type: 'string', default: '4' },
     trace: { type: 'string' },
   },
 });
