@@ -56,6 +56,7 @@ import { TICK_MS } from '../src/sim/fleet.js';
 import { gcPauseMs, mean, measure, sleepUntil, type Measured } from './measure.js';
 import { naiveGetJson } from './naive-get.js';
 import { startSimProcess } from './sim-process.js';
+import { markStages } from './stage-marks.js';
 
 const KEY = 'bench-floor-key';
 const CONCURRENCY = 16;
@@ -309,19 +310,21 @@ async function profiled<T>(dir: string | undefined, name: string, fn: () => Prom
 }
 
 /**
- * One fleet size, in this (child) process. `marks`: a line `@@ bw <i>`, `@@ fl <i>` on stdout before
- * each side's steady cycle i (negative: a warm-up one) and `@@ end` after the last, for
- * bench/jit-trace.ts to cut V8's trace into the sides' windows.
+ * One fleet size, in this (child) process. `marks`: a line `@@ bw <i> <heap>`, `@@ fl <i> <heap>` on
+ * stdout before each side's steady cycle i (negative: a warm-up one) and `@@ end <heap>` after the
+ * last (`<heap>`: the JavaScript heap in use, bytes), for bench/traced-floor.ts to cut V8's trace
+ * into the sides' windows; and within boxwatch's, a line `@@ stage <name> <heap>` as its cycle
+ * enters each stage (bench/stage-marks.ts).
  */
 async function measureSize(boxes: number, cycles: number, warmup: number, profileDir?: string, marks = false): Promise<SizeResult> {
-  const mark = (text: string): void => void (marks && process.stdout.write(`@@ ${text}\n`));
+  const mark = (text: string): void => void (marks && process.stdout.write(`@@ ${text} ${process.memoryUsage().heapUsed}\n`));
   const sim = await startSimProcess(boxes, KEY);
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-floor-'));
   try {
     const dbPath = join(dir, 'boxwatch.db');
     const config = benchConfig(sim.url, dbPath, boxes, false);
     const { client, takeSerials } = recordingClient(config);
-    const app = createApp({ config, logger: silentLogger, client, notifiers: [] });
+    const app = createApp({ config, logger: silentLogger, client: marks ? markStages(client, mark) : client, notifiers: [] });
     const floor = new NaivePoller(new URL(sim.url), join(dir, 'floor.db'));
     await warmUp(sim.url, boxes);
     // First cycles: boxwatch first, cold, as a daemon starts; then the floor with the same serials.

@@ -11,16 +11,10 @@
  *   npm run build && node dist/bench/jit-trace.js [--boxes 10000] [--cycles 12] [--warmup 4 (as the floor bench; 0 shows the first compiles too)] [--trace FILE]
  *   (--trace: where the raw trace goes; default a file in the temporary folder, removed after)
  *
- * Linux only: the child runs under util-linux's `script`, which gives it a terminal, so that V8's
- * trace (C's stdout) and the bench's marks (Node's) are both written line by line and stay in order.
- * Compile and deoptimization COUNTS hold on a busy machine; the milliseconds grow with its load.
+ * Linux only (util-linux's `script`: bench/traced-floor.ts). Compile and deoptimization COUNTS hold on a busy machine; the milliseconds grow with its load.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { parseMark, traceFloorChild, type Side } from './traced-floor.js';
 
 /** What one side did in its windows (one cycle, or all of them). */
 interface Tally {
@@ -31,8 +25,6 @@ interface Tally {
 }
 
 const tally = (): Tally => ({ compiles: 0, osr: 0, compileMs: 0, deopts: 0 });
-
-type Side = 'bw' | 'fl';
 
 /** The sums of a trace (the bench's output with V8's lines between its marks). */
 interface JitSummary {
@@ -49,26 +41,20 @@ const DEOPT = /^\[bailout \(kind: [^,]+, reason: ([^)]*)\): begin/;
 const DEOPT_AT = /;;; deoptimize at <([^>]*)>/;
 
 /** Sums a trace: V8's compile and deoptimization lines, cut by the bench's `@@` marks. */
-function summarize(trace: string): JitSummary {
+function summarize(trace: readonly string[]): JitSummary {
   const summary: JitSummary = { cycles: [], byFunction: new Map(), deoptSites: new Map() };
   let current: Tally | null = null;
   let side: Side | null = null;
   let pendingDeopt: string | null = null; // the reason of a boxwatch deoptimization whose position is on a later line
-  for (const raw of trace.split('\n')) {
-    const line = raw.replace(/\r$/, '');
-    const mark = /^@@ (bw|fl) (-?\d+)$/.exec(line);
+  for (const line of trace) {
+    const mark = parseMark(line);
     if (mark !== null) {
-      const i = Number(mark[2]);
-      side = mark[1] as Side;
-      if (i < 0) current = null; // a warm-up cycle: not counted
+      side = mark.side;
+      if (side === null || mark.cycle < 0) current = null; // the end, or a warm-up cycle: not counted
       else {
         if (side === 'bw') summary.cycles.push({ bw: tally(), fl: tally() });
         current = summary.cycles.at(-1)?.[side] ?? null;
       }
-      continue;
-    }
-    if (line === '@@ end') {
-      current = null;
       continue;
     }
     if (current === null) continue;
@@ -134,15 +120,4 @@ const { values } = parseArgs({
     trace: { type: 'string' },
   },
 });
-const floorBench = join(dirname(fileURLToPath(import.meta.url)), 'floor.bench.js');
-const scratch = values.trace === undefined ? mkdtempSync(join(tmpdir(), 'boxwatch-jit-trace-')) : null;
-const traceFile = values.trace ?? join(scratch as string, 'trace.txt');
-try {
-  const child = [process.execPath, '--expose-gc', '--trace-opt', '--trace-deopt-verbose', floorBench, '--child-size', values.boxes, '--cycles', values.cycles, '--warmup', values.warmup, '--marks'];
-  // `script -qc CMD FILE`: CMD under a terminal, everything it writes into FILE (our own stdout is not wanted).
-  const run = spawnSync('script', ['-qec', child.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' '), traceFile], { stdio: ['ignore', 'ignore', 'inherit'] });
-  if (run.error !== undefined || run.status !== 0) throw new Error(`the traced bench failed (${run.error?.message ?? `exit ${run.status}`}); it needs Linux and util-linux's script`);
-  print(summarize(readFileSync(traceFile, 'latin1')));
-} finally {
-  if (scratch !== null) rmSync(scratch, { recursive: true, force: true });
-}
+print(summarize(traceFloorChild(['--trace-opt', '--trace-deopt-verbose'], values)));
