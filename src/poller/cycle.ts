@@ -165,7 +165,7 @@ type Polled = { serverTime: number | null; gatewayClockSkewMs: number | null; re
  * fails is returned as `failure` (the vendor's "no connected devices" is an empty fleet).
  */
 async function pollGateway(deps: CycleDeps, account: string, startedAt: number, signal: AbortSignal | undefined, deadlinePassed: () => boolean): Promise<Polled> {
-  const { client, store, clock, logger } = deps;
+  const { client, clock, logger } = deps;
   const quarantine = deps.quarantine ?? new RecordQuarantine(logger);
   const rejected: string[] = [];
   const setAside = (endpoint: string, serial: string | null, problem: string): void => {
@@ -173,40 +173,12 @@ async function pollGateway(deps: CycleDeps, account: string, startedAt: number, 
     rejected.push(`${serial ?? '(no serial)'}: ${problem}`);
   };
 
-  let summaries: DeviceSummary[];
-  let serverTime: number | null = null;
-  let skewMs = 0;
-  let gatewayClockSkewMs: number | null = null;
-  /** Serials of records set aside (they are not missing); null once a record had no usable serial. */
-  let setAsideSerials: Set<string> | null = new Set();
-  try {
-    const list = await client.listDevices({ signal });
-    summaries = list.devices;
-    for (const r of list.rejected) {
-      setAside('device_list', r.serial, `data[${r.index}]: ${r.problem}`);
-      if (r.serial === null) setAsideSerials = null;
-      else setAsideSerials?.add(r.serial);
-    }
-    serverTime = list.serverTime;
-    skewMs = gatewaySkew(serverTime, clock.now());
-    if (Math.abs(skewMs) > MAX_CLOCK_SKEW_MS) {
-      // A Date header this far off is wrong, not a skew to correct: ignored, and reported.
-      gatewayClockSkewMs = skewMs;
-      skewMs = 0;
-      serverTime = null;
-      logger.warn({ skewMs: gatewayClockSkewMs }, 'the gateway clock is off by more than a day; its Date header is ignored');
-    }
-  } catch (err) {
-    if (deps.signal?.aborted) throw err; // abandoned (shutdown): nothing is recorded
-    const failure = deadlinePassed()
-      ? new BoxwatchError('deadline', `the device list did not arrive before the cycle deadline (${formatDuration(deps.deadlineMs ?? 0)})`)
-      : err;
-    if (errorCode(failure) !== 'no_devices') return { ok: false, failure, serverTime, gatewayClockSkewMs, rejected };
-    summaries = []; // the vendor's "No connected devices found": an empty fleet, not a failure
-  }
-
-  const known = knownBoxes(await store.boxes(), account);
-  const due = selectForDetails(summaries, known, startedAt, deps.policy);
+  // The device list is read in a function of its own, which returns the snapshots without this
+  // cycle's details: the list itself is garbage before the details requests, instead of being
+  // copied and promoted by the garbage collections they cause (BENCHMARKS.md, tenth pass).
+  const listed = await pollDeviceList(deps, account, startedAt, signal, deadlinePassed, setAside);
+  if (!listed.ok) return { ...listed, rejected };
+  const { seen, due, serverTime, gatewayClockSkewMs } = listed;
   let detailsFailed = 0;
   let detailsSkipped = 0;
   const fetched = await mapWithConcurrency(due, deps.concurrency, async (serial) => {
@@ -237,13 +209,70 @@ async function pollGateway(deps: CycleDeps, account: string, startedAt: number, 
   if (detailsSkipped > 0) {
     logger.warn({ skipped: detailsSkipped, deadlineMs: deps.deadlineMs }, 'device details not back by the cycle deadline were skipped; those boxes keep their previous details');
   }
+  // By box id, as the snapshots are.
   const details = new Map<string, Device>();
-  for (const d of fetched) if (d) details.set(d.serial_no, d);
+  for (const d of fetched) if (d) details.set(boxKey(account, d.serial_no), d);
+  addDetails(seen, details, clock.now(), listed.skewMs);
+  return { ok: true, serverTime, gatewayClockSkewMs, rejected, seen, missing: listed.missing, returned: listed.returned, detailsFetched: details.size, detailsSkipped, detailsFailed };
+}
 
-  const detailsAt = clock.now();
-  const seen = snapshotsOf(summaries, account, details, known, detailsAt, skewMs);
+/** What the device list gave (pollDeviceList): its failure, or the snapshots before details and the serials whose details are due. */
+type Listed = { serverTime: number | null; gatewayClockSkewMs: number | null } & (
+  | { ok: false; failure: unknown }
+  | { ok: true; skewMs: number; seen: BoxSnapshot[]; due: string[]; missing: string[]; returned: string[] }
+);
+
+/**
+ * The device list part of a cycle: the list, the account's known boxes, the serials whose details
+ * are due, the listed boxes' snapshots with their previous details, which known boxes left the
+ * list or came back. Records set aside go to `setAside`.
+ */
+async function pollDeviceList(
+  deps: CycleDeps,
+  account: string,
+  startedAt: number,
+  signal: AbortSignal | undefined,
+  deadlinePassed: () => boolean,
+  setAside: (endpoint: string, serial: string | null, problem: string) => void,
+): Promise<Listed> {
+  const { client, store, clock, logger } = deps;
+  let summaries: DeviceSummary[];
+  let serverTime: number | null = null;
+  let skewMs = 0;
+  let gatewayClockSkewMs: number | null = null;
+  /** Serials of records set aside (they are not missing); null once a record had no usable serial. */
+  let setAsideSerials: Set<string> | null = new Set();
+  try {
+    const list = await client.listDevices({ signal });
+    summaries = list.devices;
+    for (const r of list.rejected) {
+      setAside('device_list', r.serial, `data[${r.index}]: ${r.problem}`);
+      if (r.serial === null) setAsideSerials = null;
+      else setAsideSerials?.add(r.serial);
+    }
+    serverTime = list.serverTime;
+    skewMs = gatewaySkew(serverTime, clock.now());
+    if (Math.abs(skewMs) > MAX_CLOCK_SKEW_MS) {
+      // A Date header this far off is wrong, not a skew to correct: ignored, and reported.
+      gatewayClockSkewMs = skewMs;
+      skewMs = 0;
+      serverTime = null;
+      logger.warn({ skewMs: gatewayClockSkewMs }, 'the gateway clock is off by more than a day; its Date header is ignored');
+    }
+  } catch (err) {
+    if (deps.signal?.aborted) throw err; // abandoned (shutdown): nothing is recorded
+    const failure = deadlinePassed()
+      ? new BoxwatchError('deadline', `the device list did not arrive before the cycle deadline (${formatDuration(deps.deadlineMs ?? 0)})`)
+      : err;
+    if (errorCode(failure) !== 'no_devices') return { ok: false, failure, serverTime, gatewayClockSkewMs };
+    summaries = []; // the vendor's "No connected devices found": an empty fleet, not a failure
+  }
+
+  const known = knownBoxes(await store.boxes(), account);
+  const due = selectForDetails(summaries, known, startedAt, deps.policy);
+  const seen = snapshotsOf(summaries, account, known, skewMs);
   const { missing, returned } = leftAndBack(known, summaries, setAsideSerials);
-  return { ok: true, serverTime, gatewayClockSkewMs, rejected, seen, missing, returned, detailsFetched: details.size, detailsSkipped, detailsFailed };
+  return { ok: true, serverTime, gatewayClockSkewMs, skewMs, seen, due, missing, returned };
 }
 
 // The loops over the whole fleet below are functions of their own, not inline in pollGateway: V8
@@ -252,18 +281,24 @@ async function pollGateway(deps: CycleDeps, account: string, startedAt: number, 
 // with an arrow made per cycle: V8 drops an arrow's optimized code once the cycle's arrows are
 // garbage, and compiles it again the next cycle (BENCHMARKS.md, ninth pass).
 
-/** The listed boxes' snapshots: each summary merged with its details of this cycle (if fetched) and what is known of the box. */
-function snapshotsOf(
-  summaries: readonly DeviceSummary[],
-  account: string,
-  details: ReadonlyMap<string, Device>,
-  known: ReadonlyMap<string, BoxState>,
-  detailsAt: number,
-  skewMs: number,
-): BoxSnapshot[] {
+/** The listed boxes' snapshots: each summary with what is known of the box (its previous details). */
+function snapshotsOf(summaries: readonly DeviceSummary[], account: string, known: ReadonlyMap<string, BoxState>, skewMs: number): BoxSnapshot[] {
   const seen: BoxSnapshot[] = [];
-  for (const s of summaries) seen.push(mergeSnapshot(boxKey(account, s.serial_no), s, details.get(s.serial_no), known.get(s.serial_no), detailsAt, skewMs));
+  for (const s of summaries) {
+    const previous = known.get(s.serial_no);
+    seen.push(listedSnapshot(previous?.serial ?? boxKey(account, s.serial_no), s, previous, skewMs));
+  }
   return seen;
+}
+
+/** The snapshots of the boxes whose details came this cycle (`details`, by box id), in place: merged with them. */
+function addDetails(seen: BoxSnapshot[], details: ReadonlyMap<string, Device>, detailsAt: number, skewMs: number): void {
+  if (details.size === 0) return;
+  for (let i = 0; i < seen.length; i++) {
+    const snap = seen[i] as BoxSnapshot;
+    const d = details.get(snap.serial);
+    if (d !== undefined) seen[i] = withDetails(snap, d, detailsAt, skewMs);
+  }
 }
 
 /** The account's boxes by the gateway's serial (the cycle talks to the gateway in its serials). */
@@ -302,48 +337,60 @@ export function gatewaySkew(serverTime: number | null, localNow: number): number
 }
 
 /**
- * Summary fields come from this cycle's list; signal, location, IP and registration only from
- * details, fresh when fetched now, else carried over from the last details. The gateway's times
- * (last_seen, registered_at) are moved onto our clock by `skewMs`, so that a gateway whose clock
- * is off neither fires nor hides the stale rule, and "last seen 2m ago" means what it says.
- * `serial` is the box's id (src/box-id.ts): the gateway's serial, prefixed outside the default account.
+ * A listed box's snapshot before this cycle's details: the summary's fields from this cycle's
+ * list; signal, location, IP and registration from the box's last details (none for a new box).
+ * The gateway's times (last_seen, registered_at) are moved onto our clock by `skewMs`, so that a
+ * gateway whose clock is off neither fires nor hides the stale rule, and "last seen 2m ago" means
+ * what it says. `serial` is the box's id (src/box-id.ts): the gateway's serial, prefixed outside
+ * the default account.
  */
-export function mergeSnapshot(
-  serial: string,
-  summary: DeviceSummary,
-  details: Device | undefined,
-  previous: BoxState | undefined,
-  detailsAt: number,
-  skewMs = 0,
-): BoxSnapshot {
-  const base: BoxSnapshot = {
+export function listedSnapshot(serial: string, summary: DeviceSummary, previous: BoxState | undefined, skewMs = 0): BoxSnapshot {
+  return {
     serial,
     id: summary.id,
-    name: summary.device_name,
+    name: sameText(previous?.name, summary.device_name),
     connected: summary.connected,
     battery: summary.battery_level,
     signal: previous?.signal ?? null,
-    firmware: summary.firmware_version,
+    firmware: sameText(previous?.firmware, summary.firmware_version),
     lastSeen: onOurClock(summary.last_seen, skewMs),
     registeredAt: previous?.registeredAt ?? null,
     location: previous?.location ?? null,
     ip: previous?.ip ?? null,
     detailsAt: previous?.detailsAt ?? null,
   };
-  if (!details) return base;
+}
+
+/**
+ * A listed box's snapshot with its details fetched now (at `detailsAt`): the details' fields
+ * replace the summary's, signal, location, IP and registration are fresh, and the box was last
+ * seen at the later of the list's and the details' times.
+ */
+export function withDetails(snap: BoxSnapshot, details: Device, detailsAt: number, skewMs = 0): BoxSnapshot {
   return {
-    ...base,
-    name: details.device_name,
+    serial: snap.serial,
+    id: snap.id,
+    name: sameText(snap.name, details.device_name),
     connected: details.connected,
     battery: details.battery_level,
-    firmware: details.firmware_version,
-    lastSeen: Math.max(base.lastSeen, onOurClock(details.last_seen, skewMs)),
     signal: details.signal_strength,
+    firmware: sameText(snap.firmware, details.firmware_version),
+    lastSeen: Math.max(snap.lastSeen, onOurClock(details.last_seen, skewMs)),
     registeredAt: onOurClock(details.registered_at, skewMs),
-    location: details.location,
-    ip: details.ip_address,
+    location: sameText(snap.location, details.location),
+    ip: sameText(snap.ip, details.ip_address),
     detailsAt,
   };
+}
+
+/**
+ * `text`, or the equal text the box's snapshot or state holds already: the cycle's own copy (each
+ * cycle's JSON.parse makes new strings) is then garbage when the cycle ends, instead of being kept
+ * with the box's new state, hence copied and promoted by the garbage collector (BENCHMARKS.md,
+ * tenth pass).
+ */
+function sameText<T extends string | null>(held: string | null | undefined, text: T): T {
+  return (held === text ? held : text) as T;
 }
 
 /** A gateway time (ISO 8601) on our clock: its skew subtracted. */
