@@ -345,6 +345,12 @@ export function createApp(deps: AppDeps): App {
   let lastPrune = 0;
   let pruning: Promise<void> | null = null;
   let last: AppCycle | undefined;
+  /**
+   * True while runOnce waits for a cycle: only then is the cycle's result kept in `last`. Kept
+   * until the next cycle, its snapshots would be copied and promoted by the garbage collector
+   * (BENCHMARKS.md, tenth pass).
+   */
+  let keepLast = false;
   let groupTimer: NodeJS.Timeout | undefined;
   let lockTimer: NodeJS.Timeout | undefined;
   let running = false;
@@ -473,21 +479,22 @@ export function createApp(deps: AppDeps): App {
       metrics.observeCycle({ startedAt, durationMs: clock.now() - startedAt, requests: 0, outcome: 'failed', errorCode: code, error: errorMessage(err), boxes: 0, detailsFetched: 0, account: account.name });
       return;
     }
-    last = { ...result, alerts: cycleAlerts };
+    const done: AppCycle = { ...result, alerts: cycleAlerts };
+    if (keepLast) last = done;
     metrics.observeCycle(result.cycle);
     checkWal();
-    const done = committed as { startedAt: number; accounts: string[]; boxes: BoxState[]; states: ReadonlyMap<string, AlertState> } | null;
-    if (done !== null) snapshot.publish(done.startedAt, done.accounts, done.boxes, done.states);
+    const stored = committed as { startedAt: number; accounts: string[]; boxes: BoxState[]; states: ReadonlyMap<string, AlertState> } | null;
+    if (stored !== null) snapshot.publish(stored.startedAt, stored.accounts, stored.boxes, stored.states);
     // The whole fleet's alerts and boxes from the snapshot, brought up to date once (one read of
     // the latest cycles): the other accounts' parts are read again only when another process stored a cycle of them.
     const view = await snapshot.view();
     run.heartbeat.afterCycle(result.cycle, firingCounts(view.states.values()).reduce((n, c) => n + c.count, 0));
-    if (done !== null) fleet = fleetStats(view.boxes, view.states.values());
+    if (stored !== null) fleet = fleetStats(view.boxes, view.states.values());
     if (http !== null) await metrics.prepare(view.boxes);
     if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     announce(result.cycle, view.version);
     if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
-    deps.onCycle?.(last);
+    deps.onCycle?.(done);
     const now = clock.now();
     if (now - lastPrune >= PRUNE_EVERY_MS && pruning === null) {
       lastPrune = now;
@@ -665,11 +672,17 @@ export function createApp(deps: AppDeps): App {
     },
     async runOnce(account) {
       let result: AppCycle | undefined;
-      for (const [i, run] of accounts.entries()) {
-        if (account !== undefined && run.config.name !== account) continue;
+      keepLast = true;
+      try {
+        for (const [i, run] of accounts.entries()) {
+          if (account !== undefined && run.config.name !== account) continue;
+          last = undefined;
+          await (schedulers[i] as Scheduler).tick();
+          result = last;
+        }
+      } finally {
+        keepLast = false;
         last = undefined;
-        await (schedulers[i] as Scheduler).tick();
-        result = last;
       }
       return result;
     },
