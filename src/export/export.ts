@@ -16,7 +16,7 @@ import { BOX_GAUGES, promLabelValue as labelValue } from '../metrics.js';
 import { matchesGlob } from '../glob.js';
 import type { SqliteStore } from '../store/index.js';
 import type { Metric } from '../store/types.js';
-import { boxRuns, iso, type ExportFormat, type Run, type Span } from './points.js';
+import { boxRunBatches, boxRuns, iso, type ExportFormat, type Run, type Span } from './points.js';
 import type { Sink } from './sink.js';
 
 
@@ -63,9 +63,7 @@ export async function exportHistory(store: SqliteStore, req: ExportRequest, sink
         for (const run of boxRuns(store, box.serial, metric, req.span)) {
           let polls = pollsOf.get(box.account);
           if (polls === undefined) pollsOf.set(box.account, (polls = okCycleTimes(store, req.span, box.account)));
-          const text = sampleLines(family, box, run, polls);
-          lines += text.count;
-          if (text.count > 0) await sink.write(text.lines);
+          lines += await writeSamples(sink, family, box, run, polls);
         }
         progress(++done, total);
       }
@@ -77,12 +75,11 @@ export async function exportHistory(store: SqliteStore, req: ExportRequest, sink
     for (const box of boxes) {
       options.signal?.throwIfAborted();
       for (const metric of req.metrics) {
-        let text = '';
-        for (const run of boxRuns(store, box.serial, metric, req.span)) {
-          text += req.format === 'csv' ? csvLine(box.serial, metric, run) : jsonLine(box.serial, metric, run);
-          lines++;
+        const line = req.format === 'csv' ? csvLine : jsonLine;
+        for (const runs of boxRunBatches(store, box.serial, metric, req.span)) {
+          await sink.write(runs.map((run) => line(box.serial, metric, run)).join(''));
+          lines += runs.length;
         }
-        await sink.write(text);
       }
       progress(++done, boxes.length);
     }
@@ -141,9 +138,12 @@ function lowerBound(a: Float64Array, t: number): number {
   return lo;
 }
 
-/** One sample per poll within the run; none for a null value (the gateway reported none). */
-function sampleLines(family: Family, box: BoxRow, run: Run, polls: Float64Array): { lines: string; count: number } {
-  if (run.value === null) return { lines: '', count: 0 };
+/** Samples written to the sink at once: a run that lasts for months is written in pieces. */
+const SAMPLES_PER_WRITE = 1024;
+
+/** One sample per poll within the run, none for a null value (the gateway reported none); how many. */
+async function writeSamples(sink: Sink, family: Family, box: BoxRow, run: Run, polls: Float64Array): Promise<number> {
+  if (run.value === null) return 0;
   let labels = `serial="${labelValue(box.serial)}",name="${labelValue(box.name)}"`;
   let value = String(run.value);
   if (family.type === 'info') {
@@ -153,8 +153,13 @@ function sampleLines(family: Family, box: BoxRow, run: Run, polls: Float64Array)
   const head = `${family.sample}{${labels}} ${value} `;
   let lines = '';
   let count = 0;
-  for (let i = lowerBound(polls, run.t); i < polls.length && (polls[i] as number) < run.until; i++, count++) {
+  for (let i = lowerBound(polls, run.t); i < polls.length && (polls[i] as number) < run.until; i++) {
     lines += `${head}${(polls[i] as number) / 1000}\n`;
+    if (++count % SAMPLES_PER_WRITE === 0) {
+      await sink.write(lines);
+      lines = '';
+    }
   }
-  return { lines, count };
+  if (lines.length > 0) await sink.write(lines);
+  return count;
 }

@@ -5,6 +5,7 @@
  * firmware strings mean here exactly what they mean in `boxwatch history` and the API.
  */
 import { UsageError } from '../errors.js';
+import { HOUR_MS } from '../store/codec.js';
 import { METRICS, type Metric, type RawPoint } from '../store/types.js';
 import type { SqliteStore } from '../store/index.js';
 import { TIME_HELP, isoTime, readTime } from '../time.js';
@@ -37,11 +38,38 @@ export function storedSpan(store: SqliteStore): Span | null {
   return { from, to: lastCycle.startedAt + store.maxGapMs };
 }
 
-/** The runs of one metric of one box over [from, to), oldest first; empty when the box is unknown. */
-export function boxRuns(store: SqliteStore, serial: string, metric: Metric, span: Span): Run[] {
-  if (!(span.to > span.from) || store.box(serial) === undefined) return [];
-  const h = store.history(serial, metric, span.from, span.to, { kind: 'raw' });
-  return (h.points as RawPoint[]).map((p) => ({ t: p.t, until: p.until ?? p.t, value: p.value }));
+/**
+ * How much of a box's history one read decodes: runs are read a week at a time, so that what is
+ * held at once (a week's sample rows and runs) does not grow with the range exported (BENCHMARKS.md,
+ * "Export: memory at 90 days × 10,000 boxes").
+ */
+export const RUNS_WINDOW_MS = 7 * 24 * HOUR_MS;
+
+/**
+ * The runs of one metric of one box over [from, to), oldest first, in batches (one per window of
+ * `windowMs` read); nothing when the box is unknown. A run that goes on across a window's end comes
+ * out whole, as one read of the whole range gives it.
+ */
+export function* boxRunBatches(store: SqliteStore, serial: string, metric: Metric, span: Span, windowMs = RUNS_WINDOW_MS): Generator<Run[]> {
+  if (!(span.to > span.from) || store.box(serial) === undefined) return;
+  let last: Run | undefined; // the last run read, held back: it may go on in the next window
+  for (let from = span.from; from < span.to; from += windowMs) {
+    const h = store.history(serial, metric, from, Math.min(span.to, from + windowMs), { kind: 'raw' });
+    const runs = (h.points as RawPoint[]).map((p): Run => ({ t: p.t, until: p.until ?? p.t, value: p.value }));
+    const first = runs[0];
+    if (last !== undefined) {
+      if (first !== undefined && first.t === last.until && Object.is(first.value, last.value)) first.t = last.t;
+      else runs.unshift(last);
+    }
+    last = runs.pop();
+    if (runs.length > 0) yield runs;
+  }
+  if (last !== undefined) yield [last];
+}
+
+/** The runs of one metric of one box over [from, to), oldest first (boxRunBatches, one by one). */
+export function* boxRuns(store: SqliteStore, serial: string, metric: Metric, span: Span, windowMs = RUNS_WINDOW_MS): Generator<Run> {
+  for (const batch of boxRunBatches(store, serial, metric, span, windowMs)) yield* batch;
 }
 
 export function parseMetric(text: unknown, what = 'metric'): Metric {
