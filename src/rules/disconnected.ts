@@ -1,7 +1,9 @@
 /** `disconnected`: active while the gateway reports the box as not connected. */
-import type { KindEvaluator } from './types.js';
+import { bare, type KindEvaluator } from './types.js';
 
-export const evaluateDisconnected: KindEvaluator<'disconnected'> = (_rule, box) =>
+export const evaluateDisconnected: KindEvaluator<'disconnected'> = (_rule, box, _ctx, _wasActive, words) =>
   box.connected
-    ? { condition: 'inactive', value: 'connected', summary: 'connected' }
+    ? words
+      ? { condition: 'inactive', value: 'connected', summary: 'connected' }
+      : bare('inactive')
     : { condition: 'active', value: 'disconnected', summary: `disconnected (last seen ${new Date(box.lastSeen).toISOString()})` };

@@ -4,7 +4,7 @@
  * `min_version`. Versions compare numerically (2.10.0 is newer than 2.9.3; 2.1 equals 2.1.0).
  */
 import type { RuleOfKind } from '../config/schema.js';
-import type { KindEvaluator, RuleResult } from './types.js';
+import { bare, type KindEvaluator, type RuleResult } from './types.js';
 import { compareVersions } from './version.js';
 
 /** The expectation in words: "expected 2.10.0 (fleet majority), at least 2.9". */
@@ -30,15 +30,15 @@ export const evaluateFirmwareDrift: KindEvaluator<'firmware_drift'> = (rule, box
     const newer = compareVersions(firmware, expected) > 0;
     return result('active', firmware, w, `firmware ${firmware} is ${newer ? 'newer' : 'older'} than ${rule.expected === 'majority' ? `the fleet majority ${expected}` : `the expected ${expected}`}`);
   }
-  return result('inactive', firmware, w, `firmware ${firmware}`);
+  return w === null ? bare('inactive') : result('inactive', firmware, w, `firmware ${firmware}`);
 };
 
-/** The result; with words (`w`: the rule and the version expected) the threshold and the summary too. */
+/** The result; with words (`w`: the rule and the version expected) the value, the threshold and the summary too. */
 function result(
   condition: RuleResult['condition'],
   firmware: string,
   w: { rule: RuleOfKind<'firmware_drift'>; expected: string | null | undefined } | null,
   summary: string,
 ): RuleResult {
-  return w === null ? { condition, value: firmware } : { condition, value: firmware, threshold: thresholdOf(w.rule, w.expected), summary };
+  return w === null ? bare(condition) : { condition, value: firmware, threshold: thresholdOf(w.rule, w.expected), summary };
 }

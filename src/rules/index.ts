@@ -47,7 +47,7 @@ export function rulesOfAccount<R extends { accounts?: readonly string[] | undefi
  * a box absent from the device list has `missingSince` set: only `missing` rules judge it, every
  * other rule says unknown (no fresh data). A box outside the rule's `boxes` globs is inactive.
  * `wasActive` (the alert is pending or firing) selects the clear level of threshold rules.
- * `words` false: the threshold and summary may be left out (see KindEvaluator).
+ * `words` false: only the condition is read, the rest may be left out (see KindEvaluator).
  */
 export function evaluateRule(rule: RuleConfig, box: BoxState | undefined, ctx: FleetContext, wasActive: boolean, words = true): RuleResult {
   if (box === undefined) return { condition: 'unknown', value: null, summary: 'no data for this box' };

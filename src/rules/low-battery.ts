@@ -3,7 +3,7 @@
  * until the battery is above `clear_above` (hysteresis, so a battery wavering around the threshold
  * does not flap). A null battery, and any battery of a disconnected box, is unknown, never zero.
  */
-import type { KindEvaluator } from './types.js';
+import { bare, type KindEvaluator } from './types.js';
 
 export const evaluateLowBattery: KindEvaluator<'low_battery'> = (rule, box, _ctx, wasActive, words) => {
   const threshold = words ? `below ${rule.below}% (clears above ${rule.clearAbove}%)` : undefined;
@@ -12,7 +12,7 @@ export const evaluateLowBattery: KindEvaluator<'low_battery'> = (rule, box, _ctx
   if (battery === null) return { condition: 'unknown', value: null, threshold, summary: 'battery not reported' };
   const active = battery < rule.below || (wasActive && battery <= rule.clearAbove);
   const condition = active ? 'active' : 'inactive';
-  if (!words) return { condition, value: battery };
+  if (!words) return bare(condition);
   return {
     condition,
     value: battery,

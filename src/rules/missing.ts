@@ -4,12 +4,14 @@
  * its alerts resolve instead of repeating for ever (`boxesToForget`).
  */
 import { ruleAppliesTo } from './index.js';
-import type { BoxState, KindEvaluator, RuleConfig } from './types.js';
+import { bare, type BoxState, type KindEvaluator, type RuleConfig } from './types.js';
 
-export const evaluateMissing: KindEvaluator<'missing'> = (_rule, box) =>
+export const evaluateMissing: KindEvaluator<'missing'> = (_rule, box, _ctx, _wasActive, words) =>
   box.missingSince !== null
     ? { condition: 'active', value: 'missing', summary: `missing from the device list since ${new Date(box.missingSince).toISOString()}` }
-    : { condition: 'inactive', value: 'present', summary: 'in the device list' };
+    : words
+      ? { condition: 'inactive', value: 'present', summary: 'in the device list' }
+      : bare('inactive');
 
 /** Serials of the boxes a missing rule with `forget_after` forgets at `now` (missing at least that long). */
 export function boxesToForget(rules: readonly RuleConfig[], boxes: readonly BoxState[], now: number): string[] {

@@ -6,7 +6,7 @@
  * A disconnected box is not stale (the `disconnected` rule covers it).
  */
 import { formatDuration } from '../duration.js';
-import type { KindEvaluator } from './types.js';
+import { bare, type KindEvaluator } from './types.js';
 
 export const evaluateStale: KindEvaluator<'stale'> = (rule, box, ctx, _wasActive, words) => {
   const threshold = words ? `last seen within ${formatDuration(rule.maxAge)}` : undefined;
@@ -17,7 +17,7 @@ export const evaluateStale: KindEvaluator<'stale'> = (rule, box, ctx, _wasActive
   if (!box.connected) return { condition: 'inactive', value, threshold, summary: 'disconnected, not stale' };
   const active = ageMs > rule.maxAge;
   const condition = active ? 'active' : 'inactive';
-  if (!words) return { condition, value };
+  if (!words) return bare(condition);
   return {
     condition,
     value,

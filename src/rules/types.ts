@@ -33,9 +33,9 @@ export interface FleetContext {
 
 /**
  * A rule kind's pure evaluation for a box that is present in the device list. With `words` false
- * the rule may leave out its threshold and summary: the alert pipeline judges every rule for every
- * box and keeps only the results of alerts not at rest or becoming active (about 2 % of them at
- * 10,000 simulated boxes), and asks again with words for those.
+ * only the condition is read, and the rule may answer with it alone (`bare`): the alert pipeline
+ * judges every rule for every box and keeps only the results of alerts not at rest or becoming
+ * active (about 2 % of them at 10,000 simulated boxes), and asks again with words for those.
  */
 export type KindEvaluator<K extends RuleKind> = (
   rule: RuleOfKind<K>,
@@ -44,5 +44,21 @@ export type KindEvaluator<K extends RuleKind> = (
   wasActive: boolean,
   words: boolean,
 ) => RuleResult;
+
+/** The answers of an evaluation without words, one per condition. */
+const BARE: Readonly<Record<Condition, RuleResult>> = {
+  active: Object.freeze({ condition: 'active' }),
+  inactive: Object.freeze({ condition: 'inactive' }),
+  unknown: Object.freeze({ condition: 'unknown' }),
+};
+
+/**
+ * The condition alone, as a rule answers without words (KindEvaluator): one shared object per
+ * condition, not a new one per rule, box and cycle that is garbage at once (60,000 a cycle at
+ * 10,000 boxes; BENCHMARKS.md, tenth pass).
+ */
+export function bare(condition: Condition): RuleResult {
+  return BARE[condition];
+}
 
 export type { BoxState, RuleConfig };

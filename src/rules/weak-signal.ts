@@ -3,7 +3,7 @@
  * the signal is above `clear_above_dbm` (hysteresis). A null signal (details not fetched yet) is
  * unknown, and so is the signal of a disconnected box (its last reading is out of date).
  */
-import type { KindEvaluator } from './types.js';
+import { bare, type KindEvaluator } from './types.js';
 
 export const evaluateWeakSignal: KindEvaluator<'weak_signal'> = (rule, box, _ctx, wasActive, words) => {
   const threshold = words ? `below ${rule.belowDbm} dBm (clears above ${rule.clearAboveDbm} dBm)` : undefined;
@@ -12,7 +12,7 @@ export const evaluateWeakSignal: KindEvaluator<'weak_signal'> = (rule, box, _ctx
   if (signal === null) return { condition: 'unknown', value: null, threshold, summary: 'signal not reported yet' };
   const active = signal < rule.belowDbm || (wasActive && signal <= rule.clearAboveDbm);
   const condition = active ? 'active' : 'inactive';
-  if (!words) return { condition, value: signal };
+  if (!words) return bare(condition);
   return {
     condition,
     value: signal,

@@ -262,13 +262,13 @@ describe('judged without words (the alert pipeline drops most judgements unread)
     box({ missingSince: T0 - MIN }),
   ];
 
-  it('gives the same condition and value as with words, for every kind, box and previous state', () => {
+  it('gives the same condition as with words, for every kind, box and previous state', () => {
     for (const r of kinds) {
       for (const b of boxes) {
         for (const wasActive of [false, true]) {
           const full = evaluateRule(r, b, ctx, wasActive);
           const bare = evaluateRule(r, b, ctx, wasActive, false);
-          expect({ condition: bare.condition, value: bare.value }, `${r.kind} ${JSON.stringify(b)} ${wasActive}`).toEqual({ condition: full.condition, value: full.value });
+          expect(bare.condition, `${r.kind} ${JSON.stringify(b)} ${wasActive}`).toBe(full.condition);
         }
       }
     }
