@@ -95,9 +95,9 @@ export function clockTicks(): number {
   }
 }
 
-/** utime + stime of the process, in seconds. */
-export function cpuSeconds(pid: number, ticks: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** utime + stime of the process (all threads), or of one of its threads (`thread`, e.g. the main one: `pid`), in seconds. */
+export function cpuSeconds(pid: number, ticks: number, thread?: number): number {
+  const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
   // Fields after the command name, which is in parentheses and may contain spaces.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / ticks; // fields 14 and 15 of stat(5)

@@ -6,7 +6,9 @@
  * (utime + stime of /proc/<pid>/stat, all threads) and resident memory (VmRSS of
  * /proc/<pid>/status, sampled every 10 s; VmHWM for the peak) are read over the window; "no poll
  * due" is the CPU and the wakeups (context switches of the main thread and of all threads) of the
- * quiet part of each 30 s period (from 8 s after a tick to 2 s before the next).
+ * quiet part of each 30 s period (from 8 s after a tick to 2 s before the next). Also printed: the
+ * CPU of each 30 s period (all threads, and the main thread), and the peak RSS when the first cycle
+ * is done (start-up and first cycle) apart from the window's.
  *
  *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000] [--after 0] [--node-args='...']
  *   (--after N: the window starts N minutes after the first cycle instead of right after it. V8
@@ -81,6 +83,7 @@ try {
   const { pid } = daemon;
   const startupCpu = cpuSeconds(pid, ticks);
   const startupWall = (performance.now() - started) / 1000;
+  const startupPeak = statusMiB(pid, 'VmHWM');
   await sleep(afterMinutes * 60_000);
   const rssStart = statusMiB(pid, 'VmRSS');
   const cpu0 = cpuSeconds(pid, ticks);
@@ -94,6 +97,10 @@ try {
   let quietWakeMain = 0;
   let quietWakeAll = 0;
   let nextSample = performance.now() + SAMPLE_MS;
+  // CPU of each 30 s period (2 s before a tick to 2 s before the next), all threads and the main
+  // one: the first minutes' curve (V8's first compiles, the collections after the first cycle).
+  const periods: { cpu: number; main: number }[] = [];
+  let periodStart = { cpu: cpu0, main: cpuSeconds(pid, ticks, pid) };
   while (performance.now() < end) {
     const intoPeriod = Date.now() % (SCHEDULE_S * 1000);
     const quietStart = 8_000;
@@ -109,6 +116,9 @@ try {
       const s1 = contextSwitches(pid);
       quietWakeMain += s1.main - s0.main;
       quietWakeAll += s1.all - s0.all;
+      const now = { cpu: cpuSeconds(pid, ticks), main: cpuSeconds(pid, ticks, pid) };
+      periods.push({ cpu: now.cpu - periodStart.cpu, main: now.main - periodStart.main });
+      periodStart = now;
     } else await sleep(Math.max(1, SCHEDULE_S * 1000 - intoPeriod + 10));
     if (performance.now() >= nextSample) {
       rss.push(statusMiB(pid, 'VmRSS'));
@@ -126,8 +136,10 @@ try {
       ` | RSS start ${mib(rssStart)}, end ${mib(rss.at(-1) ?? NaN)}, min ${mib(Math.min(...rss))}, max ${mib(Math.max(...rss))}, peak (VmHWM, startup included) ${mib(peak)}` +
       ` | with no poll due: CPU ${((quietCpu / quietWall) * 100).toFixed(3)}% of one core (${quietCpu.toFixed(2)} s over ${quietWall.toFixed(0)} s),` +
       ` wakeups ${(quietWakeMain / quietWall).toFixed(2)}/s on the main thread, ${(quietWakeAll / quietWall).toFixed(2)}/s over all threads` +
-      ` | start until the first cycle (on the first 30 s tick) done: ${startupWall.toFixed(1)} s wall, ${startupCpu.toFixed(1)} s CPU`,
+      ` | start until the first cycle (on the first 30 s tick) done: ${startupWall.toFixed(1)} s wall, ${startupCpu.toFixed(1)} s CPU, peak RSS (VmHWM) ${mib(startupPeak)}`,
   );
+  const ms = (x: number): string => (x * 1000).toFixed(0);
+  console.log(`  CPU per 30 s period in ms (of it main thread; the first from the window's start): ${periods.map((p) => `${ms(p.cpu)} (${ms(p.main)})`).join(', ')}`);
   if (daemon.problems.length > 0) console.log(`  daemon warnings: ${[...new Set(daemon.problems)].join('; ')}`);
 } finally {
   await daemon.stop();
