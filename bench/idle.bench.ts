@@ -10,12 +10,16 @@
  * CPU of each 30 s period (all threads, and the main thread), and the peak RSS when the first cycle
  * is done (start-up and first cycle) apart from the window's.
  *
- *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000] [--after 0] [--node-args='...']
+ *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000] [--after 0] [--lead S] [--node-args='...']
  *   (--after N: the window starts N minutes after the first cycle instead of right after it. V8
  *   compiles the daemon's cycle code over its first tens of cycles, about half of its CPU in the
  *   first 10 minutes: BENCHMARKS.md, ninth pass; --after 20 measures a daemon past that)
  *   (--node-args='--cpu-prof --cpu-prof-dir=DIR': options for node before the daemon's script, here
  *   a CPU profile of the daemon, written when it stops)
+ *   (--lead S: the daemon starts S seconds before a tick of the schedule; by default whenever the
+ *   bench starts. The peak RSS depends on it: a first cycle within about 8 s of the start runs on
+ *   the young generation the module loading grew, before V8's memory reducer shrinks it, and grows
+ *   it further: BENCHMARKS.md, tenth pass)
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,12 +60,15 @@ const { values } = parseArgs({
     boxes: { type: 'string', default: '1000' },
     after: { type: 'string', default: '0' },
     'node-args': { type: 'string', default: '' },
+    lead: { type: 'string' },
   },
 });
 const minutes = Number(values.minutes);
 const boxes = Number(values.boxes);
 const afterMinutes = Number(values.after);
+const leadSeconds = values.lead === undefined ? undefined : Number(values.lead);
 if (!(minutes > 0) || !(boxes > 0) || !(afterMinutes >= 0)) throw new Error('--minutes and --boxes must be positive numbers, --after zero or more');
+if (leadSeconds !== undefined && !(leadSeconds >= 0 && leadSeconds < SCHEDULE_S)) throw new Error(`--lead must be 0 to ${SCHEDULE_S} seconds`);
 
 const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-idle-'));
 const sim = await startSimulator({ port: 0, key: KEY, devices: boxes, seed: 7, speed: 1 });
@@ -76,6 +83,10 @@ log: { level: info, format: json }
 `,
 );
 const ticks = clockTicks();
+if (leadSeconds !== undefined) {
+  const untilTick = SCHEDULE_S * 1000 - (Date.now() % (SCHEDULE_S * 1000));
+  await sleep((untilTick - leadSeconds * 1000 + SCHEDULE_S * 1000) % (SCHEDULE_S * 1000));
+}
 const started = performance.now();
 const nodeArgs = values['node-args'].split(' ').filter((a) => a !== '');
 const daemon = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 120_000, nodeArgs);
