@@ -17,9 +17,9 @@
  *   (--node-args='--cpu-prof --cpu-prof-dir=DIR': options for node before the daemon's script, here
  *   a CPU profile of the daemon, written when it stops)
  *   (--lead S: the daemon starts S seconds before a tick of the schedule; by default whenever the
- *   bench starts. The peak RSS depends on it: a first cycle within about 8 s of the start runs on
- *   the young generation the module loading grew, before V8's memory reducer shrinks it, and grows
- *   it further: BENCHMARKS.md, tenth pass)
+ *   bench starts. The peak RSS depends on it: a first cycle before V8's memory reducer has shrunk
+ *   the young generation the start-up grew (10 to 20 s after the start, once the daemon is idle)
+ *   runs on it and grows it further: BENCHMARKS.md, tenth pass)
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

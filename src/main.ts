@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The `boxwatch` executable: wires process I/O and signals to the CLI. */
 import { runCli } from './cli/program.js';
-import { loadCommands } from './cli/index.js';
+import { allCommands } from './cli/index.js';
 
 const controller = new AbortController();
 let signals = 0;
@@ -39,9 +39,8 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
 });
 
-const argv = process.argv.slice(2);
 const code = await runCli(
-  argv,
+  process.argv.slice(2),
   {
     out: (s) => process.stdout.write(s),
     err: (s) => process.stderr.write(s),
@@ -52,6 +51,6 @@ const code = await runCli(
     isTTY: Boolean(process.stdout.isTTY),
     onReload,
   },
-  await loadCommands(argv),
+  allCommands,
 );
 process.exitCode = code;

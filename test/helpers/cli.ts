@@ -18,6 +18,6 @@ export async function runCommand(argv: string[], env: NodeJS.ProcessEnv = {}, co
     signal: new AbortController().signal,
     isTTY: false,
   };
-  const code = await runCli(argv, ctx, commands ?? (await (await import('../../src/cli/index.js')).loadCommands()));
+  const code = await runCli(argv, ctx, commands ?? (await import('../../src/cli/index.js')).allCommands);
   return { code, out, err };
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
-import { loadCommands } from '../../src/cli/index.js';
+import { allCommands } from '../../src/cli/index.js';
 import { runCli } from '../../src/cli/program.js';
 import { parseConfig } from '../../src/config/index.js';
 import { createGatewayClient } from '../../src/gateway/client.js';
@@ -54,7 +54,7 @@ afterEach(async () => {
 
 async function backup(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const ctx = testContext({ KEY });
-  const code = await runCli(['backup', ...args], ctx, await loadCommands());
+  const code = await runCli(['backup', ...args], ctx, allCommands);
   return { code, out: ctx.stdout.join(''), err: ctx.stderr.join('') };
 }
 

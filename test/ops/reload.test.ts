@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadCommands } from '../../src/cli/index.js';
+import { allCommands } from '../../src/cli/index.js';
 import { runCli } from '../../src/cli/program.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { startSlackReceiver } from '../helpers/slack-receiver.js';
@@ -76,7 +76,7 @@ describe('boxwatch run: reload on SIGHUP', () => {
 
     const path = join(dir, 'boxwatch.yaml');
     writeConfig(path, { schedule: '* * * * * *', rules: BATTERY_ONLY });
-    run = runCli(['run', '--config', path], ctx, await loadCommands());
+    run = runCli(['run', '--config', path], ctx, allCommands);
     await waitFor('the daemon to poll', () => ctx.logs().find((l) => l.msg === 'boxwatch polling'));
 
     // 1. A new rule takes effect: the disconnected box now fires.
@@ -126,7 +126,7 @@ describe('boxwatch run: reload on SIGHUP', () => {
       const path = join(dir, 'boxwatch.yaml');
       const slackNotifier = `, { name: ops-slack, type: slack, webhook_url: "${slack.url}" }`;
       writeConfig(path, { schedule: '* * * * * *', rules: WITH_OFFLINE, notifiers: slackNotifier });
-      run = runCli(['run', '--config', path], ctx, await loadCommands());
+      run = runCli(['run', '--config', path], ctx, allCommands);
       await waitFor('Slack to be tried', () => slack.requests.length > 0);
       const db = join(dir, 'boxwatch.db');
       await waitFor('the Slack message to wait for a retry', () => outboxRows(db).some((r) => r.notifier === 'ops-slack' && r.status === 'pending' && r.attempts === 1));
@@ -154,7 +154,7 @@ describe('boxwatch run: reload on SIGHUP', () => {
   it('reload requests that arrive during a reload are served once more afterwards, and stopping waits for them', async () => {
     const path = join(dir, 'boxwatch.yaml');
     writeConfig(path, { schedule: '* * * * * *', rules: BATTERY_ONLY });
-    run = runCli(['run', '--config', path], ctx, await loadCommands());
+    run = runCli(['run', '--config', path], ctx, allCommands);
     await waitFor('the daemon to poll', () => ctx.logs().find((l) => l.msg === 'boxwatch polling'));
     ctx.reload();
     ctx.reload();
@@ -175,7 +175,7 @@ describe('boxwatch run: reload on SIGHUP', () => {
     try {
       const path = join(dir, 'boxwatch.yaml');
       writeConfig(path, { schedule: '* * * * * *', rules: BATTERY_ONLY });
-      run = runCli(['run', '--config', path], ctx, await loadCommands());
+      run = runCli(['run', '--config', path], ctx, allCommands);
       await waitFor('the daemon to poll', () => ctx.logs().find((l) => l.msg === 'boxwatch polling'));
       writeConfig(path, { schedule: '*/5 * * * * *', rules: BATTERY_ONLY, http: `{ listen: "127.0.0.1:${port}" }` });
       ctx.reload();

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadCommands } from '../../src/cli/index.js';
+import { allCommands } from '../../src/cli/index.js';
 import { runCli } from '../../src/cli/program.js';
 import { createNotifier, Dispatcher } from '../../src/notify/index.js';
 import { testMessage } from '../../src/notify/test-message.js';
@@ -218,7 +218,7 @@ describe('the -wal file deleted under the running daemon', () => {
     expect(rig.cycles().slice(-2)).toEqual(['ok', 'ok']);
 
     let err = '';
-    const code = await runCli(['status', '--db', rig.dbPath], { out: () => undefined, err: (t) => (err += t), env: {}, signal: new AbortController().signal, isTTY: false }, await loadCommands());
+    const code = await runCli(['status', '--db', rig.dbPath], { out: () => undefined, err: (t) => (err += t), env: {}, signal: new AbortController().signal, isTTY: false }, allCommands);
     expect(code).toBe(1);
     expect(err).toContain('store_wal_missing');
     expect(err).toContain('restart the daemon cleanly');
@@ -247,7 +247,7 @@ log: { level: error, format: json }
     const code = await runCli(
       ['run', '--config', configPath],
       { out: (s) => (out += s), err: (s) => (err += s), env: {}, signal: controller.signal, isTTY: false },
-      await loadCommands(),
+      allCommands,
     );
     controller.abort();
     return { code, err, out };
