@@ -4,7 +4,10 @@
  * `boxwatch export --db FILE --format F` as a child process whose stdout is drained and counted
  * here (bytes and lines, nothing kept). The child's VmRSS and VmHWM are read from
  * /proc/<pid>/status every 150 ms (VmHWM, the kernel's peak, is the figure to read; the last
- * sample is at most 150 ms before the child exits), its CPU time from /proc/<pid>/stat.
+ * sample is at most 150 ms before the child exits), its CPU time from /proc/<pid>/stat. With
+ * `--out FILE` the child's stdout is free, so that run also has V8's --trace-gc: the heap still in
+ * use after each full collection (the live set; RSS also holds the garbage not yet collected,
+ * SQLite's page cache and the node binary).
  *
  *   npm run build && node dist/bench/export.bench.js [--boxes N --days D] [--sizes 100x9,1000x30]
  *     [--formats csv,jsonl,openmetrics] [--out csv] [--db-dir DIR] [--export-boxes GLOB] [--since 7d]
@@ -80,14 +83,23 @@ interface Run {
   /** The highest VmRSS of the first and of the last 10 % of the run's samples: flat when equal. */
   earlyRssKb: number;
   lateRssKb: number;
+  /** With --out: the most heap in use after a full collection (MB, V8's --trace-gc), and how many there were. */
+  liveHeapMb?: number;
+  fullGcs?: number;
 }
+
+/** `[pid:addr]  1234 ms: Mark-Compact 47.9 (72.0) -> 16.3 (59.4) MB, ...`: the heap in use after it. */
+const FULL_GC = /Mark-Compact [\d.]+ \([\d.]+\) -> ([\d.]+) \(/;
 
 async function runExport(db: string, format: string, extra: string[]): Promise<Run> {
   const began = performance.now();
-  const child = spawn(process.execPath, [MAIN, 'export', '--db', db, '--format', format, ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const toFile = extra.includes('--out');
+  const child = spawn(process.execPath, [...(toFile ? ['--trace-gc'] : []), MAIN, 'export', '--db', db, '--format', format, ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
   let bytes = 0;
   let lines = 0;
+  let trace = '';
   child.stdout.on('data', (chunk: Buffer) => {
+    if (toFile) trace += chunk.toString();
     bytes += chunk.length;
     for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++;
   });
@@ -102,6 +114,7 @@ async function runExport(db: string, format: string, extra: string[]): Promise<R
   });
   clearInterval(timer);
   if (code !== 0) throw new Error(`export --format ${format} exited with ${code}`);
+  const fullGcs = trace.split('\n').flatMap((line) => FULL_GC.exec(line)?.[1] ?? []).map(Number);
   const tenth = Math.max(1, Math.floor(samples.length / 10));
   const maxRss = (ms: Memory[]): number => Math.max(0, ...ms.map((m) => m.rssKb));
   return {
@@ -113,6 +126,7 @@ async function runExport(db: string, format: string, extra: string[]): Promise<R
     hwmKb: samples.at(-1)?.hwmKb ?? NaN,
     earlyRssKb: maxRss(samples.slice(0, tenth)),
     lateRssKb: maxRss(samples.slice(-tenth)),
+    ...(toFile ? { liveHeapMb: Math.max(0, ...fullGcs), fullGcs: fullGcs.length } : {}),
   };
 }
 
@@ -124,7 +138,8 @@ function report(label: string, r: Run): void {
     `${label.padEnd(12)} ${big(r.lines).padStart(14)} lines ${(r.bytes / 2 ** 20).toFixed(0).padStart(8)} MiB ` +
       `wall ${r.wallS.toFixed(1).padStart(7)} s CPU ${r.cpuS.toFixed(1).padStart(7)} s ` +
       `${((r.bytes / 2 ** 20) / r.wallS).toFixed(0).padStart(4)} MiB/s ${big(Math.round(r.lines / r.wallS)).padStart(11)} lines/s  ` +
-      `peak RSS ${mib(r.hwmKb)} (sampled ${mib(r.peakRssKb)}; first/last tenth ${mib(r.earlyRssKb)}/${mib(r.lateRssKb)})`,
+      `peak RSS ${mib(r.hwmKb)} (sampled ${mib(r.peakRssKb)}; first/last tenth ${mib(r.earlyRssKb)}/${mib(r.lateRssKb)})` +
+      (r.liveHeapMb === undefined ? '' : `; live heap after full GCs at most ${r.liveHeapMb.toFixed(1)} MB (${r.fullGcs} full GCs)`),
   );
 }
 
