@@ -83,13 +83,16 @@ interface Run {
   /** The highest VmRSS of the first and of the last 10 % of the run's samples: flat when equal. */
   earlyRssKb: number;
   lateRssKb: number;
-  /** With --out: the most heap in use after a full collection (MB, V8's --trace-gc), and how many there were. */
+  /** With --out: the most heap in use after a full collection (MB, V8's --trace-gc), how many there were, the most heap V8 held. */
   liveHeapMb?: number;
   fullGcs?: number;
+  committedHeapMb?: number;
 }
 
 /** `[pid:addr]  1234 ms: Mark-Compact 47.9 (72.0) -> 16.3 (59.4) MB, ...`: the heap in use after it. */
 const FULL_GC = /Mark-Compact [\d.]+ \([\d.]+\) -> ([\d.]+) \(/;
+/** Any collection's line: the heap V8 held (committed) before and after it. */
+const ANY_GC = /: \S+ [\d.]+ \(([\d.]+)\) -> [\d.]+ \(([\d.]+)\) MB/;
 
 async function runExport(db: string, format: string, extra: string[]): Promise<Run> {
   const began = performance.now();
@@ -114,7 +117,9 @@ async function runExport(db: string, format: string, extra: string[]): Promise<R
   });
   clearInterval(timer);
   if (code !== 0) throw new Error(`export --format ${format} exited with ${code}`);
-  const fullGcs = trace.split('\n').flatMap((line) => FULL_GC.exec(line)?.[1] ?? []).map(Number);
+  const traceLines = trace.split('\n');
+  const fullGcs = traceLines.flatMap((line) => FULL_GC.exec(line)?.[1] ?? []).map(Number);
+  const committed = traceLines.flatMap((line) => ANY_GC.exec(line)?.slice(1) ?? []).map(Number);
   const tenth = Math.max(1, Math.floor(samples.length / 10));
   const maxRss = (ms: Memory[]): number => Math.max(0, ...ms.map((m) => m.rssKb));
   return {
@@ -126,7 +131,7 @@ async function runExport(db: string, format: string, extra: string[]): Promise<R
     hwmKb: samples.at(-1)?.hwmKb ?? NaN,
     earlyRssKb: maxRss(samples.slice(0, tenth)),
     lateRssKb: maxRss(samples.slice(-tenth)),
-    ...(toFile ? { liveHeapMb: Math.max(0, ...fullGcs), fullGcs: fullGcs.length } : {}),
+    ...(toFile ? { liveHeapMb: Math.max(0, ...fullGcs), fullGcs: fullGcs.length, committedHeapMb: committed.reduce((a, b) => Math.max(a, b), 0) } : {}),
   };
 }
 
@@ -139,11 +144,11 @@ function report(label: string, r: Run): void {
       `wall ${r.wallS.toFixed(1).padStart(7)} s CPU ${r.cpuS.toFixed(1).padStart(7)} s ` +
       `${((r.bytes / 2 ** 20) / r.wallS).toFixed(0).padStart(4)} MiB/s ${big(Math.round(r.lines / r.wallS)).padStart(11)} lines/s  ` +
       `peak RSS ${mib(r.hwmKb)} (sampled ${mib(r.peakRssKb)}; first/last tenth ${mib(r.earlyRssKb)}/${mib(r.lateRssKb)})` +
-      (r.liveHeapMb === undefined ? '' : `; live heap after full GCs at most ${r.liveHeapMb.toFixed(1)} MB (${r.fullGcs} full GCs)`),
+      (r.liveHeapMb === undefined ? '' : `; live heap after full GCs at most ${r.liveHeapMb.toFixed(1)} MB (${r.fullGcs} full GCs), V8 heap held at most ${r.committedHeapMb?.toFixed(1)} MB`),
   );
 }
 
-const formats = (text('formats') ?? 'csv,jsonl,openmetrics').split(',');
+const formats = (text('formats') ?? 'csv,jsonl,openmetrics').split(',').filter((f) => f !== '');
 const outFormat = text('out');
 const extra = [...(text('export-boxes') === undefined ? [] : ['--boxes', text('export-boxes') as string]), ...(text('since') === undefined ? [] : ['--since', text('since') as string])];
 const dbDir = text('db-dir');
