@@ -172,7 +172,7 @@ for (const size of sizes()) {
     report(format, r);
   }
   if (outFormat !== undefined) {
-    const file = join(dir, `export.${outFormat}`);
+    const file = join(dir, `export-${process.pid}.${outFormat}`); // a name of its own: benches may share the directory
     const r = await runExport(db, outFormat, [...extra, '--out', file]);
     r.bytes = statSync(file).size;
     r.lines = lines.get(outFormat) ?? NaN; // the file is not read back; the same lines as on stdout
