@@ -10,12 +10,13 @@
  * SQLite's page cache and the node binary).
  *
  *   npm run build && node dist/bench/export.bench.js [--boxes N --days D] [--sizes 100x9,1000x30]
- *     [--formats csv,jsonl,openmetrics] [--out csv] [--db-dir DIR] [--export-boxes GLOB] [--since 7d]
+ *     [--formats csv,jsonl,openmetrics] [--out csv] [--db-dir DIR] [--export-boxes GLOB] [--from ISO]
  *
  * Sizes: the list of `--sizes` (default 100x9 and 1000x30), and N×D when --boxes/--days are given.
  * `--out F` also runs format F with `--out FILE` (next to the database; the file is deleted after).
  * `--db-dir DIR` keeps the databases there (b<N>-d<D>.db) and reuses them on the next run.
- * `--export-boxes GLOB` and `--since D` are passed to the export as --boxes and --since.
+ * `--export-boxes GLOB` and `--from ISO` are passed to the export as --boxes and --from (the built
+ * history ends at 2026-06-01T00:00Z, before today: --since would find none of it).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -150,7 +151,7 @@ function report(label: string, r: Run): void {
 
 const formats = (text('formats') ?? 'csv,jsonl,openmetrics').split(',').filter((f) => f !== '');
 const outFormat = text('out');
-const extra = [...(text('export-boxes') === undefined ? [] : ['--boxes', text('export-boxes') as string]), ...(text('since') === undefined ? [] : ['--since', text('since') as string])];
+const extra = [...(text('export-boxes') === undefined ? [] : ['--boxes', text('export-boxes') as string]), ...(text('from') === undefined ? [] : ['--from', text('from') as string])];
 const dbDir = text('db-dir');
 const temp = dbDir === undefined ? tempDb('x') : undefined;
 const dir = dbDir ?? dirname(temp?.path as string);
