@@ -286,6 +286,8 @@ function snapshotsOf(summaries: readonly DeviceSummary[], account: string, known
   const seen: BoxSnapshot[] = [];
   for (const s of summaries) {
     const previous = known.get(s.serial_no);
+    // A known box's stored id is boxKey's string already: kept, not built again per box and cycle
+    // (the new string would live with the box's state: BENCHMARKS.md, tenth pass).
     seen.push(listedSnapshot(previous?.serial ?? boxKey(account, s.serial_no), s, previous, skewMs));
   }
   return seen;

@@ -11,6 +11,7 @@ import { defaultConfig, type Config } from '../../src/config/index.js';
 import { createGatewayClient } from '../../src/gateway/client.js';
 import { silentLogger } from '../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
+import type { BoxSnapshot } from '../../src/model.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
@@ -148,6 +149,46 @@ describe('poll cycle against the simulator', () => {
     const good = await r.app.runOnce();
     expect(good?.cycle).toMatchObject({ outcome: 'ok', boxes: 20, rejected: [] });
     expect(r.app.store.boxes()).toHaveLength(20);
+  });
+
+  it('takes a new name from the next device list, a new location and IP from the next details, and moves the gateway\'s times onto our clock', async () => {
+    // Details only every hour, so that the cycles after the first fetch none unless a box changes.
+    const r = await rig({ devices: 5, config: (c) => void (c.poll.detailsEvery = 3_600_000) });
+    const fleet = r.sim.sim.fleet;
+    fleet.skewMs = 10 * 60_000; // the gateway's clock 10 minutes ahead
+    await r.app.runOnce();
+    const boxes = fleet.listed();
+    const stored = (serial: string): BoxSnapshot => r.app.store.box(serial)!;
+    const where = (serial: string): (string | null)[] => [stored(serial).location, stored(serial).ip];
+    for (const box of boxes) {
+      expect(stored(box.serial).registeredAt).toBe(box.registeredAt);
+      expect(stored(box.serial).lastSeen).toBe(box.lastSeen);
+      expect(where(box.serial)).toEqual([box.location, box.ip]);
+    }
+    const before = new Map(boxes.map((box) => [box.serial, where(box.serial)]));
+
+    boxes.forEach((box, i) => {
+      box.name = `Renamed ${i}`;
+      Object.assign(box, { location: `Elsewhere, Site ${i}`, ip: `10.99.0.${i}` });
+    });
+    r.clock.advance(30_000);
+    await r.app.runOnce();
+    // Every box has its new name; only those whose details came in this cycle (the policy tops one
+    // up per tick) have the new location and IP: the device list does not carry them.
+    const refreshed = boxes.filter((box) => stored(box.serial).detailsAt === r.clock.now());
+    expect(refreshed.length).toBeGreaterThan(0);
+    expect(refreshed.length).toBeLessThan(boxes.length);
+    boxes.forEach((box, i) => {
+      expect(stored(box.serial).name).toBe(`Renamed ${i}`);
+      expect(where(box.serial)).toEqual(refreshed.includes(box) ? [`Elsewhere, Site ${i}`, `10.99.0.${i}`] : before.get(box.serial));
+    });
+
+    r.clock.advance(3_600_000);
+    await r.app.runOnce();
+    boxes.forEach((box, i) => {
+      expect(where(box.serial)).toEqual([`Elsewhere, Site ${i}`, `10.99.0.${i}`]);
+      expect(stored(box.serial).registeredAt).toBe(box.registeredAt);
+    });
   });
 
   it('history survives a restart (the SQLite file is the memory)', async () => {
