@@ -314,9 +314,11 @@ async function profiled<T>(dir: string | undefined, name: string, fn: () => Prom
  * stdout before each side's steady cycle i (negative: a warm-up one) and `@@ end <heap>` after the
  * last (`<heap>`: the JavaScript heap in use, bytes), for bench/traced-floor.ts to cut V8's trace
  * into the sides' windows; and within boxwatch's, a line `@@ stage <name> <heap>` as its cycle
- * enters each stage (bench/stage-marks.ts).
+ * enters each stage (bench/stage-marks.ts) when `stages` is set too: its wrappers of the client, the
+ * store, the writer and the pipeline are code of their own, which bench/jit-trace.ts's compile
+ * counts must not include, so only bench/gc-trace.ts asks for them (`--stages`).
  */
-async function measureSize(boxes: number, cycles: number, warmup: number, profileDir?: string, marks = false): Promise<SizeResult> {
+async function measureSize(boxes: number, cycles: number, warmup: number, profileDir?: string, marks = false, stages = false): Promise<SizeResult> {
   const mark = (text: string): void => void (marks && process.stdout.write(`@@ ${text} ${process.memoryUsage().heapUsed}\n`));
   const sim = await startSimProcess(boxes, KEY);
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-floor-'));
@@ -324,7 +326,7 @@ async function measureSize(boxes: number, cycles: number, warmup: number, profil
     const dbPath = join(dir, 'boxwatch.db');
     const config = benchConfig(sim.url, dbPath, boxes, false);
     const { client, takeSerials } = recordingClient(config);
-    const app = createApp({ config, logger: silentLogger, client: marks ? markStages(client, mark) : client, notifiers: [] });
+    const app = createApp({ config, logger: silentLogger, client: marks && stages ? markStages(client, mark) : client, notifiers: [] });
     const floor = new NaivePoller(new URL(sim.url), join(dir, 'floor.db'));
     await warmUp(sim.url, boxes);
     // First cycles: boxwatch first, cold, as a daemon starts; then the floor with the same serials.
@@ -473,13 +475,14 @@ const { values } = parseArgs({
     'child-size': { type: 'string' },
     'child-memory': { type: 'string' },
     marks: { type: 'boolean', default: false },
+    stages: { type: 'boolean', default: false },
   },
 });
 const cycles = values.cycles === undefined ? undefined : Number(values.cycles);
 const warmup = Number(values.warmup);
 if (values['child-size'] !== undefined) {
   const boxes = Number(values['child-size']);
-  process.stdout.write(JSON.stringify(await measureSize(boxes, cycles ?? cyclesFor(boxes), warmup, values.profile, values.marks)));
+  process.stdout.write(JSON.stringify(await measureSize(boxes, cycles ?? cyclesFor(boxes), warmup, values.profile, values.marks, values.stages)));
 } else if (values['child-memory'] !== undefined) {
   process.stdout.write(JSON.stringify(await measureMemory(Number(values['memory-boxes']), Number(values['child-memory']))));
 } else {

@@ -1,6 +1,6 @@
 /**
  * What V8's garbage collector does during the floor bench's steady cycles: runs one fleet size of
- * bench/floor.bench.ts (its child part, with `--marks`) under `--trace-gc-nvp` and sums, per side
+ * bench/floor.bench.ts (its child part, with `--marks --stages`) under `--trace-gc-nvp` and sums, per side
  * (boxwatch's cycle, the floor's) and per cycle: the scavenges (young generation) and full
  * collections, their main-thread pauses, the bytes the JavaScript allocated, the bytes a scavenge
  * copied within the young generation and those it promoted to the old one. A scavenge costs what
@@ -110,7 +110,7 @@ const { values } = parseArgs({
     trace: { type: 'string' },
   },
 });
-const cycles = summarize(traceFloorChild(['--trace-gc-nvp'], values));
+const cycles = summarize(traceFloorChild(['--trace-gc-nvp'], { ...values, stages: true }));
 const n = cycles.length;
 console.log(`${n} steady cycles of ${values.boxes} boxes; per cycle:`);
 console.log(`  boxwatch: ${line(sum(cycles.map((c) => c.bw)), n)}`);

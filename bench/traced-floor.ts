@@ -37,6 +37,8 @@ export interface TraceOptions {
   warmup: string;
   /** Where the raw trace goes; default a file in the temporary folder, removed after. */
   trace?: string;
+  /** Also a mark as boxwatch's cycle enters each stage (the floor bench's `--stages`). */
+  stages?: boolean;
 }
 
 /** The lines of the trace of one floor bench child run under `v8Flags` (without their line ends). */
@@ -45,7 +47,7 @@ export function traceFloorChild(v8Flags: readonly string[], options: TraceOption
   const scratch = options.trace === undefined ? mkdtempSync(join(tmpdir(), 'boxwatch-trace-')) : null;
   const traceFile = options.trace ?? join(scratch as string, 'trace.txt');
   try {
-    const child = [process.execPath, '--expose-gc', ...v8Flags, floorBench, '--child-size', options.boxes, '--cycles', options.cycles, '--warmup', options.warmup, '--marks'];
+    const child = [process.execPath, '--expose-gc', ...v8Flags, floorBench, '--child-size', options.boxes, '--cycles', options.cycles, '--warmup', options.warmup, '--marks', ...(options.stages === true ? ['--stages'] : [])];
     // `script -qc CMD FILE`: CMD under a terminal, everything it writes into FILE (our own stdout is not wanted).
     const run = spawnSync('script', ['-qec', child.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' '), traceFile], { stdio: ['ignore', 'ignore', 'inherit'] });
     if (run.error !== undefined || run.status !== 0) throw new Error(`the traced bench failed (${run.error?.message ?? `exit ${run.status}`}); it needs Linux and util-linux's script`);
