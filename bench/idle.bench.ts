@@ -19,7 +19,7 @@
  *   (--lead S: the daemon starts S seconds before a tick of the schedule; by default whenever the
  *   bench starts. The peak RSS depends on it: a first cycle before V8's memory reducer has shrunk
  *   the young generation the start-up grew (10 to 20 s after the start, once the daemon is idle)
- *   runs on it and grows it further: BENCHMARKS.md, tenth pass)
+ *   runs on it and grows it further: BENCHMARKS.md, "Tenth pass: the idle daemon's first 10 minutes")
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

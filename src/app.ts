@@ -348,7 +348,7 @@ export function createApp(deps: AppDeps): App {
   /**
    * True while runOnce waits for a cycle: only then is the cycle's result kept in `last`. Kept
    * until the next cycle, its snapshots would be copied and promoted by the garbage collector
-   * (BENCHMARKS.md, tenth pass).
+   * (BENCHMARKS.md, "Tenth pass: the cycle's allocations").
    */
   let keepLast = false;
   let groupTimer: NodeJS.Timeout | undefined;

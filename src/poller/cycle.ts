@@ -175,7 +175,8 @@ async function pollGateway(deps: CycleDeps, account: string, startedAt: number, 
 
   // The device list is read in a function of its own, which returns the snapshots without this
   // cycle's details: the list itself is garbage before the details requests, instead of being
-  // copied and promoted by the garbage collections they cause (BENCHMARKS.md, tenth pass).
+  // copied and promoted by the garbage collections they cause (BENCHMARKS.md, "Tenth pass: the
+  // cycle's allocations").
   const listed = await pollDeviceList(deps, account, startedAt, signal, deadlinePassed, setAside);
   if (!listed.ok) return { ...listed, rejected };
   const { seen, due, serverTime, gatewayClockSkewMs } = listed;
@@ -287,7 +288,8 @@ function snapshotsOf(summaries: readonly DeviceSummary[], account: string, known
   for (const s of summaries) {
     const previous = known.get(s.serial_no);
     // A known box's stored id is boxKey's string already: kept, not built again per box and cycle
-    // (the new string would live with the box's state: BENCHMARKS.md, tenth pass).
+    // (the new string would live with the box's state: BENCHMARKS.md, "Tenth pass: the cycle's
+    // allocations").
     seen.push(listedSnapshot(previous?.serial ?? boxKey(account, s.serial_no), s, previous, skewMs));
   }
   return seen;
@@ -389,7 +391,7 @@ export function withDetails(snap: BoxSnapshot, details: Device, detailsAt: numbe
  * `text`, or the equal text the box's snapshot or state holds already: the cycle's own copy (each
  * cycle's JSON.parse makes new strings) is then garbage when the cycle ends, instead of being kept
  * with the box's new state, hence copied and promoted by the garbage collector (BENCHMARKS.md,
- * tenth pass).
+ * "Tenth pass: the cycle's allocations").
  */
 function sameText<T extends string | null>(held: string | null | undefined, text: T): T {
   return (held === text ? held : text) as T;
