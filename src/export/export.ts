@@ -71,11 +71,11 @@ export async function exportHistory(store: SqliteStore, req: ExportRequest, sink
     await sink.write('# EOF\n');
   } else {
     if (req.format === 'csv') await sink.write('serial,metric,t,until,time,value\n');
+    const line = req.format === 'csv' ? csvLine : jsonLine;
     let done = 0;
     for (const box of boxes) {
       options.signal?.throwIfAborted();
       for (const metric of req.metrics) {
-        const line = req.format === 'csv' ? csvLine : jsonLine;
         for (const runs of boxRunBatches(store, box.serial, metric, req.span)) {
           await sink.write(runs.map((run) => line(box.serial, metric, run)).join(''));
           lines += runs.length;
