@@ -153,6 +153,15 @@ interface AccountRun {
   quarantine: RecordQuarantine;
 }
 
+/** What a cycle's commit left of its part of the fleet (its account's boxes and alerts), for the fleet snapshot. */
+interface CommittedPart {
+  startedAt: number;
+  /** The cycle's account, and the accounts it removed from the fleet. */
+  accounts: string[];
+  boxes: BoxState[];
+  states: ReadonlyMap<string, AlertState>;
+}
+
 const PRUNE_EVERY_MS = 10 * 60_000;
 const STOP_GRACE_MS = 5_000;
 /** After a failed write of the group_wait queue (database locked or full), try again this much later. */
@@ -344,13 +353,12 @@ export function createApp(deps: AppDeps): App {
   const skew = (): number | null => first.skewMs;
   let lastPrune = 0;
   let pruning: Promise<void> | null = null;
-  let last: AppCycle | undefined;
   /**
-   * True while runOnce waits for a cycle: only then is the cycle's result kept in `last`. Kept
-   * until the next cycle, its snapshots would be copied and promoted by the garbage collector
+   * Set while runOnce waits for a cycle, which leaves its result there. Only then is a result kept:
+   * kept until the next cycle, its snapshots would be copied and promoted by the garbage collector
    * (BENCHMARKS.md, "Tenth pass: the cycle's allocations").
    */
-  let keepLast = false;
+  let awaited: { result?: AppCycle } | null = null;
   let groupTimer: NodeJS.Timeout | undefined;
   let lockTimer: NodeJS.Timeout | undefined;
   let running = false;
@@ -416,8 +424,9 @@ export function createApp(deps: AppDeps): App {
   };
   const cycleWith = async (run: AccountRun, fence: Fence | undefined): Promise<void> => {
     const { config: account, client } = run;
-    let cycleAlerts: CycleAlerts | null = null;
-    let committed: { startedAt: number; accounts: string[]; boxes: BoxState[]; states: ReadonlyMap<string, AlertState> } | null = null;
+    // Both set by the commit below, which runCycle calls (TypeScript cannot see that: `as` keeps them from narrowing to null).
+    let cycleAlerts = null as CycleAlerts | null;
+    let committed = null as CommittedPart | null;
     const startedAt = clock.now();
     let result: CycleResult;
     try {
@@ -480,10 +489,10 @@ export function createApp(deps: AppDeps): App {
       return;
     }
     const done: AppCycle = { ...result, alerts: cycleAlerts };
-    if (keepLast) last = done;
+    if (awaited !== null) awaited.result = done;
     metrics.observeCycle(result.cycle);
     checkWal();
-    const stored = committed as { startedAt: number; accounts: string[]; boxes: BoxState[]; states: ReadonlyMap<string, AlertState> } | null;
+    const stored = committed;
     if (stored !== null) snapshot.publish(stored.startedAt, stored.accounts, stored.boxes, stored.states);
     // The whole fleet's alerts and boxes from the snapshot, brought up to date once (one read of
     // the latest cycles): the other accounts' parts are read again only when another process stored a cycle of them.
@@ -493,7 +502,7 @@ export function createApp(deps: AppDeps): App {
     if (http !== null) await metrics.prepare(view.boxes);
     if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     announce(result.cycle, view.version);
-    if (cycleAlerts !== null && (cycleAlerts as CycleAlerts).queued > 0) void group();
+    if (cycleAlerts !== null && cycleAlerts.queued > 0) void group();
     deps.onCycle?.(done);
     const now = clock.now();
     if (now - lastPrune >= PRUNE_EVERY_MS && pruning === null) {
@@ -672,17 +681,16 @@ export function createApp(deps: AppDeps): App {
     },
     async runOnce(account) {
       let result: AppCycle | undefined;
-      keepLast = true;
       try {
         for (const [i, run] of accounts.entries()) {
           if (account !== undefined && run.config.name !== account) continue;
-          last = undefined;
+          const waiting: { result?: AppCycle } = {};
+          awaited = waiting;
           await (schedulers[i] as Scheduler).tick();
-          result = last;
+          result = waiting.result;
         }
       } finally {
-        keepLast = false;
-        last = undefined;
+        awaited = null;
       }
       return result;
     },
