@@ -10,7 +10,7 @@
  * CPU of each 30 s period (all threads, and the main thread), and the peak RSS when the first cycle
  * is done (start-up and first cycle) apart from the window's.
  *
- *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000] [--after 0] [--lead S] [--node-args='...']
+ *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000] [--after 0] [--lead S] [--database new|restart|stale] [--node-args='...']
  *   (--after N: the window starts N minutes after the first cycle instead of right after it. V8
  *   compiles the daemon's cycle code over its first tens of cycles, about half of its CPU in the
  *   first 10 minutes: BENCHMARKS.md, ninth pass; --after 20 measures a daemon past that)
@@ -25,6 +25,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
 import { startSimulator } from '../src/sim/server.js';
 import { clockTicks, cpuSeconds, sleep, startDaemon, statusMiB } from './daemon.js';
 
@@ -61,6 +62,7 @@ const { values } = parseArgs({
     after: { type: 'string', default: '0' },
     'node-args': { type: 'string', default: '' },
     lead: { type: 'string' },
+    database: { type: 'string', default: 'new' },
   },
 });
 const minutes = Number(values.minutes);
@@ -69,6 +71,8 @@ const afterMinutes = Number(values.after);
 const leadSeconds = values.lead === undefined ? undefined : Number(values.lead);
 if (!(minutes > 0) || !(boxes > 0) || !(afterMinutes >= 0)) throw new Error('--minutes and --boxes must be positive numbers, --after zero or more');
 if (leadSeconds !== undefined && !(leadSeconds >= 0 && leadSeconds < SCHEDULE_S)) throw new Error(`--lead must be 0 to ${SCHEDULE_S} seconds`);
+const database = values.database;
+if (database !== 'new' && database !== 'restart' && database !== 'stale') throw new Error('--database must be new, restart or stale');
 
 const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-idle-'));
 const sim = await startSimulator({ port: 0, key: KEY, devices: boxes, seed: 7, speed: 1 });
@@ -83,12 +87,22 @@ log: { level: info, format: json }
 `,
 );
 const ticks = clockTicks();
+const nodeArgs = values['node-args'].split(' ').filter((a) => a !== '');
+if (database !== 'new') {
+  // A daemon's first start, until its first cycle is done: the database the measured one restarts on.
+  const first = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 120_000, nodeArgs);
+  await first.stop();
+  if (database === 'stale') {
+    const db = new Database(join(dir, 'boxwatch.db'));
+    db.prepare('UPDATE boxes SET details_at = details_at - ?').run(86_400_000);
+    db.close();
+  }
+}
 if (leadSeconds !== undefined) {
   const untilTick = SCHEDULE_S * 1000 - (Date.now() % (SCHEDULE_S * 1000));
   await sleep((untilTick - leadSeconds * 1000 + SCHEDULE_S * 1000) % (SCHEDULE_S * 1000));
 }
 const started = performance.now();
-const nodeArgs = values['node-args'].split(' ').filter((a) => a !== '');
 const daemon = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 120_000, nodeArgs);
 try {
   const { pid } = daemon;
@@ -147,7 +161,7 @@ try {
       ` | RSS start ${mib(rssStart)}, end ${mib(rss.at(-1) ?? NaN)}, min ${mib(Math.min(...rss))}, max ${mib(Math.max(...rss))}, peak (VmHWM, startup included) ${mib(peak)}` +
       ` | with no poll due: CPU ${((quietCpu / quietWall) * 100).toFixed(3)}% of one core (${quietCpu.toFixed(2)} s over ${quietWall.toFixed(0)} s),` +
       ` wakeups ${(quietWakeMain / quietWall).toFixed(2)}/s on the main thread, ${(quietWakeAll / quietWall).toFixed(2)}/s over all threads` +
-      ` | start until the first cycle (on the first 30 s tick) done: ${startupWall.toFixed(1)} s wall, ${startupCpu.toFixed(1)} s CPU, peak RSS (VmHWM) ${mib(startupPeak)}`,
+      ` | ${database} database; start until the first cycle (on the first 30 s tick) done: ${startupWall.toFixed(1)} s wall, ${startupCpu.toFixed(1)} s CPU, peak RSS (VmHWM) ${mib(startupPeak)}`,
   );
   const ms = (x: number): string => (x * 1000).toFixed(0);
   console.log(`  CPU per 30 s period in ms (of it main thread; the first from the window's start): ${periods.map((p) => `${ms(p.cpu)} (${ms(p.main)})`).join(', ')}`);
