@@ -151,6 +151,17 @@ interface AccountRun {
   logger: Logger;
   /** Records a device list may not hold, logged once per account (src/poller/quarantine.ts). */
   quarantine: RecordQuarantine;
+  /**
+   * Set while runOnce waits for this account's cycle, which leaves its result there. Only then is a
+   * result kept: one kept until the next cycle would have its snapshots copied and promoted by the
+   * garbage collector (BENCHMARKS.md, "Tenth pass: the cycle's allocations").
+   */
+  awaited: CycleWaiter | null;
+}
+
+/** Where a cycle leaves its result for runOnce. */
+interface CycleWaiter {
+  result?: AppCycle;
 }
 
 /** What a cycle's commit left of its part of the fleet (its account's boxes and alerts), for the fleet snapshot. */
@@ -215,6 +226,7 @@ export function createApp(deps: AppDeps): App {
       heartbeat: createHeartbeat(accountLogger),
       logger: accountLogger,
       quarantine: new RecordQuarantine(accountLogger),
+      awaited: null,
     };
   });
   const first = accounts[0] as AccountRun;
@@ -353,12 +365,6 @@ export function createApp(deps: AppDeps): App {
   const skew = (): number | null => first.skewMs;
   let lastPrune = 0;
   let pruning: Promise<void> | null = null;
-  /**
-   * Set while runOnce waits for a cycle, which leaves its result there. Only then is a result kept:
-   * kept until the next cycle, its snapshots would be copied and promoted by the garbage collector
-   * (BENCHMARKS.md, "Tenth pass: the cycle's allocations").
-   */
-  let awaited: { result?: AppCycle } | null = null;
   let groupTimer: NodeJS.Timeout | undefined;
   let lockTimer: NodeJS.Timeout | undefined;
   let running = false;
@@ -489,16 +495,15 @@ export function createApp(deps: AppDeps): App {
       return;
     }
     const done: AppCycle = { ...result, alerts: cycleAlerts };
-    if (awaited !== null) awaited.result = done;
+    if (run.awaited !== null) run.awaited.result = done;
     metrics.observeCycle(result.cycle);
     checkWal();
-    const stored = committed;
-    if (stored !== null) snapshot.publish(stored.startedAt, stored.accounts, stored.boxes, stored.states);
+    if (committed !== null) snapshot.publish(committed.startedAt, committed.accounts, committed.boxes, committed.states);
     // The whole fleet's alerts and boxes from the snapshot, brought up to date once (one read of
     // the latest cycles): the other accounts' parts are read again only when another process stored a cycle of them.
     const view = await snapshot.view();
     run.heartbeat.afterCycle(result.cycle, firingCounts(view.states.values()).reduce((n, c) => n + c.count, 0));
-    if (stored !== null) fleet = fleetStats(view.boxes, view.states.values());
+    if (committed !== null) fleet = fleetStats(view.boxes, view.states.values());
     if (http !== null) await metrics.prepare(view.boxes);
     if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
     announce(result.cycle, view.version);
@@ -681,16 +686,16 @@ export function createApp(deps: AppDeps): App {
     },
     async runOnce(account) {
       let result: AppCycle | undefined;
-      try {
-        for (const [i, run] of accounts.entries()) {
-          if (account !== undefined && run.config.name !== account) continue;
-          const waiting: { result?: AppCycle } = {};
-          awaited = waiting;
+      for (const [i, run] of accounts.entries()) {
+        if (account !== undefined && run.config.name !== account) continue;
+        const waiting: CycleWaiter = {};
+        run.awaited = waiting;
+        try {
           await (schedulers[i] as Scheduler).tick();
-          result = waiting.result;
+        } finally {
+          run.awaited = null;
         }
-      } finally {
-        awaited = null;
+        result = waiting.result;
       }
       return result;
     },

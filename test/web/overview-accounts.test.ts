@@ -27,7 +27,8 @@ afterEach(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-it('the overview shows an account whose cycle started first and committed last as that cycle left it', async () => {
+/** Two simulated accounts of one box each (battery 50) and a started app polling both, never on its own schedule. */
+async function startTwoAccounts(): Promise<{ acme: RunningSimulator; globex: RunningSimulator; app: App<SqliteStore> }> {
   dir = mkdtempSync(join(tmpdir(), 'boxwatch-overview-accounts-'));
   const simClock = new FakeClock('2026-03-01T12:00:00Z');
   const [acme, globex] = await Promise.all(
@@ -54,23 +55,44 @@ http: { listen: "127.0.0.1:0" }
   );
   app = createApp({ config, logger: silentLogger, store: openStore(join(dir, 'bw.db')) });
   await app.start();
-  await app.runOnce('acme');
-  await app.runOnce('globex');
+  return { acme: acme!, globex: globex!, app };
+}
+
+it('the overview shows an account whose cycle started first and committed last as that cycle left it', async () => {
+  const { acme, globex, app: running } = await startTwoAccounts();
+  await running.runOnce('acme');
+  await running.runOnce('globex');
   const batteries = async (path: string): Promise<Record<string, number | null>> => {
-    const body = (await (await fetch(`${app!.httpUrl}${path}`)).json()) as { boxes: { serial: string; battery: number | null }[] };
+    const body = (await (await fetch(`${running.httpUrl}${path}`)).json()) as { boxes: { serial: string; battery: number | null }[] };
     return Object.fromEntries(body.boxes.map((b) => [b.serial, b.battery]));
   };
   expect(await batteries('/api/overview?per=100')).toEqual({ 'acme/BX-00001': 50, 'globex/BX-00001': 50 });
 
   // One tick: acme's device list is slow, so acme's cycle starts before globex's and commits after it.
-  acme!.sim.fleet.apply(acme!.sim.fleet.boxes, { kind: 'battery', level: 30 });
-  globex!.sim.fleet.apply(globex!.sim.fleet.boxes, { kind: 'battery', level: 20 });
-  acme!.sim.inject({ latencyMs: 1_500, endpoints: ['device_list'] });
-  const slow = app.runOnce('acme');
+  acme.sim.fleet.apply(acme.sim.fleet.boxes, { kind: 'battery', level: 30 });
+  globex.sim.fleet.apply(globex.sim.fleet.boxes, { kind: 'battery', level: 20 });
+  acme.sim.inject({ latencyMs: 1_500, endpoints: ['device_list'] });
+  const slow = running.runOnce('acme');
   await new Promise((r) => setTimeout(r, 100));
-  await app.runOnce('globex');
+  await running.runOnce('globex');
   expect((await batteries('/api/overview?per=100'))['globex/BX-00001']).toBe(20); // the page asks after globex's event
   await slow;
   expect(await batteries('/api/overview?per=100')).toEqual({ 'acme/BX-00001': 30, 'globex/BX-00001': 20 }); // and again after acme's
   expect(await batteries('/api/boxes')).toEqual({ 'acme/BX-00001': 30, 'globex/BX-00001': 20 });
+}, 60_000);
+
+it.each([
+  { slow: 'acme', fast: 'globex' },
+  { slow: 'globex', fast: 'acme' },
+] as const)('two runOnce calls under way at once each return their own account\'s cycle ($slow slow, started first)', async ({ slow, fast }) => {
+  const accounts = await startTwoAccounts();
+  accounts[slow].sim.inject({ latencyMs: 1_000, endpoints: ['device_list'] });
+  const slowCycle = accounts.app.runOnce(slow);
+  await new Promise((r) => setTimeout(r, 100));
+  const fastCycle = await accounts.app.runOnce(fast);
+  expect(fastCycle?.cycle.account).toBe(fast);
+  expect(fastCycle?.seen.map((b) => b.serial)).toEqual([`${fast}/BX-00001`]);
+  const slowResult = await slowCycle;
+  expect(slowResult?.cycle.account).toBe(slow);
+  expect(slowResult?.seen.map((b) => b.serial)).toEqual([`${slow}/BX-00001`]);
 }, 60_000);
