@@ -1,7 +1,8 @@
 /**
  * Helpers of the daemon benchmarks: `boxwatch run` as a child process (the built
  * dist/src/main.js) on a configuration in a temporary folder, its HTTP address read from its JSON
- * logs, and readiness as /healthz answering 200 (a successful cycle happened).
+ * logs, and readiness as /healthz answering 200 (a successful cycle happened), or, asking the
+ * daemon nothing, its own first successful cycle as its log says it (`firstCycle`).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -19,25 +20,38 @@ export interface Daemon {
   httpUrl: string;
   /** Log records at warn level and above, for the report. */
   problems: string[];
+  /** Resolves at this process's first successful cycle: its `polling ok` log line (src/poller/heartbeat.ts). */
+  firstCycle: Promise<void>;
   /** SIGTERM, then waits for the exit; resolves with the exit code. */
   stop(): Promise<number | null>;
 }
 
 /**
  * Starts `boxwatch run --config <configPath>` (the configuration must set `http.listen` with port 0
- * and `log.format: json`) and resolves once /healthz answers 200. `nodeArgs` go to node before the
- * script (e.g. `--cpu-prof`).
+ * and `log.format: json`) and resolves once /healthz answers 200, or with `ready: 'listening'` once
+ * the HTTP endpoints listen (no request made: /healthz answers at once on a database with a recent
+ * cycle, and each request is work the daemon does before its first cycle). `nodeArgs` go to node
+ * before the script (e.g. `--cpu-prof`).
  */
-export async function startDaemon(configPath: string, env: NodeJS.ProcessEnv, timeoutMs = 60_000, nodeArgs: readonly string[] = []): Promise<Daemon> {
+export async function startDaemon(
+  configPath: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 60_000,
+  nodeArgs: readonly string[] = [],
+  ready: 'healthy' | 'listening' = 'healthy',
+): Promise<Daemon> {
   const child = spawn(process.execPath, [...nodeArgs, MAIN, 'run', '--config', configPath], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const problems: string[] = [];
   let onUrl: (url: string) => void = () => undefined;
   const urlKnown = new Promise<string>((resolve) => (onUrl = resolve));
+  let onFirstCycle: () => void = () => undefined;
+  const firstCycle = new Promise<void>((resolve) => (onFirstCycle = resolve));
   createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
     if (!line.startsWith('{')) return; // console notifier lines
     const record = JSON.parse(line) as { level: number; msg: string; url?: string };
     if (record.msg.endsWith('http endpoints listening') && record.url) onUrl(record.url);
+    if (record.msg.startsWith('polling ok')) onFirstCycle();
     if (record.level >= 40) problems.push(record.msg);
   });
   const deadline = Date.now() + timeoutMs;
@@ -50,7 +64,7 @@ export async function startDaemon(configPath: string, env: NodeJS.ProcessEnv, ti
     timer = setTimeout(() => reject(new Error('no http address logged')), timeoutMs);
   });
   const httpUrl = await Promise.race([urlKnown, failEarly, timeout]).finally(() => clearTimeout(timer));
-  for (;;) {
+  while (ready === 'healthy') {
     const ok = await fetch(`${httpUrl}/healthz`).then((r) => r.ok, () => false);
     if (ok) break;
     if (Date.now() > deadline) throw new Error('boxwatch run did not become healthy in time');
@@ -61,6 +75,7 @@ export async function startDaemon(configPath: string, env: NodeJS.ProcessEnv, ti
     pid: child.pid as number,
     httpUrl,
     problems,
+    firstCycle,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       return exited;

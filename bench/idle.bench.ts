@@ -18,8 +18,17 @@
  *   a CPU profile of the daemon, written when it stops)
  *   (--lead S: the daemon starts S seconds before a tick of the schedule; by default whenever the
  *   bench starts. The peak RSS depends on it: a first cycle before V8's memory reducer has shrunk
- *   the young generation the start-up grew (10 to 20 s after the start, once the daemon is idle)
- *   runs on it and grows it further: BENCHMARKS.md, "Tenth pass: the idle daemon's first 10 minutes")
+ *   the young generation the start-up grew (8 to 9 s after the start, once the daemon is idle)
+ *   runs on it and grows it further: BENCHMARKS.md, "Eleventh pass: the idle daemon's start-up peak")
+ *   (--database: what the daemon starts on. `new` (the default): a new database, so that its first
+ *   cycle fetches the details of every box, a first start. `restart`: the database of a daemon
+ *   that ran until its first cycle was done and was stopped, so that the first cycle fetches only
+ *   the details due (about 100), a restart. `stale`: the same database with every box's details
+ *   made a day old (the rest of it as after a short stop), so that the first cycle fetches them
+ *   all again, as after a downtime longer than poll.details_every. In every case the daemon is
+ *   asked nothing until its first cycle, which its log says (`polling ok`); the window starts
+ *   there. Printed as well: the RSS samples from the window's second minute on, the daemon
+ *   watching past the first cycle's peak)
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -90,8 +99,9 @@ const ticks = clockTicks();
 const nodeArgs = values['node-args'].split(' ').filter((a) => a !== '');
 if (database !== 'new') {
   // A daemon's first start, until its first cycle is done: the database the measured one restarts on.
-  const first = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 120_000, nodeArgs);
-  await first.stop();
+  const first = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 120_000);
+  const code = await first.stop();
+  if (code !== 0) throw new Error(`the daemon that prepared the database exited with ${code}: ${first.problems.join('; ')}`);
   if (database === 'stale') {
     const db = new Database(join(dir, 'boxwatch.db'));
     db.prepare('UPDATE boxes SET details_at = details_at - ?').run(86_400_000);
@@ -103,9 +113,16 @@ if (leadSeconds !== undefined) {
   await sleep((untilTick - leadSeconds * 1000 + SCHEDULE_S * 1000) % (SCHEDULE_S * 1000));
 }
 const started = performance.now();
-const daemon = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 120_000, nodeArgs);
+// Its first cycle is read from its log, not asked over HTTP: whatever the daemon does before that
+// cycle counts in how large V8's young generation is when it comes (the start-up peak, above).
+const daemon = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 120_000, nodeArgs, 'listening');
 try {
   const { pid } = daemon;
+  let timer: NodeJS.Timeout | undefined;
+  const noCycle = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('no successful cycle within 2 minutes of the start')), 120_000);
+  });
+  await Promise.race([daemon.firstCycle, noCycle]).finally(() => clearTimeout(timer));
   const startupCpu = cpuSeconds(pid, ticks);
   const startupWall = (performance.now() - started) / 1000;
   const startupPeak = statusMiB(pid, 'VmHWM');
@@ -114,6 +131,8 @@ try {
   const cpu0 = cpuSeconds(pid, ticks);
   const t0 = performance.now();
   const rss: number[] = [rssStart];
+  /** The samples from the window's second minute on: the daemon watching, past the first cycle's peak. */
+  const watching: number[] = [];
   const end = t0 + minutes * 60_000;
   // "No poll due": in every 30 s period, from 8 s after the tick (the cycle and the gateway
   // connections' keep-alive are over) to 2 s before the next one.
@@ -146,7 +165,9 @@ try {
       periodStart = now;
     } else await sleep(Math.max(1, SCHEDULE_S * 1000 - intoPeriod + 10));
     if (performance.now() >= nextSample) {
-      rss.push(statusMiB(pid, 'VmRSS'));
+      const sample = statusMiB(pid, 'VmRSS');
+      rss.push(sample);
+      if (performance.now() - t0 >= 60_000) watching.push(sample);
       nextSample += SAMPLE_MS;
     }
   }
@@ -158,7 +179,7 @@ try {
   console.log(
     `${boxes} boxes, ${SCHEDULE_S} s schedule, ${(wall / 60).toFixed(1)} min from ${afterMinutes} min after the first cycle: ` +
       `CPU ${((cpu / wall) * 100).toFixed(2)}% of one core (${cpu.toFixed(1)} s, ~${((cpu / cycles) * 1000).toFixed(0)} ms per cycle)` +
-      ` | RSS start ${mib(rssStart)}, end ${mib(rss.at(-1) ?? NaN)}, min ${mib(Math.min(...rss))}, max ${mib(Math.max(...rss))}, peak (VmHWM, startup included) ${mib(peak)}` +
+      ` | RSS start ${mib(rssStart)}, end ${mib(rss.at(-1) ?? NaN)}, min ${mib(Math.min(...rss))}, max ${mib(Math.max(...rss))}, peak (VmHWM, startup included) ${mib(peak)}, from the second minute ${watching.length === 0 ? 'none (--minutes 1)' : `${mib(Math.min(...watching))} to ${mib(Math.max(...watching))}`}` +
       ` | with no poll due: CPU ${((quietCpu / quietWall) * 100).toFixed(3)}% of one core (${quietCpu.toFixed(2)} s over ${quietWall.toFixed(0)} s),` +
       ` wakeups ${(quietWakeMain / quietWall).toFixed(2)}/s on the main thread, ${(quietWakeAll / quietWall).toFixed(2)}/s over all threads` +
       ` | ${database} database; start until the first cycle (on the first 30 s tick) done: ${startupWall.toFixed(1)} s wall, ${startupCpu.toFixed(1)} s CPU, peak RSS (VmHWM) ${mib(startupPeak)}`,
