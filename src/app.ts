@@ -688,12 +688,14 @@ export function createApp(deps: AppDeps): App {
       let result: AppCycle | undefined;
       for (const [i, run] of accounts.entries()) {
         if (account !== undefined && run.config.name !== account) continue;
-        const waiting: CycleWaiter = {};
+        // A runOnce already waiting on this account keeps its slot (this call's tick is then skipped).
+        const mine = run.awaited === null;
+        const waiting: CycleWaiter = run.awaited ?? {};
         run.awaited = waiting;
         try {
           await (schedulers[i] as Scheduler).tick();
         } finally {
-          run.awaited = null;
+          if (mine) run.awaited = null;
         }
         result = waiting.result;
       }

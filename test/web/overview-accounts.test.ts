@@ -96,3 +96,12 @@ it.each([
   expect(slowResult?.cycle.account).toBe(slow);
   expect(slowResult?.seen.map((b) => b.serial)).toEqual([`${slow}/BX-00001`]);
 }, 60_000);
+
+it('a runOnce of an account whose cycle is under way is skipped (undefined) and leaves that cycle to the first call', async () => {
+  const accounts = await startTwoAccounts();
+  accounts.acme.sim.inject({ latencyMs: 1_000, endpoints: ['device_list'] });
+  const first = accounts.app.runOnce('acme');
+  await new Promise((r) => setTimeout(r, 100));
+  expect(await accounts.app.runOnce('acme')).toBeUndefined();
+  expect((await first)?.cycle.account).toBe('acme');
+}, 60_000);
