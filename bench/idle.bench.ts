@@ -18,7 +18,7 @@
  *   a CPU profile of the daemon, written when it stops)
  *   (--lead S: the daemon starts S seconds before a tick of the schedule; by default whenever the
  *   bench starts. The peak RSS depends on it: a first cycle before V8's memory reducer has shrunk
- *   the young generation the start-up grew (8 to 9 s after the start, once the daemon is idle)
+ *   the young generation the start-up grew (8 to 17 s after the start, once the daemon is idle)
  *   runs on it and grows it further: BENCHMARKS.md, "Eleventh pass: the idle daemon's start-up peak")
  *   (--database: what the daemon starts on. `new` (the default): a new database, so that its first
  *   cycle fetches the details of every box, a first start. `restart`: the database of a daemon
