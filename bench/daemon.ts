@@ -2,7 +2,7 @@
  * Helpers of the daemon benchmarks: `boxwatch run` as a child process (the built
  * dist/src/main.js) on a configuration in a temporary folder, its HTTP address read from its JSON
  * logs, and readiness as /healthz answering 200 (a successful cycle happened), or, asking the
- * daemon nothing, its own first successful cycle as its log says it (`firstCycle`).
+ * daemon nothing, its own first successful cycle as its log says it.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -20,17 +20,16 @@ export interface Daemon {
   httpUrl: string;
   /** Log records at warn level and above, for the report. */
   problems: string[];
-  /** Resolves at this process's first successful cycle: its `polling ok` log line (src/poller/heartbeat.ts). */
-  firstCycle: Promise<void>;
   /** SIGTERM, then waits for the exit; resolves with the exit code. */
   stop(): Promise<number | null>;
 }
 
 /**
  * Starts `boxwatch run --config <configPath>` (the configuration must set `http.listen` with port 0
- * and `log.format: json`) and resolves once /healthz answers 200, or with `ready: 'listening'` once
- * the HTTP endpoints listen (no request made: /healthz answers at once on a database with a recent
- * cycle, and each request is work the daemon does before its first cycle). `nodeArgs` go to node
+ * and `log.format: json`) and resolves once /healthz answers 200, or with `ready: 'first-cycle'` at
+ * this process's first successful cycle, its `polling ok` log line (src/poller/heartbeat.ts), with
+ * no request made (/healthz answers at once on a database with a recent cycle, and each request is
+ * work the daemon does before its first cycle). Either within `timeoutMs`. `nodeArgs` go to node
  * before the script (e.g. `--cpu-prof`).
  */
 export async function startDaemon(
@@ -38,7 +37,7 @@ export async function startDaemon(
   env: NodeJS.ProcessEnv,
   timeoutMs = 60_000,
   nodeArgs: readonly string[] = [],
-  ready: 'healthy' | 'listening' = 'healthy',
+  ready: 'healthy' | 'first-cycle' = 'healthy',
 ): Promise<Daemon> {
   const child = spawn(process.execPath, [...nodeArgs, MAIN, 'run', '--config', configPath], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -61,9 +60,15 @@ export async function startDaemon(
   failEarly.catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error('no http address logged')), timeoutMs);
+    timer = setTimeout(() => reject(new Error(ready === 'first-cycle' ? 'no http address or successful cycle logged in time' : 'no http address logged')), timeoutMs);
   });
-  const httpUrl = await Promise.race([urlKnown, failEarly, timeout]).finally(() => clearTimeout(timer));
+  let httpUrl: string;
+  try {
+    httpUrl = await Promise.race([urlKnown, failEarly, timeout]);
+    if (ready === 'first-cycle') await Promise.race([firstCycle, failEarly, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
   while (ready === 'healthy') {
     const ok = await fetch(`${httpUrl}/healthz`).then((r) => r.ok, () => false);
     if (ok) break;
@@ -75,7 +80,6 @@ export async function startDaemon(
     pid: child.pid as number,
     httpUrl,
     problems,
-    firstCycle,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       return exited;

@@ -132,7 +132,7 @@ async function runExport(db: string, format: string, extra: string[]): Promise<R
     hwmKb: samples.at(-1)?.hwmKb ?? NaN,
     earlyRssKb: maxRss(samples.slice(0, tenth)),
     lateRssKb: maxRss(samples.slice(-tenth)),
-    ...(toFile ? { liveHeapMb: Math.max(0, ...fullGcs), fullGcs: fullGcs.length, committedHeapMb: committed.reduce((a, b) => Math.max(a, b), 0) } : {}),
+    ...(toFile ? { liveHeapMb: fullGcs.reduce((a, b) => Math.max(a, b), 0), fullGcs: fullGcs.length, committedHeapMb: committed.reduce((a, b) => Math.max(a, b), 0) } : {}),
   };
 }
 
