@@ -1,7 +1,13 @@
 #!/usr/bin/env node
 /** The `boxwatch` executable: wires process I/O and signals to the CLI. */
-import { runCli } from './cli/program.js';
-import { allCommands } from './cli/index.js';
+import { holdYoungGeneration, releaseYoungGeneration } from './young-generation.js';
+
+// Before the modules load: the daemon's start-up keeps V8's young generation at its first size
+// until its first cycle is done (src/young-generation.ts); any other command lets it grow at once.
+holdYoungGeneration();
+const { runCli } = await import('./cli/program.js');
+const { allCommands } = await import('./cli/index.js');
+if (process.argv[2] !== 'run') releaseYoungGeneration();
 
 const controller = new AbortController();
 let signals = 0;
@@ -50,6 +56,7 @@ const code = await runCli(
     errIsTTY: Boolean(process.stderr.isTTY),
     isTTY: Boolean(process.stdout.isTTY),
     onReload,
+    afterFirstCycle: releaseYoungGeneration,
   },
   allCommands,
 );
