@@ -20,6 +20,8 @@ export interface Daemon {
   httpUrl: string;
   /** Log records at warn level and above, for the report. */
   problems: string[];
+  /** How long the first successful cycle took, as its `polling ok` line says (ms); undefined until then. */
+  readonly firstCycleMs: number | undefined;
   /** SIGTERM, then waits for the exit; resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -45,12 +47,16 @@ export async function startDaemon(
   let onUrl: (url: string) => void = () => undefined;
   const urlKnown = new Promise<string>((resolve) => (onUrl = resolve));
   let onFirstCycle: () => void = () => undefined;
+  let firstCycleMs: number | undefined;
   const firstCycle = new Promise<void>((resolve) => (onFirstCycle = resolve));
   createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
     if (!line.startsWith('{')) return; // console notifier lines
-    const record = JSON.parse(line) as { level: number; msg: string; url?: string };
+    const record = JSON.parse(line) as { level: number; msg: string; url?: string; ms?: number };
     if (record.msg.endsWith('http endpoints listening') && record.url) onUrl(record.url);
-    if (record.msg.startsWith('polling ok')) onFirstCycle();
+    if (record.msg.startsWith('polling ok')) {
+      firstCycleMs ??= record.ms;
+      onFirstCycle();
+    }
     if (record.level >= 40) problems.push(record.msg);
   });
   const deadline = Date.now() + timeoutMs;
@@ -80,6 +86,9 @@ export async function startDaemon(
     pid: child.pid as number,
     httpUrl,
     problems,
+    get firstCycleMs() {
+      return firstCycleMs;
+    },
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       return exited;

@@ -177,7 +177,7 @@ try {
       ` | RSS start ${mib(rssStart)}, end ${mib(rss.at(-1) ?? NaN)}, min ${mib(Math.min(...rss))}, max ${mib(Math.max(...rss))}, peak (VmHWM, startup included) ${mib(peak)}, from the second minute ${watching.length === 0 ? 'none (--minutes 1)' : `${mib(Math.min(...watching))} to ${mib(Math.max(...watching))}`}` +
       ` | with no poll due: CPU ${((quietCpu / quietWall) * 100).toFixed(3)}% of one core (${quietCpu.toFixed(2)} s over ${quietWall.toFixed(0)} s),` +
       ` wakeups ${(quietWakeMain / quietWall).toFixed(2)}/s on the main thread, ${(quietWakeAll / quietWall).toFixed(2)}/s over all threads` +
-      ` | ${database} database; start until the first cycle (on the first 30 s tick) done: ${startupWall.toFixed(1)} s wall, ${startupCpu.toFixed(1)} s CPU, peak RSS (VmHWM) ${mib(startupPeak)}`,
+      ` | ${database} database; start until the first cycle (on the first 30 s tick) done: ${startupWall.toFixed(1)} s wall, ${startupCpu.toFixed(1)} s CPU, peak RSS (VmHWM) ${mib(startupPeak)}; the first cycle ${daemon.firstCycleMs ?? '?'} ms (its log)`,
   );
   const ms = (x: number): string => (x * 1000).toFixed(0);
   console.log(`  CPU per 30 s period in ms (of it main thread; the first from the window's start): ${periods.map((p) => `${ms(p.cpu)} (${ms(p.main)})`).join(', ')}`);
