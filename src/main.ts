@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /** The `boxwatch` executable: wires process I/O and signals to the CLI. */
-import { holdYoungGeneration, releaseYoungGeneration } from './young-generation.js';
+import { holdYoungGeneration, releaseAfterStart } from './young-generation.js';
 
-// Before the modules load: the daemon's start-up keeps V8's young generation at its first size
-// until its first cycle is done (src/young-generation.ts); any other command lets it grow at once.
+// Before the modules load, so that a daemon's first cycle soon after its start does not double
+// V8's young generation (src/young-generation.ts).
 holdYoungGeneration();
 const { runCli } = await import('./cli/program.js');
 const { allCommands } = await import('./cli/index.js');
-if (process.argv[2] !== 'run') releaseYoungGeneration();
+releaseAfterStart(process.argv[2]);
 
 const controller = new AbortController();
 let signals = 0;
@@ -56,7 +56,6 @@ const code = await runCli(
     errIsTTY: Boolean(process.stderr.isTTY),
     isTTY: Boolean(process.stdout.isTTY),
     onReload,
-    afterFirstCycle: releaseYoungGeneration,
   },
   allCommands,
 );

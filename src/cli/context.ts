@@ -21,11 +21,6 @@ export interface CliContext {
    * Absent where reloading makes no sense (most tests); `boxwatch run` then never reloads.
    */
   onReload?: (listener: () => void) => () => void;
-  /**
-   * Called once by `boxwatch run` when its first poll cycle is done, whatever its outcome (the
-   * executable lets V8's young generation grow again: src/young-generation.ts).
-   */
-  afterFirstCycle?: () => void;
 }
 
 /** Each file in src/cli/ exports one of these and adds its command(s) to the program. */

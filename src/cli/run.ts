@@ -51,15 +51,8 @@ export const registerRun: RegisterCommand = (program: Command, ctx: CliContext) 
           return true;
         },
       };
-      const afterFirstCycle = once(ctx.afterFirstCycle);
       // Another daemon taking the database over (this one's heartbeat had stopped) ends the command.
-      const daemon: Daemon = new Daemon(
-        first.config,
-        first.source,
-        logger,
-        (config) => openApp({ config, logger, stdout: consoleSink, onCycle: afterFirstCycle, onLockLost: (err) => daemon.abandon(err) }),
-        load,
-      );
+      const daemon: Daemon = new Daemon(first.config, first.source, logger, (config) => openApp({ config, logger, stdout: consoleSink, onLockLost: (err) => daemon.abandon(err) }), load);
       logger.info({ config: first.source }, 'boxwatch starting');
       // Subscribed before the start, so that a SIGHUP during it is served once it is done.
       const unsubscribe = ctx.onReload?.(() => daemon.requestReload()) ?? (() => undefined);
@@ -78,16 +71,6 @@ export const registerRun: RegisterCommand = (program: Command, ctx: CliContext) 
       logger.info('boxwatch stopped');
     });
 };
-
-/** `fn` on its first call only (nothing when absent). */
-function once(fn: (() => void) | undefined): () => void {
-  let called = false;
-  return () => {
-    if (called) return;
-    called = true;
-    fn?.();
-  };
-}
 
 /** JSON log lines through ctx.out (stdout in the executable; captured in tests). */
 function outStream(ctx: CliContext): Writable {
