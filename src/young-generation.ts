@@ -13,8 +13,8 @@
  * for the first 30 s of `boxwatch run` (past the reducer's first collection, whatever the schedule,
  * the accounts led and the outcome of the first cycles), and for every other command only until
  * they are loaded. After that V8 grows it as it would have: the steady cycles of a large fleet run
- * on the young generation V8 grows for them. What the hold costs is CPU, and only in those 30 s:
- * more, smaller collections (the first cycle at 10,000 boxes took about 0.5 s more CPU).
+ * on the young generation V8 grows for them. What the hold can cost is CPU, and only in those 30 s:
+ * more, smaller collections (the first cycle at 10,000 boxes: within the spread of runs without it).
  *
  * The hold is V8's growth factor set to 1, with `v8.setFlagsFromString`. V8 reads the factor each
  * time it grows the semi-spaces, and takes 1 only at run time: given at start, V8 raises it to its
