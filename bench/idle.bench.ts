@@ -17,9 +17,11 @@
  *   (--node-args='--cpu-prof --cpu-prof-dir=DIR': options for node before the daemon's script, here
  *   a CPU profile of the daemon, written when it stops)
  *   (--lead S: the daemon starts S seconds before a tick of the schedule; by default whenever the
- *   bench starts. The peak RSS depends on it: a first cycle before V8's memory reducer has shrunk
- *   the young generation the start-up grew (8 to 17 s after the start, once the daemon is idle)
- *   runs on it and grows it further: BENCHMARKS.md, "Eleventh pass: the idle daemon's start-up peak")
+ *   bench starts. Without the executable's hold on V8's young generation (src/young-generation.ts)
+ *   the peak RSS depended on it: a first cycle before V8's memory reducer had shrunk the young
+ *   generation the start-up grew (8 to 17 s after the start) ran on it and grew it further:
+ *   BENCHMARKS.md, "Eleventh pass: the idle daemon's start-up peak"; with the hold it does not:
+ *   "Twelfth pass")
  *   (--database: what the daemon starts on. `new` (the default): a new database, so that its first
  *   cycle fetches the details of every box, a first start. `restart`: the database of a daemon
  *   that ran until its first cycle was done and was stopped, so that the first cycle fetches only
@@ -114,7 +116,8 @@ if (leadSeconds !== undefined) {
 }
 const started = performance.now();
 // Its first cycle is read from its log, not asked over HTTP: whatever the daemon does before that
-// cycle counts in how large V8's young generation is when it comes (the start-up peak, above).
+// cycle counted in how large V8's young generation was when it came (the start-up peak, above,
+// before the executable held it), and is not what is measured.
 const daemon = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 120_000, nodeArgs, 'first-cycle');
 try {
   const { pid } = daemon;

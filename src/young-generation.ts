@@ -18,7 +18,8 @@
  *
  * The hold is V8's growth factor set to 1, with `v8.setFlagsFromString`. V8 reads the factor each
  * time it grows the semi-spaces, and takes 1 only at run time: given at start, V8 raises it to its
- * minimum, 2 (and Node warns that flags changed after start may behave unpredictably). So
+ * minimum, 2 (and Node's documentation of `v8.setFlagsFromString` warns that flags changed after
+ * the start may behave unpredictably). So
  * test/young-generation.test.ts checks, on the Node that runs the tests, that the hold holds and
  * that the release lets the young generation grow again. Should a later V8 refuse 1 at run time,
  * the hold does nothing and the daemon peaks as it did without it. Measured on Node 20.
@@ -43,9 +44,9 @@ export function releaseYoungGeneration(): void {
 
 /**
  * Once the executable has loaded the command `command` (its first word): `boxwatch run` keeps the
- * hold for DAEMON_HOLD_MS, any other command lets go now.
+ * hold for `holdMs` more (DAEMON_HOLD_MS; tests pass a shorter one), any other command lets go now.
  */
-export function releaseAfterStart(command: string | undefined): void {
+export function releaseAfterStart(command: string | undefined, holdMs = DAEMON_HOLD_MS): void {
   if (command !== 'run') releaseYoungGeneration();
-  else setTimeout(releaseYoungGeneration, DAEMON_HOLD_MS).unref();
+  else setTimeout(releaseYoungGeneration, holdMs).unref();
 }
