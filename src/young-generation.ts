@@ -19,10 +19,10 @@
  * The hold is V8's growth factor set to 1, with `v8.setFlagsFromString`. V8 reads the factor each
  * time it grows the semi-spaces, and takes 1 only at run time: given at start, V8 raises it to its
  * minimum, 2 (and Node's documentation of `v8.setFlagsFromString` warns that flags changed after
- * the start may behave unpredictably). So
- * test/young-generation.test.ts checks, on the Node that runs the tests, that the hold holds and
- * that the release lets the young generation grow again. Should a later V8 refuse 1 at run time,
- * the hold does nothing and the daemon peaks as it did without it. Measured on Node 20.
+ * the start may behave unpredictably). So test/young-generation.test.ts checks, on the Node that
+ * runs the tests, that the hold holds and that the release lets the young generation grow again.
+ * Should a later V8 refuse 1 at run time, the hold does nothing and the daemon peaks as it did
+ * without it. Measured on Node 20.
  */
 import { setFlagsFromString } from 'node:v8';
 

@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from './e2e/build.js';
 
 const MODULE = pathToFileURL(join(ROOT, 'dist/src/young-generation.js')).href;
@@ -35,14 +35,14 @@ function inNewProcess<T>(steps: string): T {
 
 const MiB = 1024 * 1024;
 
-/** How far the burst grows the young generation of a process that never held it. */
-function grownWithoutHold(): { start: number; grown: number } {
-  return inNewProcess('const start = young(); burst(); return { start, grown: young() };');
-}
-
 describe('the young generation hold', () => {
+  /** How far the burst grows the young generation of a process that never held it (measured once). */
+  let control: { start: number; grown: number };
+  beforeAll(() => {
+    control = inNewProcess('const start = young(); burst(); return { start, grown: young() };');
+  });
+
   it('keeps the young generation small through a burst that grows it without the hold, and lets it grow as far once released', () => {
-    const control = grownWithoutHold();
     expect(control.grown).toBeGreaterThanOrEqual(8 * control.start); // the burst is enough to grow it
 
     const held = inNewProcess<{ held: number; released: number }>(
@@ -53,7 +53,7 @@ describe('the young generation hold', () => {
   });
 
   it("after start-up: boxwatch run keeps the hold until its time is up, any other command lets go at once", () => {
-    const { grown } = grownWithoutHold();
+    const { grown } = control;
     const run = inNewProcess<{ during: number; after: number }>(
       "yg.holdYoungGeneration(); yg.releaseAfterStart('run', 300); burst(); const during = young(); await sleep(400); burst(); return { during, after: young() };",
     );
