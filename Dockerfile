@@ -17,6 +17,8 @@ RUN npm ci && npm prune --omit=dev
 # Runtime stage: only what runs, as a non-root user, with the database on a volume.
 FROM node:22-bookworm-slim
 ENV NODE_ENV=production
+# No heap limit by default: pass one with -e NODE_OPTIONS=--max-old-space-size=<MiB> if memory
+# needs it (docs/operations.md, "Limiting memory").
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

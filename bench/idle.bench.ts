@@ -17,11 +17,7 @@
  *   (--node-args='--cpu-prof --cpu-prof-dir=DIR': options for node before the daemon's script, here
  *   a CPU profile of the daemon, written when it stops)
  *   (--lead S: the daemon starts S seconds before a tick of the schedule; by default whenever the
- *   bench starts. Without the executable's hold on V8's young generation (src/young-generation.ts)
- *   the peak RSS depended on it: a first cycle before V8's memory reducer had shrunk the young
- *   generation the start-up grew (8 to 17 s after the start) ran on it and grew it further:
- *   BENCHMARKS.md, "Eleventh pass: the idle daemon's start-up peak"; with the hold it does not:
- *   "Twelfth pass")
+ *   bench starts. The start-up's peak RSS can depend on how soon the first cycle follows the start)
  *   (--database: what the daemon starts on. `new` (the default): a new database, so that its first
  *   cycle fetches the details of every box, a first start. `restart`: the database of a daemon
  *   that ran until its first cycle was done and was stopped, so that the first cycle fetches only

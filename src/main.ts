@@ -1,14 +1,7 @@
 #!/usr/bin/env node
 /** The `boxwatch` executable: wires process I/O and signals to the CLI. */
-import { holdYoungGeneration, releaseAfterStart } from './young-generation.js';
-
-// Before the modules load, so that a daemon's first cycle soon after its start does not double
-// V8's young generation (src/young-generation.ts). Every other module of the executable stays a
-// dynamic import below: a static import would load before this line runs.
-holdYoungGeneration();
-const { runCli } = await import('./cli/program.js');
-const { allCommands } = await import('./cli/index.js');
-releaseAfterStart(process.argv[2]);
+import { allCommands } from './cli/index.js';
+import { runCli } from './cli/program.js';
 
 const controller = new AbortController();
 let signals = 0;
