@@ -154,7 +154,7 @@ interface AccountRun {
   /**
    * Set while runOnce waits for this account's cycle, which leaves its result there. Only then is a
    * result kept: one kept until the next cycle would have its snapshots copied and promoted by the
-   * garbage collector (BENCHMARKS.md, "Tenth pass: the cycle's allocations").
+   * garbage collector.
    */
   awaited: CycleWaiter | null;
 }

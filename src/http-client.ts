@@ -57,8 +57,7 @@ export interface RequestInit {
  */
 export function startRequest(target: RequestTarget, init: RequestInit): ClientRequest {
   // The options are named one by one, not spread from `target` and `init`: Node reads each of
-  // them per request, and an object built by spreading costs more to build and to read (part of
-  // the gateway client's cost per request, BENCHMARKS.md "Eighth pass").
+  // them per request, and an object built by spreading costs more to build and to read.
   const options = { hostname: target.hostname, port: target.port, agent: init.agent, method: init.method, path: init.path, headers: init.headers };
   const req = (target.protocol === 'https:' ? https : http).request(options);
   req.end(init.body);
@@ -96,7 +95,7 @@ export function guardRequest(req: ClientRequest, options: GuardOptions): Request
  * One request's guard. A class whose callbacks are its methods (the timer and the error listener
  * get them bound), not closures made per request: V8 keeps a method's optimized code, while the
  * code of a closure made per request is dropped once a cycle's requests are garbage and compiled
- * again the next cycle (BENCHMARKS.md, ninth pass).
+ * again the next cycle.
  */
 class Guard implements RequestGuard {
   private ended = false;
@@ -146,8 +145,7 @@ const abortWatches = new WeakMap<AbortSignal, AbortWatch>();
  * Fails `guard` with the signal's reason when `signal` aborts, until unwatchAbort. A poll cycle
  * passes one signal to each of its thousands of requests, 16 under way at a time: the signal gets
  * one `abort` listener, added by the first request under way and removed when none is left,
- * instead of one added and removed per request (part of the client's cost per request,
- * BENCHMARKS.md "Eighth pass"). Removed, not left: Node holds a signal made by
+ * instead of one added and removed per request. Removed, not left: Node holds a signal made by
  * `AbortSignal.any` or `AbortSignal.timeout` for as long as it has a listener.
  */
 function watchAbort(signal: AbortSignal, guard: Guard): void {

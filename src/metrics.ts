@@ -105,7 +105,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   let boxes: () => Awaitable<BoxState[]> = () => [];
   let alerts: () => Awaitable<FiringAlertCount[]> = () => [];
   let outbox: () => Awaitable<OutboxDepth[]> = () => [];
-  // Per account: an ok cycle of one account never clears another's failure (issue 15).
+  // Per account: an ok cycle of one account never clears another's failure.
   const statusOf = new Map<string, { lastOkAt: number | null; failingSince: number | null; lastErrorCode: string | null }>();
   // While the store cannot be read (a PostgreSQL server out of reach) a scrape still answers, with
   // what was read last (and boxwatch_poll_cycles_total{outcome="failed"} growing).
@@ -114,14 +114,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const outboxNow = lastAnswer<OutboxDepth[]>([]);
 
   /**
-   * The per-box families, rendered by hand (prom-client's labelled gauges cost hundreds of ms at
-   * 10,000 boxes). Connected, battery and signal change only with a cycle: when the provider
+   * The per-box families, rendered by hand (prom-client's labelled gauges are slow for a fleet of
+   * thousands of boxes). Connected, battery and signal change only with a cycle: when the provider
    * returns the same array again (a per-cycle snapshot, src/http/snapshot.ts), their text is
    * reused, so any number of scrapes between two cycles cost one render, and the daemon renders
    * it right after the cycle (`prepare()`) so that no scrape does. The ages are written at every
    * scrape (they grow between cycles) from prefixes rendered with the rest.
    */
-  /** Label sets by serial, kept while the name stays the same (escaping 10,000 names every cycle shows in a profile). */
+  /** Label sets by serial, kept while the name stays the same (escaping every name every cycle would cost a large fleet CPU). */
   let labelCache = new Map<string, { name: string; labels: string }>();
   /** Whether the label sets carry `account` (a fleet with boxes of an account other than "default"). */
   let labelsWithAccount = false;

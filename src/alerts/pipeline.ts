@@ -153,7 +153,7 @@ export function cycleEvaluations(
  * The evaluation of one box rule for one box whose alert was `before` (undefined: at rest), or
  * null for an alert at rest that stays at rest. A function of its own, not the body of
  * cycleEvaluations' loop over the fleet: V8 compiles it once with the feedback of every box,
- * instead of compiling cycleEvaluations in the middle of its loop (BENCHMARKS.md, ninth pass).
+ * instead of compiling cycleEvaluations in the middle of its loop.
  */
 function boxEvaluation(rule: Config['rules'][number], ref: AlertRuleRef, box: BoxState, before: AlertState | undefined, ctx: FleetContext): RuleEvaluation | null {
   const wasActive = isActive(before);

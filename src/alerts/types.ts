@@ -56,7 +56,7 @@ export function alertRuleRef(name: string, kind: string, severity: Severity, for
 /**
  * A rule evaluation with every field present (undefined: the alert keeps its value, threshold or
  * summary). The evaluations of a cycle are built here (the rules', the gateway's, the test calls'),
- * so that V8 sees one kind of evaluation object in the engine (BENCHMARKS.md, ninth pass).
+ * so that V8 sees one kind of evaluation object in the engine.
  */
 export function ruleEvaluation(rule: AlertRuleRef, serial: string, condition: Condition, value?: AlertValue, threshold?: AlertValue, summary?: string | null): RuleEvaluation {
   return { rule, serial, condition, value, threshold, summary };

@@ -40,8 +40,7 @@ export function storedSpan(store: SqliteStore): Span | null {
 
 /**
  * How much of a box's history one read decodes: runs are read a week at a time, so that what is
- * held at once (a week's sample rows and runs) does not grow with the range exported (BENCHMARKS.md,
- * "Export: memory at 90 days × 10,000 boxes").
+ * held at once (a week's sample rows and runs) does not grow with the range exported.
  */
 export const RUNS_WINDOW_MS = 7 * 24 * HOUR_MS;
 

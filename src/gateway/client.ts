@@ -413,7 +413,7 @@ function readBounded(res: IncomingMessage, limit: number, endpoint: Endpoint, do
 /**
  * A body being read by readBounded. Its listeners are its methods, bound, not closures made per
  * response: V8 drops the optimized code of those once a cycle's responses are garbage and
- * compiles it again the next cycle (BENCHMARKS.md, ninth pass).
+ * compiles it again the next cycle.
  */
 class BoundedBody {
   private readonly chunks: Buffer[] = [];
@@ -464,7 +464,7 @@ export function parseDeviceRecords(records: readonly unknown[]): Pick<DeviceList
   const rejected: RejectedRecord[] = [];
   const seen = new Set<string>();
   // A loop, not forEach with an arrow made per call: V8 drops the optimized code of such an arrow
-  // between cycles and compiles it again (BENCHMARKS.md, ninth pass).
+  // between cycles and compiles it again.
   for (let index = 0; index < records.length; index++) {
     const record = records[index];
     const parsed = deviceSummarySchema.safeParse(record);

@@ -39,7 +39,7 @@ export interface FleetStats {
 
 /**
  * LiquidJS is loaded on first use, not at start: most configurations have no template, and a
- * daemon without one keeps its memory (BENCHMARKS.md, idle cost).
+ * daemon without one is spared its memory.
  */
 const load = createRequire(import.meta.url);
 

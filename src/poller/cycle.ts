@@ -88,7 +88,7 @@ function cycleSignal(deps: CycleDeps): { signal: AbortSignal | undefined; deadli
   const deadline = new AbortController();
   const ended = new AbortController();
   const ms = deps.deadlineMs;
-  // A flag, not `deadline.signal.aborted`: V8 recompiled the per-request check whenever a cycle's signal came with another hidden class (BENCHMARKS.md, ninth pass).
+  // A flag, not `deadline.signal.aborted`: signals of different hidden classes would make V8 recompile the per-request check.
   let passed = false;
   deps.clock.sleep(ms, ended.signal).then(
     () => {
@@ -134,7 +134,7 @@ async function runBoundedCycle(deps: CycleDeps, signal: AbortSignal | undefined,
   // What the gateway said, merged into snapshots. The gateway's own answers (the device list, the
   // details) are not kept past this call: the commit below runs the history writer and the alert
   // stage while they would otherwise still be reachable from this frame, and the garbage
-  // collector would copy them (BENCHMARKS.md, eighth pass).
+  // collector would copy them.
   const polled = await pollGateway(deps, account, startedAt, signal, deadlinePassed);
   const { serverTime, gatewayClockSkewMs, rejected } = polled;
   if (!polled.ok) {
@@ -175,8 +175,7 @@ async function pollGateway(deps: CycleDeps, account: string, startedAt: number, 
 
   // The device list is read in a function of its own, which returns the snapshots without this
   // cycle's details: the list itself is garbage before the details requests, instead of being
-  // copied and promoted by the garbage collections they cause (BENCHMARKS.md, "Tenth pass: the
-  // cycle's allocations").
+  // copied and promoted by the garbage collections they cause.
   const listed = await pollDeviceList(deps, account, startedAt, signal, deadlinePassed, setAside);
   if (!listed.ok) return { ...listed, rejected };
   const { seen, due, serverTime, gatewayClockSkewMs } = listed;
@@ -280,7 +279,7 @@ async function pollDeviceList(
 // would otherwise compile all of pollGateway in the middle of such a loop (on-stack replacement)
 // and again each time the next cycle takes a branch that compile had not seen. Loops, not map()
 // with an arrow made per cycle: V8 drops an arrow's optimized code once the cycle's arrows are
-// garbage, and compiles it again the next cycle (BENCHMARKS.md, ninth pass).
+// garbage, and compiles it again the next cycle.
 
 /** The listed boxes' snapshots: each summary with what is known of the box (its previous details). */
 function snapshotsOf(summaries: readonly DeviceSummary[], account: string, known: ReadonlyMap<string, BoxState>, skewMs: number): BoxSnapshot[] {
@@ -288,8 +287,7 @@ function snapshotsOf(summaries: readonly DeviceSummary[], account: string, known
   for (const s of summaries) {
     const previous = known.get(s.serial_no);
     // A known box's stored id is boxKey's string already: kept, not built again per box and cycle
-    // (the new string would live with the box's state: BENCHMARKS.md, "Tenth pass: the cycle's
-    // allocations").
+    // (the new string would live on with the box's state).
     seen.push(listedSnapshot(previous?.serial ?? boxKey(account, s.serial_no), s, previous, skewMs));
   }
   return seen;
@@ -390,8 +388,7 @@ export function withDetails(snap: BoxSnapshot, details: Device, detailsAt: numbe
 /**
  * `text`, or the equal text the box's snapshot or state holds already: the cycle's own copy (each
  * cycle's JSON.parse makes new strings) is then garbage when the cycle ends, instead of being kept
- * with the box's new state, hence copied and promoted by the garbage collector (BENCHMARKS.md,
- * "Tenth pass: the cycle's allocations").
+ * with the box's new state, hence copied and promoted by the garbage collector.
  */
 function sameText<T extends string | null>(held: string | null | undefined, text: T): T {
   return (held === text ? held : text) as T;

@@ -28,7 +28,7 @@ export function selectForDetails(
   const candidates: { serial: string; detailsAt: number }[] = [];
   for (const s of summaries) {
     const box = known.get(s.serial_no);
-    // One test, not one branch per reason: V8 compiled this loop again each time a cycle first took a rare branch (BENCHMARKS.md, ninth pass).
+    // One test, not one branch per reason: a rare branch taken late would make V8 recompile this loop.
     if (box === undefined || box.detailsAt === null || detailsDue(s, box, box.detailsAt, now, policy)) chosen.add(s.serial_no);
     else candidates.push({ serial: s.serial_no, detailsAt: box.detailsAt });
   }
@@ -40,7 +40,7 @@ export function selectForDetails(
   return [...chosen];
 }
 
-/** Oldest details first, then by serial. (A module function: see BENCHMARKS.md, ninth pass, on closures made per cycle.) */
+/** Oldest details first, then by serial. (A module function: V8 keeps its optimized code across cycles.) */
 function oldestFirst(a: { serial: string; detailsAt: number }, b: { serial: string; detailsAt: number }): number {
   return a.detailsAt - b.detailsAt || (a.serial < b.serial ? -1 : 1);
 }

@@ -4,8 +4,7 @@
  * flight. Schedules are read in `timezone` (`poll.timezone`, default UTC), never the host's.
  * croner parses the expressions and finds their next times; the timer is ours, so a run missed
  * because the process was blocked or suspended is logged and not run late (see `arm`). In UTC the
- * times are computed without `Intl` (a fixed offset), which spares the daemon the ICU data
- * (about 8 MiB of RSS, BENCHMARKS.md "Fifth pass of issue 14").
+ * times are computed without `Intl` (a fixed offset), which spares the daemon loading ICU's data.
  */
 import { Cron } from 'croner';
 import type { Logger } from '../log.js';

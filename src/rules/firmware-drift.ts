@@ -17,8 +17,8 @@ function thresholdOf(rule: RuleOfKind<'firmware_drift'>, expected: string | null
 export const evaluateFirmwareDrift: KindEvaluator<'firmware_drift'> = (rule, box, ctx, _wasActive, words) => {
   const firmware = box.firmware;
   const expected = rule.expected === 'majority' ? ctx.firmwareMajority : rule.expected === 'none' ? undefined : rule.expected;
-  // No helper closure here: this runs for every box at every cycle, and a closure per call was
-  // the largest allocation of the cycle's rules (BENCHMARKS.md, eighth pass).
+  // No helper closure here: this runs for every box at every cycle, and a closure per call would
+  // be the largest allocation of the cycle's rules.
   const w = words ? { rule, expected } : null;
 
   if (firmware === '') return result('unknown', firmware, w, 'firmware not reported');

@@ -54,8 +54,7 @@ const BARE: Readonly<Record<Condition, RuleResult>> = {
 
 /**
  * The condition alone, as a rule answers without words (KindEvaluator): one shared object per
- * condition, not a new one per rule, box and cycle that is garbage at once (60,000 a cycle at
- * 10,000 boxes; BENCHMARKS.md, "Tenth pass: the cycle's allocations").
+ * condition, not a new one per rule, box and cycle that is garbage at once.
  */
 export function bare(condition: Condition): RuleResult {
   return BARE[condition];

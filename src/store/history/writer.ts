@@ -376,7 +376,7 @@ export class CycleWriter {
    * Plans the cycle of `account` at t, whose previous cycle was at `previous`. The work per box is
    * in methods of its own (`listed`, `endUnpolled`, `closeEarlierRow`), not in this method's loops:
    * V8 compiles a method with a hot loop in the middle of the loop (on-stack replacement) and again
-   * whenever a later cycle takes a branch that compile had not seen (BENCHMARKS.md, ninth pass).
+   * whenever a later cycle takes a branch that compile had not seen.
    */
   private write(write: CycleWrite, account: string, t: number, heads: Map<string, Head>, plan: HistoryPlan, previous: number | undefined): void {
     if (write.cycle.outcome === 'ok') for (const snap of write.seen) plan.seen.push(this.listed(snap, account, t, heads, plan));
@@ -515,8 +515,8 @@ export class CycleWriter {
 
 /**
  * The sample rows to write for these hour rows. Made by Array.from, not pushed one by one onto an
- * empty array: V8's optimized push onto a new empty array gave up (deoptimized) at the first row,
- * cycle after cycle (BENCHMARKS.md, ninth pass).
+ * empty array: V8's optimized push onto a new empty array deoptimizes at the first row, cycle
+ * after cycle.
  */
 function samplesOf(refs: Iterable<RowRef>): SampleRow[] {
   return Array.from(refs, sampleRow);
@@ -525,7 +525,7 @@ function samplesOf(refs: Iterable<RowRef>): SampleRow[] {
 /**
  * The sample row of one hour row. A module function, not an arrow made per call: V8 drops the
  * optimized code of a function once every closure holding it is garbage, as a cycle's closures
- * are by the next cycle, and compiles it again (BENCHMARKS.md, ninth pass).
+ * are by the next cycle, and compiles it again.
  */
 function sampleRow(ref: RowRef): SampleRow {
   return { hour: ref.hour, box_id: ref.id, data: encodeRow(ref.row) };

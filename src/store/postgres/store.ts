@@ -160,7 +160,7 @@ export class PostgresStore implements DataStore {
         // Then the fence: a replica that lost the account's lease writes nothing (LeaseLostError);
         // a takeover waits for this transaction. Checked after the lock, so that the lease row is
         // not held while this write waits for another replica's: the lease's renewal (an UPDATE
-        // of that row) would wait as long, and leases ran out under load (BENCHMARKS.md, "Two replicas").
+        // of that row) would wait as long, and leases could run out under load.
         await checkFence(tx, fence);
       }
       const recorded = await this.history_.record(tx, write);

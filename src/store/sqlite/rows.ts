@@ -25,8 +25,7 @@ const BOX_REF = `id, serial, name, seg_start, ${LAST_POLLED} AS last_polled, fir
 
 /**
  * Each account's latest cycle start (`account`, `t`) by probes of the (account, started_at) key,
- * one account after the other: a GROUP BY would read every cycle kept (95 ms at a million
- * cycles; this, 0.1 ms).
+ * one account after the other: a GROUP BY would read every cycle kept.
  */
 const ACCOUNTS_LATEST = `WITH RECURSIVE a (account) AS (
     SELECT min(account) FROM cycles

@@ -422,7 +422,7 @@ function parseHolder(text: string): DaemonHolder | null {
 
 // The scope's part of the fleet and of the alerts, each cycle: loops in module functions, not
 // filters with an arrow made per cycle, whose optimized code V8 drops between cycles and compiles
-// again (BENCHMARKS.md, ninth pass).
+// again.
 
 /** The boxes of the scope's accounts. */
 function boxesInScope(boxes: readonly BoxState[], scope: CycleScope): BoxState[] {

@@ -122,9 +122,8 @@ export class SqliteHistoryWriter {
 /**
  * Updates a listed box's row (the `updateBox` statement: the snapshot's columns in BOX_COLUMNS
  * order, its last poll, its segment's start, its id). The values are passed one by one, not as
- * `...boxValues(snap)`: better-sqlite3's `run` called with a spread (or an array) allocated about
- * 600 bytes per call, 5 MiB per 10,000 rows, several times the row's own values (BENCHMARKS.md,
- * eighth pass); this runs for every changed row of every cycle.
+ * `...boxValues(snap)`: better-sqlite3's `run` called with a spread (or an array) allocates
+ * several times the row's own values, and this runs for every changed row of every cycle.
  */
 function updateBox(s: Statements, b: BoxWrite, t: number): void {
   const snap = b.snap;
