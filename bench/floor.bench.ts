@@ -24,12 +24,12 @@
  * and a median would pick one kind. The box rows boxwatch wrote in each cycle are printed.
  *
  *   npm run build && node --expose-gc dist/bench/floor.bench.js [--sizes 1000,10000,100000]
- *     [--cycles N (an even number: see PACED above; default cyclesFor)]
- *     [--warmup N (pairs of cycles run first, paced as the others, and not measured: an even number,
- *     default 4: V8 compiles each side's cycle code in its first cycles, once per process, and a
- *     steady cycle is one after that; --warmup 0 measures as the passes before the ninth did;
- *     BENCHMARKS.md, ninth pass)] [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
+ *     [--daemon 10000] [--cycles N (even; default cyclesFor)] [--warmup N (even, default 4: pairs of
+ *     cycles run first and not measured, while V8 compiles each side's cycle code)]
+ *     [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
  *   (--sizes '' --memory-minutes 30: the memory run alone)
+ *   (--daemon SIZES: also `boxwatch run` as its own process, HTTP on, against the floor: see
+ *   measureDaemon; --node-args='--cpu-prof --cpu-prof-dir=DIR' profiles that daemon)
  *   (npm run bench -- floor: the defaults)
  *   (--profile DIR: a CPU and an allocation profile of each steady cycle, boxwatch's and the
  *   floor's, written to DIR; the profilers' own cost makes those runs' figures not comparable;
@@ -55,6 +55,7 @@ import { scheduleIntervalMs } from '../src/poller/scheduler.js';
 import { TICK_MS } from '../src/sim/fleet.js';
 import { gcPauseMs, mean, measure, sleepUntil, type Measured } from './measure.js';
 import { naiveGetJson } from './naive-get.js';
+import { clockTicks, cpuSeconds, startDaemon, statusMiB } from './daemon.js';
 import { startSimProcess } from './sim-process.js';
 import { markStages } from './stage-marks.js';
 
@@ -149,6 +150,8 @@ export interface FloorReport {
   loadAverage: number[];
   settings: { concurrency: number };
   sizes: SizeResult[];
+  /** `boxwatch run` as its own process against the floor (`--daemon`). */
+  daemon: DaemonResult[];
   memory: MemoryResult | null;
 }
 
@@ -193,6 +196,12 @@ class NaivePoller {
     this.db.pragma('synchronous = NORMAL');
     this.db.exec('CREATE TABLE samples (t INTEGER, serial TEXT, connected INTEGER, battery INTEGER, signal INTEGER, last_seen TEXT)');
     this.insert = this.db.prepare('INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?)');
+  }
+
+  /** The serials of the device list (the daemon mode picks the floor's details from them). */
+  async listSerials(): Promise<string[]> {
+    const list: { serial_no: string }[] = (await this.getJson('/box/device-list')).data;
+    return list.map((b) => b.serial_no);
   }
 
   private getJson(path: string): Promise<{ data: never }> {
@@ -384,6 +393,115 @@ async function measureSize(boxes: number, cycles: number, warmup: number, profil
   }
 }
 
+/** What `boxwatch run` as its own process measured against the floor (`--daemon`). */
+export interface DaemonResult {
+  boxes: number;
+  settings: { schedule: string; detailsEvery: string };
+  /** Steady cycles the daemon ran in the window (its own boxwatch_poll_cycles_total). */
+  cycles: number;
+  /** The daemon's CPU (all threads, /proc) over the window, per cycle, ms. */
+  daemonCpuMs: number;
+  /** Device details the daemon fetched per cycle (its boxwatch_gateway_requests_total), which the floor fetches too. */
+  details: number;
+  floor: { cycles: number; cpuMs: number; wallMs: number };
+  ratio: number;
+  /** The daemon's resident memory at the window's end and its peak (VmHWM), MiB. */
+  rssMiB: number;
+  peakRssMiB: number;
+}
+
+/** Sum of a counter's samples in a Prometheus text exposition whose labels match `labels`. */
+function counterSum(text: string, name: string, labels: RegExp): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) || !labels.test(line)) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+/**
+ * The daemon as users run it: `boxwatch run` (the built executable) as its own process, HTTP on,
+ * its default rules and notifiers, on the schedule of `scheduleFor`; its CPU is read from /proc
+ * over `cycles` of its own cycles after `warmup` of them, and divided by the cycles it counted. The
+ * floor runs in this process at the same pace, half an interval after each of the daemon's ticks,
+ * fetching as many details per cycle as the daemon did (read from its /metrics once per window).
+ */
+async function measureDaemon(boxes: number, cycles: number, warmup: number, nodeArgs: readonly string[] = []): Promise<DaemonResult> {
+  const sim = await startSimProcess(boxes, KEY);
+  const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-daemon-'));
+  const settings = scheduleFor(boxes);
+  const interval = scheduleIntervalMs(settings.schedule);
+  const configPath = join(dir, 'boxwatch.yaml');
+  writeFileSync(
+    configPath,
+    `gateway: { base_url: "${sim.url}", secret_key: "\${BOXWATCH_SECRET_KEY}", concurrency: ${CONCURRENCY} }
+poll: { schedule: "${settings.schedule}", details_every: "${settings.detailsEvery}" }
+storage: { path: "${join(dir, 'boxwatch.db')}" }
+http: { listen: "127.0.0.1:0" }
+log: { level: info, format: json }
+`,
+  );
+  const floor = new NaivePoller(new URL(sim.url), join(dir, 'floor.db'));
+  const daemon = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 300_000, nodeArgs, 'first-cycle');
+  try {
+    const ticks = clockTicks();
+    const scrape = async (): Promise<{ cycles: number; details: number }> => {
+      const text = await (await fetch(`${daemon.httpUrl}/metrics`)).text();
+      return {
+        cycles: counterSum(text, 'boxwatch_poll_cycles_total', /outcome="ok"/),
+        details: counterSum(text, 'boxwatch_gateway_requests_total', /endpoint="device_details"/),
+      };
+    };
+    // Half an interval after each of the daemon's ticks (cron ticks on multiples of the interval).
+    const nextFloorStart = (): number => performance.now() + ((interval * 1.5 - (Date.now() % interval)) % interval);
+    const serials = await floor.listSerials();
+    let offset = 0;
+    const floorCycle = (count: number): Promise<number> => {
+      const picked = Array.from({ length: count }, (_, i) => serials[(offset + i) % serials.length] as string);
+      offset = (offset + count) % serials.length;
+      return floor.cycle(picked);
+    };
+    // Warm-up: the daemon's first cycles (V8 compiles its cycle code) and the floor's, not
+    // measured; the details the daemon fetched per cycle meanwhile are what the floor fetches after.
+    const start0 = await scrape();
+    for (let i = 0; i < warmup; i++) {
+      await sleepUntil(nextFloorStart());
+      await floorCycle(Math.round(boxes / 10));
+    }
+    const before = await scrape();
+    const details = Math.round((before.details - start0.details) / Math.max(1, before.cycles - start0.cycles));
+    const cpu0 = cpuSeconds(daemon.pid, ticks);
+    const fl: Measured<number>[] = [];
+    for (let i = 0; i < cycles; i++) {
+      const start = nextFloorStart();
+      await sleepUntil(start);
+      fl.push(await measure(() => floorCycle(details), start + interval / 2));
+    }
+    const cpu1 = cpuSeconds(daemon.pid, ticks);
+    const after = await scrape();
+    const daemonCycles = after.cycles - before.cycles;
+    const daemonCpuMs = ((cpu1 - cpu0) * 1000) / Math.max(1, daemonCycles);
+    const floorCpuMs = mean(fl.map((f) => f.cpuMs));
+    return {
+      boxes,
+      settings,
+      cycles: daemonCycles,
+      daemonCpuMs,
+      details: (after.details - before.details) / Math.max(1, daemonCycles),
+      floor: { cycles: fl.length, cpuMs: floorCpuMs, wallMs: mean(fl.map((f) => f.wallMs)) },
+      ratio: daemonCpuMs / floorCpuMs,
+      rssMiB: statusMiB(daemon.pid, 'VmRSS'),
+      peakRssMiB: statusMiB(daemon.pid, 'VmHWM'),
+    };
+  } finally {
+    await daemon.stop();
+    await floor.close();
+    sim.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Least-squares slope of y over x. */
 function slope(points: { x: number; y: number }[]): number {
   const n = points.length;
@@ -451,6 +569,13 @@ function printSize(r: SizeResult): void {
   );
 }
 
+function printDaemon(r: DaemonResult): void {
+  console.log(
+    `daemon, ${f0(r.boxes)} boxes (boxwatch run, HTTP on; schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${r.cycles} cycles, ${f0(r.details)} details): ` +
+      `boxwatch run ${f0(r.daemonCpuMs)} ms CPU per cycle (all threads, /proc), floor ${f0(r.floor.cpuMs)} ms CPU (${f0(r.floor.wallMs)} ms wall, ${r.floor.cycles} cycles), ratio ${r.ratio.toFixed(2)}x | RSS ${f0(r.rssMiB)} MiB, peak ${f0(r.peakRssMiB)} MiB`,
+  );
+}
+
 function printMemory(m: MemoryResult): void {
   const first = m.samples[0];
   const last = m.samples.at(-1);
@@ -474,6 +599,9 @@ const { values } = parseArgs({
     // Internal: one part, in a child process (--marks: see measureSize).
     'child-size': { type: 'string' },
     'child-memory': { type: 'string' },
+    'child-daemon': { type: 'string' },
+    daemon: { type: 'string', default: '' },
+    'node-args': { type: 'string', default: '' },
     marks: { type: 'boolean', default: false },
     stages: { type: 'boolean', default: false },
   },
@@ -483,12 +611,16 @@ const warmup = Number(values.warmup);
 if (values['child-size'] !== undefined) {
   const boxes = Number(values['child-size']);
   process.stdout.write(JSON.stringify(await measureSize(boxes, cycles ?? cyclesFor(boxes), warmup, values.profile, values.marks, values.stages)));
+} else if (values['child-daemon'] !== undefined) {
+  const boxes = Number(values['child-daemon']);
+  process.stdout.write(JSON.stringify(await measureDaemon(boxes, cycles ?? cyclesFor(boxes), warmup, values['node-args'].split(' ').filter((a) => a !== ''))));
 } else if (values['child-memory'] !== undefined) {
   process.stdout.write(JSON.stringify(await measureMemory(Number(values['memory-boxes']), Number(values['child-memory']))));
 } else {
   const sizes = values.sizes === '' ? [] : values.sizes.split(',').map(Number);
   const minutes = Number(values['memory-minutes']);
-  if (sizes.some((n) => !(n > 0)) || !(cycles === undefined || (cycles > 0 && cycles % 2 === 0)) || !(warmup >= 0 && warmup % 2 === 0) || !(minutes >= 0)) {
+  const daemonSizes = values.daemon === '' ? [] : values.daemon.split(',').map(Number);
+  if ([...sizes, ...daemonSizes].some((n) => !(n > 0)) || !(cycles === undefined || (cycles > 0 && cycles % 2 === 0)) || !(warmup >= 0 && warmup % 2 === 0) || !(minutes >= 0)) {
     throw new Error('--sizes and --memory-minutes must be positive numbers, --cycles and --warmup even ones');
   }
   const report: FloorReport = {
@@ -497,6 +629,7 @@ if (values['child-size'] !== undefined) {
     loadAverage: os.loadavg(),
     settings: { concurrency: CONCURRENCY },
     sizes: [],
+    daemon: [],
     memory: null,
   };
   // Written after each part, so that a long run that fails late keeps what it measured.
@@ -508,6 +641,12 @@ if (values['child-size'] !== undefined) {
     const r = (await child(['--child-size', String(n), '--cycles', String(cycles ?? cyclesFor(n)), '--warmup', String(warmup), ...(values.profile === undefined ? [] : ['--profile', values.profile])])) as SizeResult;
     printSize(r);
     report.sizes.push(r);
+    save();
+  }
+  for (const n of daemonSizes) {
+    const r = (await child(['--child-daemon', String(n), '--cycles', String(cycles ?? cyclesFor(n)), '--warmup', String(warmup), `--node-args=${values['node-args']}`])) as DaemonResult;
+    printDaemon(r);
+    report.daemon.push(r);
     save();
   }
   if (minutes > 0) {
