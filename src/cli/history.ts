@@ -9,6 +9,7 @@ import { METRICS, type HistoryResult, type Metric } from '../store/types.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
 import { sparkline } from './sparkline.js';
+import { historyResultJson } from '../views/history.js';
 import { boxIdArgument, dbOption, withStore } from './store-access.js';
 import { parseRange, type RangeOptions } from './time-range.js';
 import { TIME_HELP } from '../time.js';
@@ -60,7 +61,7 @@ export const registerHistory: RegisterCommand = (program: Command, ctx: CliConte
         if (serial === undefined || !box) throw new UsageError(`unknown box serial "${input}" (see \`boxwatch status\`)`);
         const h = await store.history(serial, opts.metric as Metric, from, to);
         const { headers, rows, numbers } = historyRows(h);
-        printRows(ctx, opts.format, { headers, rows, json: { serial, name: box.name, ...h }, empty: `no ${h.metric} data for ${serial} in that range` });
+        printRows(ctx, opts.format, { headers, rows, json: historyResultJson(serial, box.name, h), empty: `no ${h.metric} data for ${serial} in that range` });
         if (opts.format === 'table' && rows.length > 0) {
           const granularity = h.kind === 'raw' ? 'raw samples' : `${Math.round(h.bucketMs / 3_600_000)}h rollups`;
           ctx.out(`\n${sparkline(numbers)}  ${serial} ${h.metric}, ${iso(from)} .. ${iso(to)}, ${rows.length} ${rows.length === 1 ? 'point' : 'points'} (${granularity})\n`);

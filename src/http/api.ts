@@ -12,6 +12,7 @@ import { SEVERITY_RANK, type AlertState, type Severity } from '../alerts/types.j
 import { silenceFromOptions, silenceJson } from '../cli/silence.js';
 import { BOX_CONDITIONS, boxAlertJson, boxCondition, boxView, boxViews, DEFAULT_STALE_AFTER_MS, openAlertsBySerial, sortByTrouble, staleAfterMs, type BoxCondition, type BoxViewJson, boxViewJson } from '../views/boxes.js';
 import { transitionJson } from '../views/alerts.js';
+import { historyResultJson, type HistoryJson } from '../views/history.js';
 import { NOTIFICATION_STATUSES, notificationJson, readNotificationViews } from '../views/notifications.js';
 import { notifierSecrets } from '../notify/from-config.js';
 import type { Config } from '../config/index.js';
@@ -86,17 +87,6 @@ export async function boxDetailJson(store: Store, serial: string, reader: Alerts
   return boxViewJson(boxView(box, open, now, reader?.staleAfterMs ?? DEFAULT_STALE_AFTER_MS));
 }
 
-export type HistoryJson = {
-  serial: string;
-  name: string;
-  metric: Metric;
-  from: string;
-  to: string;
-} & (
-  | { kind: 'raw'; points: { t: string; value: number | string | null; until: string | null }[] }
-  | { kind: 'rollup'; bucketMs: number; points: { t: string; min: number | null; max: number | null; mean: number | null; count: number }[] }
-);
-
 /** `/api/boxes/:serial/history?metric=battery&since=24h` (or from/to; kind=raw|rollup forces one form). */
 export async function historyJson(store: Store, serial: string, query: URLSearchParams, now: number): Promise<HistoryJson> {
   const params = queryParams(query, ['metric', 'since', 'from', 'to', 'kind']);
@@ -114,16 +104,7 @@ export async function historyJson(store: Store, serial: string, query: URLSearch
   const box = await store.box(serial);
   if (!box) throw notFound(`unknown box serial "${serial}"`);
   const h: HistoryResult = await store.history(serial, metric as Metric, from, to, kind === undefined ? undefined : { kind });
-  const head = { serial, name: box.name, metric: h.metric, from: iso(h.from), to: iso(h.to) };
-  if (h.kind === 'raw') {
-    return { ...head, kind: 'raw', points: h.points.map((p) => ({ t: iso(p.t), value: p.value, until: p.until === undefined ? null : iso(p.until) })) };
-  }
-  return {
-    ...head,
-    kind: 'rollup',
-    bucketMs: h.bucketMs,
-    points: h.points.map((p) => ({ t: iso(p.t), min: p.min, max: p.max, mean: p.mean, count: p.count })),
-  };
+  return historyResultJson(serial, box.name, h);
 }
 
 /** `/api/alerts?active=true&since=24h`. Without a reader the list is empty. */

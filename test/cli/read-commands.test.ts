@@ -115,6 +115,22 @@ describe('boxwatch history', () => {
     expect(parsed.points.every((p) => p.value === 1)).toBe(true);
   });
 
+  it('writes every time in its JSON as ISO 8601 UTC, as the HTTP API does', async () => {
+    const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+    for (const argv of [['--since', '1h'], ['--since', '30d']]) {
+      const r = await runCommand(['history', lowSerial, '--db', db, '--format', 'json', ...argv]);
+      const parsed = JSON.parse(r.out) as { kind: string; from: unknown; to: unknown; points: { t: unknown; until?: unknown }[] };
+      expect(parsed.from).toMatch(ISO);
+      expect(parsed.to).toMatch(ISO);
+      expect(Date.parse(parsed.to as string) - Date.parse(parsed.from as string)).toBe(argv[1] === '1h' ? 3_600_000 : 30 * 86_400_000);
+      expect(parsed.points.length).toBeGreaterThan(0);
+      for (const p of parsed.points) {
+        expect(p.t).toMatch(ISO);
+        if (p.until !== undefined && p.until !== null) expect(p.until).toMatch(ISO);
+      }
+    }
+  });
+
   it.each([
     [['history', 'NO-SUCH-BOX'], /unknown box serial "NO-SUCH-BOX"/],
     [['history', '@serial', '--metric', 'temperature'], /unknown metric "temperature"/],
