@@ -50,6 +50,7 @@ import { createReplica, type Replica } from './cluster/replica.js';
 import { isLeaseLost, type Fence } from './cluster/leases.js';
 import { accountOf } from './box-id.js';
 import { rulesOfAccount } from './rules/index.js';
+import { isoTime } from './time-format.js';
 
 export interface AppDeps<S extends DataStore = DataStore> {
   config: Config;
@@ -344,7 +345,7 @@ export function createApp(deps: AppDeps): App {
   let announcedVersion = 0;
   const announce = (c: { startedAt: number; outcome: 'ok' | 'failed'; boxes: number }, version: number): void => {
     announcedVersion = version;
-    events.publish({ startedAt: new Date(c.startedAt).toISOString(), outcome: c.outcome, boxes: c.boxes });
+    events.publish({ startedAt: isoTime(c.startedAt), outcome: c.outcome, boxes: c.boxes });
   };
   /**
    * Replicas: at each tick of an account another replica leads, a change of the fleet stored by
@@ -473,7 +474,7 @@ export function createApp(deps: AppDeps): App {
           };
           if (recorded.clockBehindMs > 0) {
             logger.warn(
-              { behindMs: recorded.clockBehindMs, recordedAt: new Date(recorded.startedAt).toISOString() },
+              { behindMs: recorded.clockBehindMs, recordedAt: isoTime(recorded.startedAt) },
               'the clock stepped back behind the last recorded cycle; this cycle is recorded just after it',
             );
             metrics.clockSteppedBack();

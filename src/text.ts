@@ -6,8 +6,9 @@
  * - `safeText`: control characters (ESC sequences, newlines, NUL), line and paragraph separators
  *   and bidirectional overrides, embeddings, isolates and marks (which can make `gnp.exe` read as
  *   `exe.png`) become visible escapes such as `\x1b` or `\u202e`. Nothing else changes.
- * - `capText`: cuts text longer than a cap and marks the cut with TRUNCATED_MARK.
- * - TEXT_CAPS: the documented caps of every stored text field (docs/reliability.md#bounds).
+ * - `escapeHtml`: sanitised, then escaped for HTML (e-mail bodies, the dashboard's pages).
+ * - `truncate`: cuts text longer than a cap and marks the cut (`…`, or TRUNCATED_MARK for the
+ *   stored fields whose caps TEXT_CAPS documents, docs/reliability.md#bounds).
  */
 
 // eslint-disable-next-line no-control-regex
@@ -21,7 +22,14 @@ export function safeText(text: string): string {
   });
 }
 
-/** Ends a text that was cut to its cap. */
+const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Text made safe for HTML element content and quoted attribute values (sanitised first, see safeText). */
+export function escapeHtml(text: string): string {
+  return safeText(text).replace(/[&<>"']/g, (c) => HTML_ENTITIES[c] as string);
+}
+
+/** Ends a stored text that was cut to its cap (a reader must see that it was cut). */
 export const TRUNCATED_MARK = '…[truncated]';
 
 /** Caps (in UTF-16 code units) of the text fields boxwatch stores from the gateway. */
@@ -40,11 +48,11 @@ export const TEXT_CAPS = {
   message: 500,
 } as const;
 
-/** `text` if it fits in `max`, else its start followed by TRUNCATED_MARK, `max` long in all. */
-export function capText(text: string, max: number): string {
+/** `text` if it fits in `max`, else its start followed by `mark`, `max` long in all; never splits a surrogate pair. */
+export function truncate(text: string, max: number, mark = '…'): string {
   if (text.length <= max) return text;
-  let end = Math.max(0, max - TRUNCATED_MARK.length);
+  let end = Math.max(0, max - mark.length);
   const code = text.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1; // never split a surrogate pair
-  return `${text.slice(0, end)}${TRUNCATED_MARK}`;
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}${mark}`;
 }

@@ -1,13 +1,20 @@
 /**
- * Writing times for people and programs, the one way each: ISO 8601 UTC for every JSON answer of
- * the CLI and the HTTP API (`isoTime` of src/time.ts, which also reads time arguments), one
- * readable UTC form for tables and messages, and "5m ago" for relative times. Durations are
- * formatted by src/duration.ts.
+ * Writing times for people and programs, the one way each: ISO 8601 UTC (`isoTime`) for every
+ * JSON answer, log field, payload and rule summary, one readable UTC form (`formatTime`) for tables
+ * and messages, and "5m ago" for relative times. src/time.ts reads time arguments; src/duration.ts
+ * formats durations.
  */
 import { formatDuration } from './duration.js';
-import { isoTime } from './time.js';
 
-export { isoTime };
+/**
+ * ISO 8601 in UTC with milliseconds (`2026-03-01T10:00:00.000Z`, the RFC 3339 form Alertmanager
+ * writes too). Never throws: a value no Date can hold (a damaged row) renders as `invalid time`
+ * instead of breaking the whole read.
+ */
+export function isoTime(t: number): string {
+  const d = new Date(t);
+  return Number.isNaN(d.getTime()) ? 'invalid time' : d.toISOString();
+}
 
 /** isoTime, or null for null: optional times in JSON answers. */
 export function isoOrNull(ms: number | null | undefined): string | null {

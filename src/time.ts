@@ -1,14 +1,11 @@
 /**
- * Points in time as people write them (CLI arguments, API query parameters) and as boxwatch
- * renders them. One parser for every time argument:
+ * Points in time as people write them (CLI arguments, API query parameters): one parser for every
+ * time argument (src/time-format.ts writes them):
  *
  * - `2026-03-01` (midnight), `2026-03-01T22:00`, `2026-03-01T22:00:30.5`, a space instead of `T`;
  * - an offset `Z`, `+02:00` or `+0200` may follow; **a time without an offset is UTC**, everywhere;
  * - the time must lie in [2000-01-01, 2100-01-01) (TIME_RANGE_TEXT), the same range boxwatch
  *   accepts from the gateway: nothing outside it can be stored, looped over or rendered.
- *
- * `isoTime` renders a stored time and never throws: a value outside JavaScript's date range (a
- * damaged row) renders as `invalid time` instead of breaking the whole read.
  */
 import { readDuration } from './duration.js';
 
@@ -49,12 +46,6 @@ function offsetMs(offset: string | undefined): number {
   const sign = offset.startsWith('-') ? -1 : 1;
   const digits = offset.slice(1).replace(':', '');
   return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2))) * 60_000;
-}
-
-/** ISO 8601 in UTC; `invalid time` for a value no Date can hold (never throws). */
-export function isoTime(t: number): string {
-  const d = new Date(t);
-  return Number.isNaN(d.getTime()) ? 'invalid time' : d.toISOString();
 }
 
 export interface RangeInput {

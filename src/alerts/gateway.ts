@@ -14,7 +14,7 @@
  * unreachable, whether the key is valid is unknown (a firing gateway_unauthorized stays firing).
  */
 import { formatDuration } from '../duration.js';
-import { capText } from '../text.js';
+import { TRUNCATED_MARK, truncate } from '../text.js';
 import { GATEWAY_CLOCK, GATEWAY_RULES, GATEWAY_SCHEMA, GATEWAY_UNAUTHORIZED, GATEWAY_UNREACHABLE, type Severity } from '../vocabulary.js';
 import { alertRuleRef, ruleEvaluation, type AlertRuleRef, type RuleEvaluation } from './types.js';
 
@@ -55,8 +55,11 @@ export function gatewayRules(config: GatewayAlertsConfig = {}): { unreachable: A
   };
 }
 
-/** True when the cycle brought no fresh per-box data: the engine then freezes every per-box alert. */
-export function isGatewayDown(cycle: GatewayCycle): boolean {
+/**
+ * True when the cycle brought no fresh per-box data: the engine then freezes every per-box alert,
+ * and the views, /healthz and the log say the gateway is failing. The one test of "gateway down".
+ */
+export function isGatewayDown(cycle: Pick<GatewayCycle, 'outcome'>): boolean {
   return cycle.outcome === 'failed';
 }
 
@@ -89,7 +92,7 @@ export function gatewayEvaluations(cycle: GatewayCycle, config: GatewayAlertsCon
 function rejectedText(rejected: readonly string[]): string {
   const named = rejected.slice(0, 3).join('; ');
   const more = rejected.length > 3 ? `; and ${rejected.length - 3} more` : '';
-  return capText(`${rejected.length} record${rejected.length === 1 ? '' : 's'} set aside: ${named}${more}`, 500);
+  return truncate(`${rejected.length} record${rejected.length === 1 ? '' : 's'} set aside: ${named}${more}`, 500, TRUNCATED_MARK);
 }
 
 /** `ahead by 27375d` / `behind by 9496d`. */

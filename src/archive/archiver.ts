@@ -53,6 +53,7 @@ import type { ArchiveMetrics } from './metrics.js';
 import { sidecarOf } from './sidecar.js';
 import { Throttle } from './throttle.js';
 import { archiveIdentity } from './identity.js';
+import { isoTime } from '../time-format.js';
 
 /** Backoff between attempts at one recording: up to 30 s after the first failure, doubling to 15 min. */
 export const RETRY_BASE_MS = 30_000;
@@ -160,7 +161,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   /** A write into the archive (or its marker) succeeded: it is no longer failing. */
   const storageWorks = (): void => {
     if (failing === null) return;
-    logger.info({ dir: config.dir, since: new Date(failing.since).toISOString() }, 'the recording archive writes its files again');
+    logger.info({ dir: config.dir, since: isoTime(failing.since) }, 'the recording archive writes its files again');
     failing = null;
   };
 
@@ -332,7 +333,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
     for (const o of newlySaid) {
       elsewhereSaid.add(o.archive);
       logger.warn(
-        { dir: config.dir, archive, other: o.archive, recordings: counts.get(o.archive) ?? 0, lastArchivedAt: new Date(o.lastArchivedAt).toISOString() },
+        { dir: config.dir, archive, other: o.archive, recordings: counts.get(o.archive) ?? 0, lastArchivedAt: isoTime(o.lastArchivedAt) },
         'the database lists recordings in another archive directory (another replica’s, or an earlier archive.dir): this replica cannot see their files and its retention leaves them (docs/operations.md, "The recording archive with replicas")',
       );
     }

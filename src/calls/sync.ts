@@ -23,6 +23,7 @@ import { mapWithConcurrency } from '../poller/pool.js';
 import type { CallObservation, CallRecord, CallsRepo, CallSyncState, RecordingState } from '../store/calls-repo.js';
 import { boxKey, callKey, splitBoxKey } from '../box-id.js';
 import { hashNumber, maskNumber } from './privacy.js';
+import { isoTime } from '../time-format.js';
 
 export interface CallSyncOptions {
   perPage: number;
@@ -220,7 +221,7 @@ export async function runCallSync(deps: CallSyncDeps): Promise<CallSyncResult> {
   await repo.write({ account: deps.account, now, upserts: allUpserts, checked: checked.filter((id) => !upsertIds.has(id)), sync, stuckAfterMs: options.stuckAfterMs });
   if (gapSkipped) {
     logger.warn(
-      { from: new Date(gapSkipped.from).toISOString(), to: new Date(gapSkipped.to).toISOString(), catchUpMs: options.catchUpMs },
+      { from: isoTime(gapSkipped.from), to: isoTime(gapSkipped.to), catchUpMs: options.catchUpMs },
       'calls: the gap since the last read is longer than calls.catch_up; calls in it are not read',
     );
   }

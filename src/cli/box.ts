@@ -8,7 +8,7 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
-import { isoTime } from '../time.js';
+import { isoTime } from '../time-format.js';
 import { terminalSafe } from './call-gateway.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { boxIdArgument, dbOption, withStore } from './store-access.js';

@@ -22,6 +22,7 @@ import type { GatewayClient } from '../gateway/types.js';
 import { DEFAULT_ACCOUNT } from '../box-id.js';
 import type { AccountConfig } from '../config/index.js';
 import { DEV_KEY } from '../sim/dev-key.js';
+import { formatTime } from '../time-format.js';
 
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
 
@@ -171,11 +172,11 @@ export function accountPart(text: string): { account: string | undefined; rest: 
 }
 
 
-/** `2026-03-01 12:00:00Z`, or the text itself when it is not a timestamp. */
+/** A gateway timestamp in the readable form of every table (`2026-03-01 12:00:00 UTC`), or the text itself when it is not a timestamp. */
 export function formatTimestamp(iso: string | undefined): string {
   if (iso === undefined) return '-';
   const t = Date.parse(iso);
-  return Number.isNaN(t) ? terminalSafe(iso) : new Date(t).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
+  return Number.isNaN(t) ? terminalSafe(iso) : formatTime(t);
 }
 
 /** The serial of `BX-00001` or `box:BX-00001` (how --from and --box name a box), or undefined. */

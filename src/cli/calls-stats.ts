@@ -17,6 +17,7 @@ import type { CliContext } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
 import { dbOption, withStore } from './store-access.js';
 import { parseRange } from './time-range.js';
+import { isoTime } from '../time-format.js';
 
 /** A call `initiated` this long counts as stuck without a configuration (calls.stuck_after's default). */
 const DEFAULT_STUCK_AFTER_MS = 3_600_000;
@@ -67,8 +68,8 @@ async function runStats(opts: StatsOptions, ctx: CliContext): Promise<void> {
         String(r.recordingsArchived),
         String(r.recordingsLost),
       ]),
-      json: { since: new Date(from).toISOString(), by, rows: json, total },
-      empty: `no calls since ${new Date(from).toISOString()} in the database (calls are read only with a calls: section)`,
+      json: { since: isoTime(from), by, rows: json, total },
+      empty: `no calls since ${isoTime(from)} in the database (calls are read only with a calls: section)`,
     });
   });
 }

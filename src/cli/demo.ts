@@ -30,6 +30,7 @@ import type { Simulator } from '../sim/simulator.js';
 import { openStore } from '../store/index.js';
 import { untilAborted, type CliContext, type RegisterCommand } from './context.js';
 import { printStatus } from './status.js';
+import { isoTime } from '../time-format.js';
 
 interface DemoOptions {
   duration?: string;
@@ -137,7 +138,7 @@ export function onSimulatedTime(config: Config, speed: number): Config {
 /** Renames an earlier demo database to `demo-<time of its last write>.db`; returns the new path. */
 function keepDatabase(db: string): string | undefined {
   if (!existsSync(db)) return undefined;
-  const stamp = new Date(statSync(db).mtimeMs).toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
+  const stamp = isoTime(statSync(db).mtimeMs).slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
   const name = basename(db).replace(/(\.db)?$/, (ext) => `-${stamp}${ext}`);
   const target = join(dirname(db), name);
   for (const suffix of DB_FILES) if (existsSync(`${db}${suffix}`)) renameSync(`${db}${suffix}`, `${target}${suffix}`);

@@ -2,7 +2,7 @@
  * `boxwatch history SERIAL`: raw points for short ranges, hourly (or coarser) rollups for long
  * ones, at most about 500 points; the table ends with a sparkline.
  */
-import { isoTime as iso } from '../time.js';
+import { isoTime as iso } from '../time-format.js';
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { METRICS, type HistoryResult, type Metric } from '../store/types.js';

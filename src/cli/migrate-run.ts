@@ -16,6 +16,7 @@ import { copyTables, inSnapshot, PostgresCopyEnd, SqliteCopyEnd, type CopiedTabl
 import { openDatabase } from '../store/migrate.js';
 import { PostgresDatabase } from '../store/postgres/database.js';
 import { describeDatabaseUrl } from '../store/postgres/index.js';
+import { redact } from '../redact.js';
 
 /** One side of a migration: a SQLite file or a PostgreSQL URL. */
 export type DatabaseEnd = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
@@ -39,9 +40,8 @@ export async function migrateDatabase(from: DatabaseEnd, to: DatabaseEnd, progre
     return await withSource(from, (source) => withTarget(to, (target) => copyTables(source, target, progress)));
   } catch (err) {
     // Whatever failed (a driver's text included), the message never carries a password.
-    const scrub = (text: string): string => passwords.reduce((t, p) => t.split(p).join('***').split(decodeURIComponent(p)).join('***'), text);
-    if (err instanceof BoxwatchError) throw new BoxwatchError(err.code, scrub(err.message));
-    throw new BoxwatchError('migrate_failed', `migrate failed: ${scrub((err as Error).message)}`);
+    if (err instanceof BoxwatchError) throw new BoxwatchError(err.code, redact(err.message, passwords));
+    throw new BoxwatchError('migrate_failed', `migrate failed: ${redact((err as Error).message, passwords)}`);
   }
 }
 

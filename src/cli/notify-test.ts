@@ -15,7 +15,7 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { loadConfig } from '../config/index.js';
 import { BoxwatchError, UsageError } from '../errors.js';
-import { redact } from '../notify/errors.js';
+import { redact } from '../redact.js';
 import { notifierSecrets, notifiersFromConfig } from '../notify/from-config.js';
 import { SAMPLE_FLEET, sampleMessage } from '../notify/sample.js';
 import type { TemplateFailure } from '../notify/templates.js';

@@ -6,7 +6,7 @@
  * lost the database), means nobody serves it until another replica takes it over.
  */
 import { replicaLive, type Lease, type LeaseRepository, type OtherProcess, type Replica } from './leases.js';
-import { isoTime } from '../time.js';
+import { isoTime } from '../time-format.js';
 
 /** One account's server, read from the rows at `now`. */
 export interface AccountServer {

@@ -13,6 +13,7 @@ export {
   type LoadConfigOptions,
   type LoadedConfig,
 } from './load.js';
-export { REDACTED, durationText, formatConfig, redactConfig, redactUrl } from './print.js';
+export { durationText, formatConfig, redactConfig } from './print.js';
+export { REDACTED, redactUrl } from '../redact.js';
 export { DEMO_CONFIG_YAML, defaultConfig, demoConfig } from './defaults.js';
 export type { Env, UnsetVariable } from './interpolate.js';

@@ -8,8 +8,7 @@ import type { UnsetVariable } from './interpolate.js';
 import { valueAt } from './paths.js';
 import type { Config } from './schema.js';
 import { DEFAULT_ACCOUNT } from '../box-id.js';
-
-export const REDACTED = '[redacted]';
+import { REDACTED, redactUrl } from '../redact.js';
 
 /** Keys (snake_case) whose values are durations in ms in Config and text in YAML. */
 const DURATION_KEYS = new Set([
@@ -31,25 +30,6 @@ const DURATION_KEYS = new Set([
   'window',
   'max_duration',
 ]);
-
-const SECRET_QUERY = /pass|secret|token|key/i;
-
-/** Replaces the password (and secret-looking query values) of a URL; leaves the rest readable. */
-export function redactUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return REDACTED; // not a URL: nothing safe to show
-  }
-  const user = url.username !== '' ? `${url.username}${url.password !== '' ? `:${REDACTED}` : ''}@` : url.password !== '' ? `:${REDACTED}@` : '';
-  const query = [...url.searchParams.entries()]
-    .map(([k, v]) => `${encodeURIComponent(k)}=${SECRET_QUERY.test(k) ? REDACTED : encodeURIComponent(v)}`)
-    .join('&');
-  // new URL() adds a "/" path to http URLs; show it only when it was written.
-  const path = url.pathname === '/' && !text.endsWith('/') && !text.includes('/?') ? '' : url.pathname;
-  return `${url.protocol}//${user}${url.host}${path}${query ? `?${query}` : ''}`;
-}
 
 /** A copy of the configuration that is safe to print or log: no secret key, passwords (database URLs too) or webhook URLs. */
 export function redactConfig(config: Config): Config {

@@ -8,7 +8,7 @@ import { UsageError } from '../errors.js';
 import { HOUR_MS } from '../store/codec.js';
 import { METRICS, type Metric, type RawPoint } from '../store/types.js';
 import type { SqliteStore } from '../store/index.js';
-import { TIME_HELP, isoTime, readTime } from '../time.js';
+import { TIME_HELP, readTime } from '../time.js';
 
 /** The output formats of `boxwatch export` (written by export.ts). */
 export const EXPORT_FORMATS = ['csv', 'jsonl', 'openmetrics'] as const;
@@ -92,4 +92,3 @@ export function parseTimeArg(value: unknown, what: string, fallback: number): nu
   throw new UsageError(`${what}: expected a time (${TIME_HELP}) or ms since the epoch`);
 }
 
-export const iso = isoTime;

@@ -15,7 +15,8 @@ import Database from 'better-sqlite3';
 import { UsageError } from '../errors.js';
 import { matchesGlob } from '../glob.js';
 import { openStore, type SqliteStore } from '../store/index.js';
-import { boxRuns, iso, parseMetric, parseTimeArg, storedSpan, type Span } from './points.js';
+import { boxRuns, parseMetric, parseTimeArg, storedSpan, type Span } from './points.js';
+import { isoTime as iso } from '../time-format.js';
 
 export interface SqlSession {
   db: Database.Database;

@@ -12,9 +12,11 @@ import { parseRetryAfter } from '../retry-after.js';
 import { randomBytes } from 'node:crypto';
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { z } from 'zod';
-import { capText, TEXT_CAPS } from '../text.js';
+import { TEXT_CAPS, TRUNCATED_MARK, truncate } from '../text.js';
 import { systemClock, type Clock } from '../clock.js';
-import { GatewayError, classifyErrorResponse, redact, sanitizeCause, type GatewayErrorCode } from './errors.js';
+import { GatewayError, classifyErrorResponse, type GatewayErrorCode } from './errors.js';
+import { redact, safeCause } from '../redact.js';
+import { isoTime } from '../time-format.js';
 import { API_PREFIX, BOX_FROM, E164 } from './messages.js';
 import { guardRequest, keepAliveAgent, requestTarget, startRequest } from '../http-client.js';
 import {
@@ -155,7 +157,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 
   /** A client-side check failed: no request is sent. Inputs are echoed, so the key is cut out. */
   const invalidArgument = (endpoint: Endpoint, message: string): GatewayError =>
-    new GatewayError('invalid_argument', redact(message, secret), { endpoint });
+    new GatewayError('invalid_argument', redact(message, [secret]), { endpoint });
 
   const emit = (endpoint: Endpoint, outcome: string, started: number, attempt: number): void => {
     options.onRequest?.({ endpoint, outcome, durationMs: Math.max(0, clock.now() - started), attempt });
@@ -231,8 +233,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
    * false), with a sanitized copy of the low-level error.
    */
   function unreachable(call: Outgoing, err: unknown, retryable = true): GatewayError {
-    const cause = sanitizeCause(err, secret);
-    const code = (cause as { code?: string }).code;
+    const cause = safeCause(err, [secret]);
+    const code = cause.code;
     const error = new GatewayError('unavailable', `gateway unreachable (${call.endpoint}): ${cause.message}`, { endpoint: call.endpoint, cause, retryable });
     if (code !== undefined && CONNECT_PHASE_CODES.has(code)) notSent.add(error);
     return error;
@@ -249,7 +251,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       // A new request first waits out a Retry-After given earlier (retries wait in delayFor).
       const wait = attempt === 1 ? notBefore - clock.now() : 0;
       if (wait > maxRetryAfterMs) {
-        throw new GatewayError('rate_limited', `gateway asked for no request before ${new Date(notBefore).toISOString()} (Retry-After)`, {
+        throw new GatewayError('rate_limited', `gateway asked for no request before ${isoTime(notBefore)} (Retry-After)`, {
           endpoint: call.endpoint,
           retryAfterMs: wait,
         });
@@ -291,7 +293,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     const parsed = status >= 200 && status < 300 ? schema.safeParse(json) : undefined;
     if (parsed?.success) return parsed.data;
     const envelope = errorEnvelopeSchema.safeParse(json);
-    const vendorMessage = envelope.success ? capText(redact(envelope.data.message, secret), TEXT_CAPS.message) : undefined;
+    const vendorMessage = envelope.success ? truncate(redact(envelope.data.message, [secret]), TEXT_CAPS.message, TRUNCATED_MARK) : undefined;
     if (parsed !== undefined && !envelope.success) {
       throw new GatewayError('schema', `unexpected ${endpoint} response: ${describeIssues(parsed.error.issues)}`, {
         endpoint,
@@ -483,7 +485,7 @@ export function parseDeviceRecords(records: readonly unknown[]): Pick<DeviceList
 /** The serial of a record set aside, as far as it is a text (cut at its cap), or null. */
 function rejectedSerial(record: unknown): string | null {
   const raw = (record as { serial_no?: unknown } | null)?.serial_no;
-  return typeof raw === 'string' ? capText(raw, TEXT_CAPS.serial) : null;
+  return typeof raw === 'string' ? truncate(raw, TEXT_CAPS.serial, TRUNCATED_MARK) : null;
 }
 
 const MALFORMED = Symbol('malformed');

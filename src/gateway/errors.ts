@@ -4,7 +4,7 @@
  * Classification accepts either signal the vendor may give: the HTTP status or the vendor's
  * message text (gateway-api-v1.md section 7 gives messages but no status codes). Nothing here ever
  * holds the account secret key: messages are built from our own words, the vendor's message and
- * sanitized copies of low-level errors (see `sanitizeCause`).
+ * copies of low-level errors made by `safeCause` (src/redact.ts).
  */
 import { BoxwatchError } from '../errors.js';
 import type { Endpoint } from './types.js';
@@ -106,24 +106,4 @@ export function classifyErrorResponse(
   if (status === 401 || status === 403) return 'unauthorized';
   if (status === 404 && message !== undefined) return NOT_FOUND_BY_ENDPOINT[endpoint] ?? 'rejected';
   return 'rejected';
-}
-
-/**
- * A plain copy of a low-level error (node:http, node:net, TLS) keeping only name, code and
- * message, with `secret` cut out of the message. Such errors may hold sockets or request options;
- * none of that is carried on.
- */
-export function sanitizeCause(err: unknown, secret: string): Error {
-  const source = err instanceof Error ? err : new Error(String(err));
-  const copy = new Error(redact(source.message, secret));
-  copy.name = source.name;
-  const code = (source as { code?: unknown }).code;
-  if (typeof code === 'string') (copy as Error & { code?: string }).code = code;
-  copy.stack = `${copy.name}: ${copy.message}`;
-  return copy;
-}
-
-/** Replaces every occurrence of `secret` in `text`. */
-export function redact(text: string, secret: string): string {
-  return secret.length > 0 ? text.split(secret).join('[redacted]') : text;
 }

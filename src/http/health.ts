@@ -2,10 +2,11 @@
  * `/healthz` as a pure function of what is known about the poll cycles and `now`: healthy while the
  * last successful cycle ended less than `maxCycleAgeMs` ago, unhealthy with a reason otherwise.
  */
-import { isoTime as iso } from '../time.js';
+import { isoTime as iso } from '../time-format.js';
 import { formatDuration } from '../duration.js';
 import type { CycleRecord } from '../store/types.js';
 import { DEFAULT_ACCOUNT } from '../box-id.js';
+import { isGatewayDown } from '../alerts/gateway.js';
 
 export interface HealthInput {
   now: number;
@@ -70,7 +71,7 @@ export function evaluateHealth(input: HealthInput): { healthy: boolean; body: He
 
 function reason({ now, maxCycleAgeMs, lastCycle, lastSuccessAt, failingSince }: HealthInput): string {
   if (lastCycle === undefined) return 'no poll cycle has run yet';
-  if (lastCycle.outcome === 'failed') {
+  if (isGatewayDown(lastCycle)) {
     const code = lastCycle.errorCode ?? 'unknown error';
     const last = `last failure: ${code} at ${iso(lastCycle.startedAt)}`;
     if (failingSince !== null) return `gateway polls failing since ${iso(failingSince)} (${last})`;

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
 import { DEFAULT_ACCOUNT } from '../box-id.js';
-import { isoTime } from '../time.js';
+import { isoTime } from '../time-format.js';
 import { BoxwatchError, errorMessage } from '../errors.js';
 import { storeFailureCode } from '../store/errors.js';
 import type { Logger } from '../log.js';

@@ -31,11 +31,6 @@ export interface AlertRecord {
   item?: AlertItem;
 }
 
-/** RFC 3339 in UTC with milliseconds, as Alertmanager writes it. */
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
 /** 16 hex digits identifying an alert, from the labels that do not change while it lives. */
 export function fingerprintOf(identity: readonly string[]): string {
   return createHash('sha256').update(identity.join('\u0000')).digest('hex').slice(0, 16);

@@ -8,11 +8,12 @@
  * runs, the alert never resolves by timeout. A resolved alert is sent with its real `endsAt`.
  * Labels: alertname, rule, kind, severity, serial, box, location (src/notify/alert-records.ts).
  */
-import { alertRecords, isoTime } from './alert-records.js';
+import { alertRecords } from './alert-records.js';
 import { urlSecrets } from './errors.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { TemplateRenderer } from './templates.js';
 import type { NotificationMessage, Notifier } from './types.js';
+import { isoTime } from '../time-format.js';
 
 /** Alertmanager's postableAlert (api/v2/openapi.yaml). */
 export interface PostableAlert {

@@ -28,6 +28,7 @@ import { NotifyError } from './errors.js';
 import { DEFAULT_RETRY_POLICY, decideAfterFailure, type RetryPolicy } from './retry.js';
 import type { OutboxRepository, OutboxRow } from './outbox.js';
 import type { DeliveryFailure, NotificationMessage, Notifier } from './types.js';
+import { isoTime } from '../time-format.js';
 
 export type { OutboxRepository, OutboxRow } from './outbox.js';
 
@@ -179,7 +180,7 @@ export class Dispatcher {
           await this.options.queue.markFailed(row.id, now, error.message, decision.at);
           this.pausedUntil.set(name, decision.at);
           result.retried++;
-          this.log.warn({ notifier: name, id: row.id, attempts: row.attempts + 1, retryAt: new Date(decision.at).toISOString(), err: error.message }, 'notification failed, will retry');
+          this.log.warn({ notifier: name, id: row.id, attempts: row.attempts + 1, retryAt: isoTime(decision.at), err: error.message }, 'notification failed, will retry');
           this.outcome({ notifier: name, id: row.id, result: 'retry', attempts: row.attempts + 1, error: error.message, nextAttemptAt: decision.at });
           i++;
           break;

@@ -4,7 +4,8 @@
  *
  * - `cleanText`: the one sanitiser of src/text.ts (`safeText`): control characters, line separators
  *   and bidi overrides become visible escapes.
- * - `escapeHtml`: for e-mail HTML bodies.
+ * - `escapeHtml` (src/text.ts, shared with the dashboard): for e-mail HTML bodies and Telegram.
+ * - `truncate` (src/text.ts): the one cut to a length, marked with `…`.
  * - `escapeMrkdwn`: for Slack mrkdwn (`&`, `<`, `>` as entities, as Slack prescribes; formatting
  *   characters neutralised where they could open or close formatting).
  */
@@ -12,19 +13,7 @@
 import { safeText as cleanText } from '../text.js';
 
 export { cleanText };
-
-const HTML_ENTITIES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Escapes text for HTML element content and quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return cleanText(text).replace(/[&<>"']/g, (c) => HTML_ENTITIES[c] as string);
-}
+export { escapeHtml, truncate } from '../text.js';
 
 /** Zero-width space: invisible, and breaks Slack's pairing of formatting characters. */
 const ZWSP = '\u200b';
@@ -52,16 +41,6 @@ export function escapeMrkdwn(text: string): string {
     }
   }
   return out;
-}
-
-/** Shortens text to at most `max` characters, ending with an ellipsis when it was cut. */
-export function truncate(text: string, max: number): string {
-  if (text.length <= max) return text;
-  // Do not cut a surrogate pair in half.
-  let end = max - 1;
-  const code = text.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-  return `${text.slice(0, end)}…`;
 }
 
 /** Characters Telegram's MarkdownV2 reserves (core.telegram.org/bots/api#markdownv2-style), and the backslash. */

@@ -30,7 +30,7 @@ export interface HttpAnswer {
 
 /** The NotifyError for a non-2xx answer. `retryAfterMs` from a header or the service's body. */
 export function statusError(channel: HttpChannel, status: number, body: string, retryAfterMs?: number): NotifyError {
-  const shown = redact(truncate(cleanText(body).trim(), 200), channel.secrets);
+  const shown = truncate(redact(cleanText(body).trim(), channel.secrets), 200);
   const detail = `${channel.service} answered HTTP ${status}${shown ? `: ${shown}` : ''}`;
   const name = channel.notifier;
   if (status === 429) return new NotifyError('notify_rate_limited', name, detail, { retryable: true, status, retryAfterMs });

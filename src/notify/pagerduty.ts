@@ -8,12 +8,13 @@
  * retried by the dispatcher; the events already accepted are deduplicated by PagerDuty.
  * Severity: critical, warning and info map to PagerDuty's of the same name.
  */
-import { alertRecords, isoTime, type AlertRecord } from './alert-records.js';
+import { alertRecords, type AlertRecord } from './alert-records.js';
 import { truncate } from './escape.js';
 import { urlSecrets } from './errors.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { TemplateRenderer } from './templates.js';
 import type { NotificationMessage, Notifier } from './types.js';
+import { isoTime } from '../time-format.js';
 
 export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
 

@@ -11,11 +11,12 @@
  * new timestamp; receivers should refuse timestamps more than a few minutes old).
  */
 import { createHmac } from 'node:crypto';
-import { alertRecords, commonPairs, idempotencyKey, isoTime, type AlertRecord } from './alert-records.js';
+import { alertRecords, commonPairs, idempotencyKey, type AlertRecord } from './alert-records.js';
 import { urlSecrets } from './errors.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { TemplateRenderer } from './templates.js';
 import type { NotificationMessage, Notifier } from './types.js';
+import { isoTime } from '../time-format.js';
 
 /** Alertmanager's zero time, written as endsAt of firing alerts. */
 export const ZERO_TIME = '0001-01-01T00:00:00Z';

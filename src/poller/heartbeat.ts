@@ -7,6 +7,7 @@
  */
 import type { Logger } from '../log.js';
 import type { CycleRecord } from '../store/types.js';
+import { isGatewayDown } from '../alerts/gateway.js';
 
 export const HEARTBEAT_EVERY_MS = 5 * 60_000;
 
@@ -23,7 +24,7 @@ export function createHeartbeat(logger: Logger, everyMs = HEARTBEAT_EVERY_MS): H
   return {
     afterCycle(cycle, firing) {
       const at = cycle.startedAt + cycle.durationMs;
-      if (cycle.outcome === 'failed') {
+      if (isGatewayDown(cycle)) {
         failedCycles += 1;
         if (health !== 'failed') {
           failedSince = cycle.startedAt;

@@ -7,8 +7,9 @@
  * times are computed without `Intl` (a fixed offset), which spares the daemon loading ICU's data.
  */
 import { Cron } from 'croner';
+import { timerDelay } from '../clock.js';
 import type { Logger } from '../log.js';
-import { isoTime } from '../time.js';
+import { isoTime } from '../time-format.js';
 
 export interface Scheduler {
   /** Runs one tick now (what the schedule calls); resolves when it ran or was skipped. */
@@ -100,8 +101,6 @@ export function isCronExpression(expression: string): boolean {
 
 /** A run late by more than this was missed: it is logged, not run late. */
 const MISSED_AFTER_MS = 1_000;
-/** setTimeout's longest delay; a later run is reached by waking once more. */
-const MAX_DELAY_MS = 2 ** 31 - 1;
 
 /**
  * The expression as croner reads it, without a job of its own: in UTC as a fixed offset (no
@@ -127,7 +126,7 @@ function scheduleTimer(expression: string, timezone: string, run: () => void, lo
   let due = after(Date.now());
   let timeout: NodeJS.Timeout | undefined;
   const arm = (): void => {
-    timeout = setTimeout(fire, Math.min(Math.max(due - Date.now(), 0), MAX_DELAY_MS));
+    timeout = setTimeout(fire, timerDelay(due - Date.now()));
   };
   const fire = (): void => {
     const now = Date.now();

@@ -5,10 +5,11 @@
  */
 import { ruleAppliesTo } from './index.js';
 import { bare, type BoxState, type KindEvaluator, type RuleConfig } from './types.js';
+import { isoTime } from '../time-format.js';
 
 export const evaluateMissing: KindEvaluator<'missing'> = (_rule, box, _ctx, _wasActive, words) =>
   box.missingSince !== null
-    ? { condition: 'active', value: 'missing', summary: `missing from the device list since ${new Date(box.missingSince).toISOString()}` }
+    ? { condition: 'active', value: 'missing', summary: `missing from the device list since ${isoTime(box.missingSince)}` }
     : words
       ? { condition: 'inactive', value: 'present', summary: 'in the device list' }
       : bare('inactive');

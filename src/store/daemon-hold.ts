@@ -15,6 +15,7 @@ import type { Awaitable } from '../awaitable.js';
 import { systemClock } from '../clock.js';
 import { formatDuration } from '../duration.js';
 import { StoreError } from './errors.js';
+import { isoTime } from '../time-format.js';
 
 /** Who holds a database for a daemon. */
 export interface DaemonHolder {
@@ -87,12 +88,12 @@ export function inUse(database: string, holder: DaemonHolder, me: DaemonHolder, 
   const beat = holder.beat === undefined ? '' : `, last heartbeat ${formatDuration(Math.max(0, Math.round(((me.beat as number) - holder.beat) / 1000) * 1000))} ago`;
   return new StoreError(
     'store_in_use',
-    `${database} is in use by another boxwatch daemon (pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}${beat}); stop it first, or give this one ${instead}`,
+    `${database} is in use by another boxwatch daemon (pid ${holder.pid} on ${holder.host}, since ${isoTime(holder.since)}${beat}); stop it first, or give this one ${instead}`,
   );
 }
 
 /** What a daemon learns at its heartbeat when another took `database` over (`holder`: who holds it now). */
 export function takenOver(database: string, holder: DaemonHolder | null): StoreError {
-  const who = holder === null ? 'nobody holds it now' : `now held by pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}`;
+  const who = holder === null ? 'nobody holds it now' : `now held by pid ${holder.pid} on ${holder.host}, since ${isoTime(holder.since)}`;
   return new StoreError('store_in_use', `${database} was taken over by another boxwatch daemon (${who}): this daemon's heartbeat had stopped for too long`);
 }

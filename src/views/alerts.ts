@@ -19,6 +19,7 @@ import { alertId, parseAlertKey, type AlertState, type AlertStatus, type AlertVa
 import { isoTime, isoOrNull } from '../time-format.js';
 import { GATEWAY_RULES, SEVERITY_RANK, type Severity } from '../vocabulary.js';
 import { deliveriesOf, readNotificationViews, type Delivery, type NotificationSource, type NotificationStatus } from './notifications.js';
+import { isGatewayDown } from '../alerts/gateway.js';
 
 /** A stored transition (an alert-history row). */
 export interface TransitionRecord extends Transition {
@@ -306,6 +307,7 @@ export interface AlertQuery {
 /** Reads and builds the alert views: the one path for the CLI, the API and the dashboard. */
 export async function readAlertViews(source: AlertViewSource, config: AlertViewConfig | null, query: AlertQuery, now: number): Promise<AlertView[]> {
   const states = await source.states();
+  const lastCycle = await source.lastCycle();
   const kinds = new Map<string, string>((config?.rules ?? []).map((r) => [r.name, r.kind]));
   for (const name of GATEWAY_RULES) kinds.set(name, name);
   const views = alertViews(
@@ -314,7 +316,7 @@ export async function readAlertViews(source: AlertViewSource, config: AlertViewC
       transitions: await source.transitionsSince(query.from),
       boxes: await source.boxes(),
       silences: await source.silences(now),
-      gatewayDown: (await source.lastCycle())?.outcome === 'failed',
+      gatewayDown: lastCycle !== undefined && isGatewayDown(lastCycle),
       ...(await downAccountsOf(source)),
       inhibit: config?.alerting.inhibit ?? true,
       kinds,
@@ -331,7 +333,7 @@ export async function readAlertViews(source: AlertViewSource, config: AlertViewC
 async function downAccountsOf(source: AlertViewSource): Promise<{ downAccounts?: ReadonlySet<string> }> {
   const last = (await source.lastCycles?.()) ?? [];
   if (last.length < 2) return {};
-  return { downAccounts: new Set(last.filter((c) => c.outcome === 'failed').map((c) => c.account ?? DEFAULT_ACCOUNT)) };
+  return { downAccounts: new Set(last.filter(isGatewayDown).map((c) => c.account ?? DEFAULT_ACCOUNT)) };
 }
 
 /** The alert view's source over a store and its alert tables. */

@@ -8,7 +8,7 @@
  * the configured secrets are redacted from it once more here, as a second guard.
  */
 import type { Awaitable } from '../awaitable.js';
-import { redact } from '../notify/errors.js';
+import { redact } from '../redact.js';
 import type { OutboxEntry } from '../alerts/repositories.js';
 import type { AlertItem } from '../notify/types.js';
 import { isoTime, isoOrNull } from '../time-format.js';

@@ -5,6 +5,7 @@
  * path, gateway error codes) goes through `escapeHtml`; there is no inline script or style, so the
  * Content-Security-Policy can forbid both.
  */
+import { escapeHtml } from '../text.js';
 
 export type PageName = 'overview' | 'box' | 'uptime' | 'firmware' | 'alerts' | 'silences';
 
@@ -17,12 +18,6 @@ export interface PageContext {
   gateway: { text: string; state: 'ok' | 'failing' | 'unknown' };
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Text made safe for HTML element content and quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
-}
 
 const NAV: readonly { page: PageName; path: string; label: string }[] = [
   { page: 'overview', path: '', label: 'Fleet' },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BoxwatchError } from '../../src/errors.js';
-import { NotifyError, redact, safeCause, urlSecrets } from '../../src/notify/errors.js';
+import { NotifyError } from '../../src/notify/errors.js';
+import { redact, safeCause, urlSecrets } from '../../src/redact.js';
 import { collectChain } from './secrets.js';
 
 const WEBHOOK = 'https://hooks.slack.com/services/T0123ABCD/B0123ABCD/XyZsecretTokenValue42';

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { escapeHtml, boxPage } from '../../src/web/pages.js';
+import { boxPage } from '../../src/web/pages.js';
+import { escapeHtml } from '../../src/text.js';
 import { startRig, type Rig } from '../e2e/harness.js';
 
 const TOKEN = 'server-test-admin-token-42';

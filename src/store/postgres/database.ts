@@ -29,6 +29,7 @@ import type { Logger } from '../../log.js';
 import { silentLogger } from '../../log.js';
 import { packageFile } from '../../package-files.js';
 import { StoreError } from '../errors.js';
+import { redact } from '../../redact.js';
 
 const MIGRATION_FILE = /^(\d{4})_[A-Za-z0-9_-]+\.sql$/;
 /** The tables of migrations/postgres: one of them without a migration record means a database boxwatch did not create. */
@@ -71,13 +72,13 @@ export function describeDatabaseUrl(url: string): string {
   }
 }
 
-/** The password of a URL (to scrub it from driver messages), or undefined. */
-function passwordOf(url: string): string | undefined {
+/** The password of a URL (to redact from driver messages), or nothing. */
+function passwordOf(url: string): string[] {
   try {
-    const p = decodeURIComponent(new URL(url).password);
-    return p === '' ? undefined : p;
+    const p = new URL(url).password;
+    return p === '' ? [] : [p];
   } catch {
-    return undefined;
+    return [];
   }
 }
 
@@ -103,7 +104,8 @@ export class PostgresDatabase {
     private readonly pool: pg.Pool,
     /** The database as it may be shown (no password). */
     readonly name: string,
-    private readonly password: string | undefined,
+    /** The URL's password, redacted from every message that leaves. */
+    private readonly secrets: readonly string[],
   ) {}
 
   /** Connects to `url` and migrates its schema; throws StoreError (store_unavailable, store_schema_newer, ...). */
@@ -124,7 +126,7 @@ export class PostgresDatabase {
     const db = new PostgresDatabase(pool, describeDatabaseUrl(url), passwordOf(url));
     // An idle connection that breaks (server restart, network cut) must not crash the process: the
     // pool drops it and the next query opens another.
-    pool.on('error', (err) => logger.warn({ database: db.name, err: db.scrub(err.message) }, 'PostgreSQL connection lost'));
+    pool.on('error', (err) => logger.warn({ database: db.name, err: redact(err.message, db.secrets) }, 'PostgreSQL connection lost'));
     try {
       await db.migrate(options.migrationsDir ?? packageFile('migrations', 'postgres'), logger);
     } catch (err) {
@@ -185,15 +187,10 @@ export class PostgresDatabase {
     await this.pool.end();
   }
 
-  /** A StoreError for a connection failure (password scrubbed); other errors pass through. */
+  /** A StoreError for a connection failure (password redacted); other errors pass through. */
   mapError(err: unknown): unknown {
     if (err instanceof StoreError || !isConnectionError(err)) return err;
-    return new StoreError('store_unavailable', `cannot use the PostgreSQL database ${this.name}: ${this.scrub((err as Error).message)}`);
-  }
-
-  /** `text` with the URL's password replaced by ***. */
-  scrub(text: string): string {
-    return this.password === undefined ? text : text.split(this.password).join('***');
+    return new StoreError('store_unavailable', `cannot use the PostgreSQL database ${this.name}: ${redact((err as Error).message, this.secrets)}`);
   }
 
   private async migrate(dir: string, logger: Logger): Promise<void> {
