@@ -178,7 +178,7 @@ function benchConfig(url: string, dbPath: string, boxes: number, http: boolean):
 class NaivePoller {
   /**
    * undici's Pool, not boxwatch's node:http Agent: measured on this machine it costs about 20 µs
-   * less CPU per request (BENCHMARKS.md, seventh pass), and the floor is the cheapest poller we
+   * less CPU per request, and the floor is the cheapest poller we
    * know. boxwatch pays node:http's cost for the memory it saves (undici alone adds 6 MiB and
    * more buffers); that cost shows in the ratio. (undici is a devDependency, for this bench only.)
    */

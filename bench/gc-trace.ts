@@ -5,8 +5,7 @@
  * collections, their main-thread pauses, the bytes the JavaScript allocated, the bytes a scavenge
  * copied within the young generation and those it promoted to the old one. A scavenge costs what
  * it copies, and it comes after every semi-space's worth (16 MB here) of allocation: allocating less
- * means fewer scavenges, keeping less alive across one means less copied (BENCHMARKS.md,
- * "Tenth pass: the cycle's allocations").
+ * means fewer scavenges, keeping less alive across one means less copied.
  *
  *   npm run build && node dist/bench/gc-trace.js [--boxes 10000] [--cycles 8] [--warmup 4 (as the floor bench)] [--trace FILE]
  *

@@ -13,7 +13,7 @@
  *   npm run build && node dist/bench/idle.bench.js [--minutes 10] [--boxes 1000] [--after 0] [--lead S] [--database new|restart|stale] [--node-args='...']
  *   (--after N: the window starts N minutes after the first cycle instead of right after it. V8
  *   compiles the daemon's cycle code over its first tens of cycles, about half of its CPU in the
- *   first 10 minutes: BENCHMARKS.md, ninth pass; --after 20 measures a daemon past that)
+ *   first 10 minutes; --after 20 measures a daemon past that)
  *   (--node-args='--cpu-prof --cpu-prof-dir=DIR': options for node before the daemon's script, here
  *   a CPU profile of the daemon, written when it stops)
  *   (--lead S: the daemon starts S seconds before a tick of the schedule; by default whenever the

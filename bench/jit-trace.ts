@@ -6,7 +6,7 @@
  * their compile time) and the deoptimizations; then boxwatch's compiles by function and its
  * deoptimizations by source position and reason. A cycle whose code V8 keeps optimized costs
  * little here after the first steady cycles; one that recompiles costs tens of ms of CPU per cycle
- * on V8's compiler thread (BENCHMARKS.md, ninth pass).
+ * on V8's compiler thread.
  *
  *   npm run build && node dist/bench/jit-trace.js [--boxes 10000] [--cycles 12] [--warmup 4 (as the floor bench; 0 shows the first compiles too)] [--trace FILE]
  *   (--trace: where the raw trace goes; default a file in the temporary folder, removed after)

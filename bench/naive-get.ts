@@ -1,7 +1,7 @@
 /**
  * The floor's gateway request (bench/floor.bench.ts, bench/client.bench.ts): a GET over undici's
  * Pool, the body parsed with `JSON.parse`, nothing checked. undici's Pool is the cheapest HTTP
- * client measured on this machine (BENCHMARKS.md, seventh pass); undici is a devDependency, for
+ * client measured on this machine; undici is a devDependency, for
  * the benches only.
  */
 import type { Pool } from 'undici';

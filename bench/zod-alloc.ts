@@ -2,8 +2,7 @@
  * Bytes the device list's validation allocates: `parseDeviceRecords` (the gateway client's zod
  * parse of the list's records) over the simulator's list of N boxes, the heap in use before and
  * after one call, warmed up first. Run it with a young generation large enough that no collection
- * falls inside the call (BENCHMARKS.md, "Tenth pass: the cycle's allocations": 14.4 MB at 10,000
- * boxes):
+ * falls inside the call (BENCHMARKS.md, "Diagnostic tools"):
  *
  *   npm run build && node --expose-gc --max-semi-space-size=512 --min-semi-space-size=512 dist/bench/zod-alloc.js [--boxes 10000]
  */
