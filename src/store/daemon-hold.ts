@@ -2,14 +2,15 @@
  * The daemon's hold on a database: one `boxwatch run` per database. The daemon takes the hold
  * when it starts (refused while another live daemon holds it), refreshes its heartbeat every
  * DAEMON_HEARTBEAT_MS, and gives it up when it stops. A holder whose heartbeat is older than
- * DAEMON_STALE_AFTER_MS (on any host), or whose process is gone (on this host), is taken over;
- * the daemon taken over learns it at its next heartbeat and stops.
+ * DAEMON_STALE_AFTER_MS (on any host), or whose process is gone or a zombie (on this host), is
+ * taken over; the daemon taken over learns it at its next heartbeat and stops.
  *
  * `DaemonHold` is what the app holds (src/app.ts); each store keeps the holder its way (SQLite:
  * `meta` key `daemon`, src/store/sqlite/store.ts; PostgreSQL: the `daemon_hold` row,
  * src/store/postgres/daemon-hold.ts). What counts as gone and what the refusals say is decided
  * here, once, for both.
  */
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Awaitable } from '../awaitable.js';
 import { systemClock } from '../clock.js';
@@ -68,8 +69,8 @@ export function sameHolder(a: DaemonHolder, b: DaemonHolder): boolean {
 
 /**
  * The holder is gone: its heartbeat stopped longer ago than DAEMON_STALE_AFTER_MS (any host), or
- * on this host its pid does not run (or is ours: an earlier life). A holder on another host
- * without a heartbeat (an older boxwatch) cannot be shown to be gone.
+ * on this host its pid does not run (or is a zombie, or is ours: an earlier life). A holder on
+ * another host without a heartbeat (an older boxwatch) cannot be shown to be gone.
  */
 export function isStale(holder: DaemonHolder, me: DaemonHolder): boolean {
   if (holder.beat !== undefined && (me.beat as number) - holder.beat > DAEMON_STALE_AFTER_MS) return true;
@@ -77,10 +78,26 @@ export function isStale(holder: DaemonHolder, me: DaemonHolder): boolean {
   if (holder.pid === me.pid) return true;
   try {
     process.kill(holder.pid, 0);
-    return false;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
+  return isZombie(holder.pid);
+}
+
+/**
+ * A killed process its parent has not reaped yet still answers signal 0, but it is gone: Linux
+ * shows it as state Z (or X) in /proc/<pid>/stat. Elsewhere (no /proc) this cannot be told.
+ */
+function isZombie(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  // `pid (comm) state ...`: comm may hold spaces and parentheses, so the state follows the last `)`.
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state === 'Z' || state === 'X';
 }
 
 /** The refusal of a second daemon: `database` (as it may be shown) is held by a live `holder`. */

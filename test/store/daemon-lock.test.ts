@@ -7,9 +7,10 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DAEMON_STALE_AFTER_MS, openStore, StoreError, type DaemonHolder } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { connectionOf } from '../helpers/sqlite.js';
@@ -98,6 +99,27 @@ describe('one daemon per database', () => {
       expect(outbox.claim('mail', T0, 10, 60_000)).toHaveLength(1); // due again at once
     } finally {
       store.close();
+    }
+  });
+
+  // Linux only: a zombie is told from /proc/<pid>/stat; elsewhere there is none to read.
+  it.runIf(process.platform === 'linux')('a holder killed but not yet reaped by its parent (a zombie) is gone: taken over at once, its heartbeat fresh', async () => {
+    // The shell starts a child, prints its pid, then becomes `sleep`, which never waits for it.
+    const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const [line] = (await once(parent.stdout, 'data')) as [Buffer];
+      const pid = Number(line.toString().trim());
+      process.kill(pid, 'SIGKILL');
+      await vi.waitFor(() => expect(readFileSync(`/proc/${pid}/stat`, 'utf8')).toMatch(/\) Z /), { timeout: 5_000, interval: 10 });
+      plantHolder({ pid, host: hostname(), since: T0, beat: Date.now() });
+      const store = openStore(path, { clock: new FakeClock(T0 + 1_000) });
+      try {
+        expect(store.lockForDaemon().tookOver).toEqual({ pid, host: hostname(), since: T0, beat: expect.any(Number) });
+      } finally {
+        store.close();
+      }
+    } finally {
+      parent.kill('SIGKILL');
     }
   });
 
