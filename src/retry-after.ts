@@ -1,6 +1,6 @@
 /**
  * The HTTP `Retry-After` header (seconds, or an HTTP date) as milliseconds from `now`; undefined
- * when absent or unreadable. Used by the gateway client and the Slack channel.
+ * when absent or unreadable. Used by the gateway client and the HTTP channels.
  */
 export function parseRetryAfter(value: string | readonly string[] | null | undefined, now: number): number | undefined {
   const text = typeof value === 'string' ? value : (value?.[0] ?? undefined);

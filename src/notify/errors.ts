@@ -1,7 +1,7 @@
 /**
  * NotifyError: why a delivery failed, whether trying again may help, and nothing secret.
  *
- * Library errors (nodemailer, @slack/webhook, fetch) carry the SMTP URL, credentials or webhook URL
+ * Library errors (nodemailer, undici) carry the SMTP URL, credentials or webhook URL
  * in fields such as `config`, `url`, `auth` or `original`. They are never attached as they are:
  * `safeCause` (src/redact.ts) rebuilds the cause chain with every known secret redacted.
  */

@@ -1,5 +1,5 @@
 /**
- * Slack channel: an incoming webhook (@slack/webhook) with a Block Kit message.
+ * Slack channel: an incoming webhook, posted a Block Kit message (the shared JSON POST, http.ts).
  *
  * `buildSlackPayload` is the pure payload builder: a header block with the headline, then one
  * coloured attachment per status group (firing: colour of the highest severity; resolved: green)
@@ -7,15 +7,12 @@
  * Kit limits are respected (header 150 characters, 50 blocks, 10 fields per section, 2000
  * characters per field, 3000 per text): a big group lists the first boxes and summarises the rest.
  *
- * `SlackNotifier` sends it and wraps every error so that the webhook URL never leaks.
+ * `SlackNotifier` sends it; its errors never carry the webhook URL.
  */
 import { isFleetKey, fleetLabel } from '../box-id.js';
-import { parseRetryAfter } from '../retry-after.js';
-import { IncomingWebhook, IncomingWebhookHTTPError, type FetchFunction } from '@slack/webhook';
 import { cleanText, escapeMrkdwn, truncate } from './escape.js';
-import type { NotifyError} from './errors.js';
 import { urlSecrets } from './errors.js';
-import { assertHttpUrl, statusError, transportError } from './http.js';
+import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import {
   boxLabel,
   failureLines,
@@ -201,12 +198,13 @@ export interface SlackNotifierOptions {
 export class SlackNotifier implements Notifier {
   readonly name: string;
   readonly type = 'slack' as const;
-  private readonly secrets: string[];
+  private readonly channel: HttpChannel;
 
   constructor(private readonly options: SlackNotifierOptions) {
     this.name = options.name;
-    this.secrets = urlSecrets(options.webhookUrl);
     assertHttpUrl(options.name, 'webhook_url', options.webhookUrl);
+    const secrets = urlSecrets(options.webhookUrl);
+    this.channel = { notifier: options.name, service: 'Slack', unreachable: 'the Slack webhook', secrets, timeoutMs: options.timeoutMs };
   }
 
   preview(message: NotificationMessage): string[] {
@@ -214,37 +212,11 @@ export class SlackNotifier implements Notifier {
   }
 
   async send(message: NotificationMessage, signal?: AbortSignal): Promise<void> {
-    const payload = buildSlackPayload(message, this.name, this.options.render?.(message));
-    const timeoutMs = this.options.timeoutMs ?? 10_000;
-    let retryAfterMs: number | undefined;
-    // Our own fetch: per-send timeout and cancellation, and the Retry-After header, which
-    // @slack/webhook's error does not keep.
-    const fetchWithSignal: FetchFunction = async (url, init) => {
-      const signals = [AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])];
-      const response = await fetch(url, { ...init, signal: AbortSignal.any(signals) });
-      retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
-      return response;
-    };
-    const webhook = new IncomingWebhook(this.options.webhookUrl, {
-      fetch: fetchWithSignal,
-      timeout: 0,
+    const payload = {
       ...(this.options.username ? { username: this.options.username } : {}),
       ...(this.options.iconEmoji ? { icon_emoji: this.options.iconEmoji } : {}),
-    });
-    try {
-      await webhook.send(payload);
-    } catch (err) {
-      throw this.wrap(err, retryAfterMs);
-    }
-  }
-
-  private wrap(err: unknown, retryAfterMs: number | undefined): NotifyError {
-    // Only status and body are kept: the library error is not attached at all.
-    if (err instanceof IncomingWebhookHTTPError) {
-      return statusError({ notifier: this.name, service: 'Slack', secrets: this.secrets }, err.statusCode, String(err.body ?? ''), retryAfterMs);
-    }
-    return transportError({ notifier: this.name, service: 'the Slack webhook', secrets: this.secrets }, err);
+      ...buildSlackPayload(message, this.name, this.options.render?.(message)),
+    };
+    await post(this.channel, this.options.webhookUrl, JSON.stringify(payload), { 'content-type': 'application/json', 'user-agent': 'boxwatch' }, { signal });
   }
 }
-
-export { parseRetryAfter };

@@ -5,10 +5,10 @@ import {
   SLACK_LIMITS,
   SlackNotifier,
   buildSlackPayload,
-  parseRetryAfter,
   type SlackBlock,
   type SlackPayload,
 } from '../../src/notify/slack.js';
+import { parseRetryAfter } from '../../src/retry-after.js';
 import { SLACK_TEST_PATH, startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { HOSTILE, T0, batteryItem, item, message, powerCut } from './fixtures.js';
 import { collectChain } from './secrets.js';

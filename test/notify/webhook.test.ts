@@ -132,6 +132,23 @@ describe('WebhookNotifier against a real receiver', () => {
     expect(collectChain(unreachable).join('\n')).not.toContain('t0k3nT0k3nT0k3n');
   });
 
+  it('a redirect is not followed: the message is not sent on, and it is tried again later', async () => {
+    const notifier = new WebhookNotifier({ name: 'ops-hook', url: receiver.url });
+    receiver.respondWith({ status: 302, headers: { location: 'http://127.0.0.1:1/elsewhere' } }, 1);
+    const err = (await notifier.send(message([item()])).catch((e: unknown) => e)) as NotifyError;
+    expect([err.code, err.retryable]).toEqual(['notify_unreachable', true]);
+    expect(err.message).toMatch(/unexpected redirect \(HTTP 302\)/);
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('a huge error answer is cut off: the error shows its start', async () => {
+    const notifier = new WebhookNotifier({ name: 'ops-hook', url: receiver.url });
+    receiver.respondWith({ status: 500, body: 'x'.repeat(4 * 1024 * 1024) }, 1);
+    const err = (await notifier.send(message([item()])).catch((e: unknown) => e)) as NotifyError;
+    expect([err.code, err.retryable]).toEqual(['notify_server_error', true]);
+    expect(err.message.length).toBeLessThan(400);
+  });
+
   it('a custom body replaces the format', async () => {
     const notifier = new WebhookNotifier({ name: 'h', url: receiver.url, renderBody: (m) => JSON.stringify({ text: `${m.items.length} alert(s)` }) });
     await notifier.send(message([item(), batteryItem]));
