@@ -107,15 +107,20 @@ function listField(item: AlertItem): SlackText {
   const title = isFleetKey(item.serial) ? `*${fleetLabel(item.serial)}*` : `*${escapeMrkdwn(truncate(cleanText(item.serial), 40))}*`;
   const name = !isFleetKey(item.serial) && item.boxName ? ` "${escapeMrkdwn(truncate(cleanText(item.boxName), 60))}"` : '';
   const location = item.location ? ` · ${escapeMrkdwn(truncate(cleanText(item.location), 60))}` : '';
-  const parts = [escapeMrkdwn(truncate(cleanText(item.summary), 120))];
-  const value = valueText(item);
-  const threshold = thresholdText(item);
-  if (value !== undefined || threshold !== undefined) {
-    parts.push(escapeMrkdwn(truncate([value, threshold].filter((x) => x !== undefined).join(' / '), 60)));
-  }
+  const summary = cleanText(item.summary);
+  const parts = [escapeMrkdwn(truncate(summary, 120))];
+  // The summary usually says the value already (`disconnected (last seen ...)`): not twice on one line.
+  const extra = [valueText(item), thresholdText(item)].filter((x): x is string => x !== undefined && !says(summary, x));
+  if (extra.length > 0) parts.push(escapeMrkdwn(truncate(extra.join(' / '), 60)));
   parts.push(item.status === 'resolved' ? `resolved ${whenText(item)}` : `since ${whenText(item)}`);
   if (item.status === 'repeat') parts.push('still firing');
   return mrkdwn(`${title}${name}${location}\n${parts.join(' · ')}`);
+}
+
+/** `text` holds `word` as a whole word or number (`12%` in `battery 12% below 20%`, not `2`). */
+function says(text: string, word: string): boolean {
+  const escaped = word.trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return escaped !== '' && new RegExp(`(^|[^\\w.-])${escaped}($|[^\\w.])`, 'i').test(text);
 }
 
 function chunk<T>(list: readonly T[], size: number): T[][] {

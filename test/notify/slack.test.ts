@@ -90,6 +90,16 @@ describe('buildSlackPayload', () => {
     for (let i = 1; i <= 40; i++) expect(fields.some((f) => f.startsWith(`*SN-${String(i).padStart(4, '0')}*`))).toBe(true);
   });
 
+  it('a grouped line says each thing once: no value the summary already says, a value it does not say kept', () => {
+    // What the disconnected rule writes: the state word as value, and a summary that starts with it.
+    const offline = (serial: string) => item({ serial, boxName: `Box ${serial}`, location: undefined, value: 'disconnected', summary: 'disconnected (last seen 2025-12-31T23:55:00.000Z)' });
+    const fields = fieldTexts(buildSlackPayload(message([offline('SN-0001'), offline('SN-0002'), batteryItem, item({ serial: 'SN-0003', location: undefined, summary: 'firmware differs', value: '3.4.1', threshold: 'as most boxes (3.4.2)' })]), 'ops-slack'));
+    const since = `since <!date^${T0 / 1000}^{date_short_pretty} {time}|2026-01-01 00:00:00 UTC>`;
+    expect(fields[0]).toBe(`*SN-0001* "Box SN-0001"\ndisconnected (last seen 2025-12-31T23:55:00.000Z) · ${since}`);
+    expect(fields[2]).toBe(`*SN-0007* "Dock 2" · Warehouse\nbattery 12% below 20% · ${since}`);
+    expect(fields[3]).toBe(`*SN-0003* "Lobby"\nfirmware differs · 3.4.1 / as most boxes (3.4.2) · ${since}`);
+  });
+
   it('a very large group stays within the limits and summarises the boxes it cannot list', () => {
     const payload = buildSlackPayload(powerCut(300), 'ops-slack');
     expectValidBlockKit(payload);
