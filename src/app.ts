@@ -42,15 +42,19 @@ import { createMetrics, type Metrics } from './metrics.js';
 import type { BoxState } from './store/types.js';
 import { alertViewSource } from './views/alerts.js';
 import { apiReader } from './views/api-reader.js';
-import { createCallIngest, type CallIngest, type CallSyncResult } from './calls/index.js';
+import type { CallIngest, CallSyncResult } from './calls/index.js';
 import { registerCallMetrics } from './calls/metrics.js';
-import { createArchiver, archiveFactsFor, withArchiveFacts, registerArchiveMetrics, type ArchiveFs, type Archiver, type ArchivePassResult } from './archive/index.js';
+import { createArchiver, registerArchiveMetrics, type ArchiveFs, type Archiver, type ArchivePassResult } from './archive/index.js';
 import { createTestCalls, type TestCallAttempt, type TestCalls } from './calls/test-calls.js';
 import { createReplica, type Replica } from './cluster/replica.js';
 import { isLeaseLost, type Fence } from './cluster/leases.js';
 import { accountOf } from './box-id.js';
-import { rulesOfAccount } from './rules/index.js';
 import { isoTime } from './time-format.js';
+import { leadershipOf } from './cluster/leadership.js';
+import { archiveJudge, callAndArchiveFacts } from './archive/judge.js';
+import { archiveAfterSync } from './archive/schedule.js';
+import { createCallIngests, createCallSchedules } from './calls/schedule.js';
+import { createTestCallSchedules, refreshTestCalls } from './calls/test-call-schedule.js';
 
 export interface AppDeps<S extends DataStore = DataStore> {
   config: Config;
@@ -236,7 +240,7 @@ export function createApp(deps: AppDeps): App {
    * The client calls, test calls and the archive use for an account's calls: its own; undefined
    * for an account not configured, or (replicas) not led by this process now.
    */
-  const clientOf = (account: string): GatewayClient | undefined => (replica !== null && !replica.holds(account) ? undefined : byAccount.get(account)?.client);
+  const clientOf = (account: string): GatewayClient | undefined => (leadership.holds(account) ? byAccount.get(account)?.client : undefined);
   const tickIntervalMs = Math.max(...accounts.map((a) => a.tickIntervalMs));
   const store: DataStore = deps.store ?? defaultStore(config, clock, logger);
   const hold = deps.hold ?? store.hold;
@@ -268,26 +272,13 @@ export function createApp(deps: AppDeps): App {
         },
       })
     : null;
-  /**
-   * The account in whose cycles this process judges its archive's `archive_failing` rule: the
-   * first configured account it works for (replicas: leads now) that the rule applies to. One
-   * archive failure is one alert, under that account's fleet key, not one per account. Replicas
-   * each have their own archive (docs/operations.md), so each replica's failure is its own alert,
-   * under the first account it leads.
-   */
-  const archiveJudge = (ruleName: string): string | undefined => {
-    const rule = config.rules.find((r) => r.name === ruleName);
-    return accounts.map((a) => a.config.name).find((name) => (replica === null || replica.holds(name)) && rule !== undefined && rulesOfAccount([rule], name).length > 0);
-  };
+  const leadership = leadershipOf(replica);
+  const judge = archiveJudge(config.rules, accounts.map((a) => a.config.name), (name) => leadership.holds(name));
   /** The fleet's counts for templates (`fleet.*`), as of the last cycle (read at start, then kept by each cycle). */
   let fleet: FleetStats | undefined;
   const pipeline = new AlertPipeline({
     config,
-    callFacts: (account) =>
-      withArchiveFacts(
-        callIngests.get(account)?.facts() ?? null,
-        archiveFactsFor(archive?.facts() ?? null, (rule) => archiveJudge(rule) === account),
-      ),
+    callFacts: callAndArchiveFacts({ calls: (account) => callIngests.get(account)?.facts() ?? null, archive: () => archive?.facts() ?? null, judge }),
     // Judged with the call facts: only after a successful call sync of the account are its test calls' ends known.
     testCallVerdicts: (account) => (testCalls !== null && callIngests.get(account)?.facts() ? testCalls.verdicts(clock.now()) : null),
   });
@@ -537,28 +528,15 @@ export function createApp(deps: AppDeps): App {
 
   // Call ingestion: one call sync per account, each with its own gateway client, schedule tick and
   // transaction (src/calls/); its calls are stored under the account's box ids and call keys.
-  const callIngests = new Map<string, CallIngest>(
-    config.calls === undefined
-      ? []
-      : accounts.map((run) => [
-          run.config.name,
-          createCallIngest({
-            account: run.config.name,
-            config: config.calls as NonNullable<Config['calls']>,
-            rules: config.rules,
-            repo: store.calls,
-            client: run.client,
-            secretKey: run.config.secretKey,
-            concurrency: run.config.concurrency,
-            clock,
-            logger: run.logger,
-            gatewayOffsetMs: () => run.skewMs ?? 0,
-            wantRecordings: config.archive !== undefined,
-            // Facts no call sync has renewed for two of its intervals are too old to judge with.
-            maxAgeMs: 2 * scheduleIntervalMs((config.calls as NonNullable<Config['calls']>).schedule, config.poll.timezone),
-          }),
-        ]),
-  );
+  const callIngests = createCallIngests({
+    config: config.calls,
+    rules: config.rules,
+    repo: store.calls,
+    accounts: accounts.map((run) => ({ name: run.config.name, client: run.client, secretKey: run.config.secretKey, concurrency: run.config.concurrency, logger: run.logger, skewMs: () => run.skewMs })),
+    timezone: config.poll.timezone,
+    clock,
+    wantRecordings: config.archive !== undefined,
+  });
   const calls = callIngests.get(first.config.name) ?? null;
   const callMetrics = calls ? registerCallMetrics(metrics.registry) : null;
   // The recording archive: a pass after every call sync, not awaited by it (src/archive/).
@@ -579,50 +557,20 @@ export function createApp(deps: AppDeps): App {
           ...(deps.archiveFs && { fs: deps.archiveFs }),
         })
       : null;
-  /** Per account, the result of its last call sync (what `runCallsOnce` returns). */
-  const lastCalls = new Map<string, CallSyncResult>();
-  /** One call sync of an account; replicas: only by the replica that leads it. */
-  const callsCycle = (run: AccountRun) => async (): Promise<void> => {
-    const ingest = callIngests.get(run.config.name);
-    if (!ingest || (replica !== null && !replica.holds(run.config.name))) return;
-    // Its own result: the accounts' syncs run at the same moment, and each awaits between here and the offer.
-    let result: CallSyncResult;
-    try {
-      result = await ingest.run(controller.signal);
-    } catch (err) {
-      if (controller.signal.aborted) return;
-      const code = storeFailureCode(err);
-      if (code === undefined) throw err; // a bug: the scheduler logs it as a crash
-      run.logger.error({ code, err: errorMessage(err) }, 'call sync could not be stored; the next cycle reads again');
-      return;
-    }
-    lastCalls.set(run.config.name, result);
-    callMetrics?.observeSync(run.config.name, result);
-    if (result.outcome === 'ok') await testCalls?.refresh(); // their calls' statuses changed
-    if (archive) {
-      archive.offer(result.recordings);
-      void archive.pass();
-    }
-  };
-  let callsSchedulers: Scheduler[] = config.calls ? accounts.map((run) => startScheduler({ task: callsCycle(run), logger: run.logger })) : [];
-
-  // Test calls: one schedule per entry, each never overlapping itself (src/calls/test-calls.ts);
-  // each box's call placed through its own account (replicas: of the accounts led here).
   const testCalls =
     calls && config.testCalls
       ? createTestCalls({ entries: config.testCalls, repo: store.testCalls, boxes: () => store.boxes(), clientOf, clock, logger, concurrency: first.config.concurrency })
       : null;
-  let lastAttempts: TestCallAttempt[] = [];
-  const testCallTask = (name: string) => async (): Promise<void> => {
-    if (!testCalls) return;
-    try {
-      lastAttempts.push(...(await testCalls.runEntry(name, controller.signal)));
-    } catch (err) {
-      if (controller.signal.aborted) return;
-      throw err; // the scheduler logs it
-    }
-  };
-  let testCallSchedulers = (config.testCalls ?? []).map((e) => ({ name: e.name, scheduler: startScheduler({ task: testCallTask(e.name), logger }) }));
+  const callSchedules = createCallSchedules({
+    accounts: accounts.map((run) => ({ name: run.config.name, logger: run.logger })),
+    ingests: callIngests,
+    schedule: config.calls?.schedule,
+    timezone: config.poll.timezone,
+    holds: (name) => leadership.holds(name),
+    observers: [callMetrics && ((account, result) => callMetrics.observeSync(account, result)), refreshTestCalls(testCalls), archiveAfterSync(archive)],
+    signal: controller.signal,
+  });
+  const testCallSchedules = createTestCallSchedules({ testCalls, entries: config.testCalls ?? [], timezone: config.poll.timezone, logger, signal: controller.signal });
 
   return {
     store,
@@ -668,18 +616,8 @@ export function createApp(deps: AppDeps): App {
       schedulers = accounts.map((run) => startScheduler({ schedule: run.config.schedule, timezone: config.poll.timezone, task: () => cycle(run), logger, onSkip, onCrash }));
       await group(); // anything left queued by a previous run (and items of removed notifiers)
       await dispatcher.retireRemoved();
-      if (config.calls) {
-        const schedule = config.calls.schedule;
-        for (const s of callsSchedulers) void s.stop();
-        callsSchedulers = accounts.map((run) => startScheduler({ schedule, timezone: config.poll.timezone, task: callsCycle(run), logger: run.logger }));
-      }
-      if (testCalls) {
-        for (const s of testCallSchedulers) void s.scheduler.stop();
-        testCallSchedulers = testCalls.entries.map((e) => ({
-          name: e.name,
-          scheduler: startScheduler({ schedule: e.schedule, timezone: config.poll.timezone, task: testCallTask(e.name), logger }),
-        }));
-      }
+      callSchedules.start();
+      testCallSchedules.start();
       dispatcher.start();
       resender.start();
       if (accounts.length === 1) logger.info({ schedule: first.config.schedule, gateway: redactUrl(first.config.baseUrl), db: store.name }, 'boxwatch polling');
@@ -703,27 +641,13 @@ export function createApp(deps: AppDeps): App {
       return result;
     },
     calls,
-    async runCallsOnce(account) {
-      let result: CallSyncResult | undefined;
-      for (const [i, run] of accounts.entries()) {
-        const scheduler = callsSchedulers[i];
-        if (scheduler === undefined || (account !== undefined && run.config.name !== account)) continue;
-        lastCalls.delete(run.config.name);
-        await scheduler.tick();
-        result = lastCalls.get(run.config.name);
-      }
-      return result;
-    },
+    runCallsOnce: (account) => callSchedules.runOnce(account),
     archive,
     async runArchiveOnce() {
       return archive?.pass();
     },
     testCalls,
-    async runTestCallsOnce(entry) {
-      lastAttempts = [];
-      for (const s of testCallSchedulers) if (entry === undefined || s.name === entry) await s.scheduler.tick();
-      return lastAttempts;
-    },
+    runTestCallsOnce: (entry) => testCallSchedules.runOnce(entry),
     async deliverNow() {
       await group();
       await dispatcher.runAllOnce();
@@ -763,7 +687,7 @@ export function createApp(deps: AppDeps): App {
       controller.abort(new Error('boxwatch is stopping'));
     }, deps.stopGraceMs ?? STOP_GRACE_MS);
     try {
-      await Promise.all([...schedulers.map((s) => s.stop()), ...callsSchedulers.map((s) => s.stop()), ...testCallSchedulers.map((s) => s.scheduler.stop()), dispatcher.stop(), resender.stop()]);
+      await Promise.all([...schedulers.map((s) => s.stop()), callSchedules.stop(), testCallSchedules.stop(), dispatcher.stop(), resender.stop()]);
     } finally {
       clearTimeout(abandon);
     }
