@@ -9,7 +9,6 @@
  * flight finishes, the delivery in flight is recorded, the database is closed). Tests drive
  * `runOnce()` and `deliverNow()` instead of the timers.
  */
-import { existsSync, statSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import { releaseReadyGroups } from './alerts/grouper.js';
 import { announcedFiringItems } from './alerts/message.js';
@@ -35,8 +34,9 @@ import { RecordQuarantine } from './poller/quarantine.js';
 import { createHeartbeat, type Heartbeat } from './poller/heartbeat.js';
 import { createLiveEvents } from './web/live.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from './poller/scheduler.js';
-import { DAEMON_HEARTBEAT_MS, openDataStore, openSqliteFile, pruneGradually, StoreError, type DaemonHold, type DataStore, type SqliteStore } from './store/index.js';
-import { storeFailureCode, walMissingAdvice } from './store/errors.js';
+import { DAEMON_HEARTBEAT_MS, openDataStore, openSqliteFile, StoreError, type DaemonHold, type DataStore, type SqliteStore } from './store/index.js';
+import { storeFailureCode } from './store/errors.js';
+import { createHousekeeping, sqlitePathOf } from './store/housekeeping.js';
 import { fleetSnapshot, startHttpServer, type RunningHttpServer } from './http/index.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import type { BoxState } from './store/types.js';
@@ -178,7 +178,6 @@ interface CommittedPart {
   states: ReadonlyMap<string, AlertState>;
 }
 
-const PRUNE_EVERY_MS = 10 * 60_000;
 const STOP_GRACE_MS = 5_000;
 /** After a failed write of the group_wait queue (database locked or full), try again this much later. */
 const GROUP_RETRY_MS = 5_000;
@@ -355,29 +354,10 @@ export function createApp(deps: AppDeps): App {
   };
   /** The gateway clock's skew of the first account (calls and the dashboard read it). */
   const skew = (): number | null => first.skewMs;
-  let lastPrune = 0;
-  let pruning: Promise<void> | null = null;
   let groupTimer: NodeJS.Timeout | undefined;
   let lockTimer: NodeJS.Timeout | undefined;
   let running = false;
   let stopping: Promise<void> | null = null;
-  // The -wal file deleted under the running daemon: every other process then fails to read the
-  // database with "disk I/O error" (and may re-create an empty -wal, so the file's identity is
-  // what is checked). Said once, with what to do (docs/reliability.md).
-  const dbPath = config.storage.url === undefined ? (config.storage.path ?? ':memory:') : ':memory:'; // no file on PostgreSQL
-  const walPath = `${dbPath}-wal`;
-  const walIdentity = (): number | null => (dbPath === ':memory:' || !existsSync(walPath) ? null : statSync(walPath).ino);
-  let walIno: number | null = null;
-  let walMissing = false;
-  const checkWal = (): void => {
-    if (dbPath === ':memory:' || !existsSync(dbPath)) return;
-    const ino = walIdentity();
-    walIno ??= ino;
-    const missing = ino === null || ino !== walIno;
-    if (missing && !walMissing) logger.error({ db: dbPath }, walMissingAdvice(dbPath));
-    walMissing = missing;
-  };
-
   /** Moves groups whose group_wait has passed into the outbox and wakes the dispatcher. */
   const group = async (): Promise<void> => {
     clearTimeout(groupTimer);
@@ -489,7 +469,7 @@ export function createApp(deps: AppDeps): App {
     const done: AppCycle = { ...result, alerts: cycleAlerts };
     if (run.awaited !== null) run.awaited.result = done;
     metrics.observeCycle(result.cycle);
-    checkWal();
+    housekeeping.checkWal();
     if (committed !== null) snapshot.publish(committed.startedAt, committed.accounts, committed.boxes, committed.states);
     // The whole fleet's alerts and boxes from the snapshot, brought up to date once (one read of
     // the latest cycles): the other accounts' parts are read again only when another process stored a cycle of them.
@@ -501,24 +481,7 @@ export function createApp(deps: AppDeps): App {
     announce(result.cycle, view.version);
     if (cycleAlerts !== null && cycleAlerts.queued > 0) void group();
     deps.onCycle?.(done);
-    const now = clock.now();
-    if (now - lastPrune >= PRUNE_EVERY_MS && pruning === null) {
-      lastPrune = now;
-      // In the background, 500 rows per statement, yielding between them: never blocks polling long.
-      pruning = pruneGradually(store, now, { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention }, { signal: controller.signal })
-        .then(async (deleted) => {
-          if (calls) deleted += await calls.repo.prune(now - config.storage.rawRetention, now - config.storage.rollupRetention, 10_000);
-          // Test-call attempts are kept at least two days: today's count against the caps.
-          if (testCalls) deleted += await store.testCalls.prune(now - Math.max(config.storage.rawRetention, 2 * 86_400_000));
-          if (deleted > 0) logger.info({ deleted }, 'pruned history past retention');
-        })
-        .catch((err: unknown) => {
-          if (!controller.signal.aborted) logger.error({ code: storeFailureCode(err), err: errorMessage(err) }, 'pruning failed; will try again later');
-        })
-        .finally(() => {
-          pruning = null;
-        });
-    }
+    housekeeping.pruneWhenDue();
   };
 
   const onSkip = (): void => metrics.tickSkipped();
@@ -568,6 +531,16 @@ export function createApp(deps: AppDeps): App {
     timezone: config.poll.timezone,
     holds: (name) => leadership.holds(name),
     observers: [callMetrics && ((account, result) => callMetrics.observeSync(account, result)), refreshTestCalls(testCalls), archiveAfterSync(archive)],
+    signal: controller.signal,
+  });
+  const housekeeping = createHousekeeping({
+    store,
+    calls: calls?.repo ?? null,
+    testCalls: testCalls && store.testCalls,
+    retention: { rawMs: config.storage.rawRetention, rollupMs: config.storage.rollupRetention },
+    dbPath: sqlitePathOf(config.storage),
+    clock,
+    logger,
     signal: controller.signal,
   });
   const testCallSchedules = createTestCallSchedules({ testCalls, entries: config.testCalls ?? [], timezone: config.poll.timezone, logger, signal: controller.signal });
@@ -694,7 +667,7 @@ export function createApp(deps: AppDeps): App {
     await replica?.stop(); // after the work stopped: the leases are released for the others at once
     await http?.close();
     controller.abort();
-    await pruning; // stops at its next batch
+    await housekeeping.idle(); // the prune in flight stops at its next batch
     await archive?.close();
     await Promise.all(accounts.map((a) => a.client.close()));
     await Promise.all(notifiers.map((n) => n.close?.()));
