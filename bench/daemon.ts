@@ -16,7 +16,7 @@ export const MAIN = join(here, '..', 'src', 'main.js');
 export interface Daemon {
   child: ChildProcess;
   pid: number;
-  /** http://127.0.0.1:PORT of /healthz and /metrics. */
+  /** http://127.0.0.1:PORT of /healthz and /metrics ('' when the daemon serves no HTTP). */
   httpUrl: string;
   /** Log records at warn level and above, for the report. */
   problems: string[];
@@ -70,8 +70,11 @@ export async function startDaemon(
   });
   let httpUrl: string;
   try {
-    httpUrl = await Promise.race([urlKnown, failEarly, timeout]);
-    if (ready === 'first-cycle') await Promise.race([firstCycle, failEarly, timeout]);
+    // A daemon with `http: false` logs no address: its first cycle is enough (httpUrl '').
+    if (ready === 'first-cycle') {
+      await Promise.race([firstCycle, failEarly, timeout]);
+      httpUrl = await Promise.race([urlKnown, Promise.resolve('')]);
+    } else httpUrl = await Promise.race([urlKnown, failEarly, timeout]);
   } finally {
     clearTimeout(timer);
   }

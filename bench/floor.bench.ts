@@ -29,7 +29,8 @@
  *     [--memory-minutes 2] [--memory-boxes 10000] [--json bench/results/floor.json]
  *   (--sizes '' --memory-minutes 30: the memory run alone)
  *   (--daemon SIZES: also `boxwatch run` as its own process, HTTP on, against the floor: see
- *   measureDaemon; --node-args='--cpu-prof --cpu-prof-dir=DIR' profiles that daemon)
+ *   measureDaemon; --daemon-http off: that daemon with `http: false`; --node-args='--cpu-prof
+ *   --cpu-prof-dir=DIR' profiles it)
  *   (npm run bench -- floor: the defaults)
  *   (--profile DIR: a CPU and an allocation profile of each steady cycle, boxwatch's and the
  *   floor's, written to DIR; the profilers' own cost makes those runs' figures not comparable;
@@ -396,6 +397,7 @@ async function measureSize(boxes: number, cycles: number, warmup: number, profil
 /** What `boxwatch run` as its own process measured against the floor (`--daemon`). */
 export interface DaemonResult {
   boxes: number;
+  http: boolean;
   settings: { schedule: string; detailsEvery: string };
   /** Steady cycles the daemon ran in the window (its own boxwatch_poll_cycles_total). */
   cycles: number;
@@ -410,14 +412,11 @@ export interface DaemonResult {
   peakRssMiB: number;
 }
 
-/** Sum of a counter's samples in a Prometheus text exposition whose labels match `labels`. */
-function counterSum(text: string, name: string, labels: RegExp): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) || !labels.test(line)) continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
+/** The successful cycles a daemon stored so far and the details they fetched, read from its database. */
+function boxRowsWrittenCounterDb(dbPath: string): { totals: () => { cycles: number; details: number }; close: () => void } {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  const query = db.prepare("SELECT count(*) AS cycles, coalesce(sum(details_fetched), 0) AS details FROM cycles WHERE outcome = 'ok'");
+  return { totals: () => query.get() as { cycles: number; details: number }, close: () => db.close() };
 }
 
 /**
@@ -427,18 +426,19 @@ function counterSum(text: string, name: string, labels: RegExp): number {
  * floor runs in this process at the same pace, half an interval after each of the daemon's ticks,
  * fetching as many details per cycle as the daemon did (read from its /metrics once per window).
  */
-async function measureDaemon(boxes: number, cycles: number, warmup: number, nodeArgs: readonly string[] = []): Promise<DaemonResult> {
+async function measureDaemon(boxes: number, cycles: number, warmup: number, http: boolean, nodeArgs: readonly string[] = []): Promise<DaemonResult> {
   const sim = await startSimProcess(boxes, KEY);
   const dir = mkdtempSync(join(tmpdir(), 'boxwatch-bench-daemon-'));
   const settings = scheduleFor(boxes);
   const interval = scheduleIntervalMs(settings.schedule);
   const configPath = join(dir, 'boxwatch.yaml');
+  const dbPath = join(dir, 'boxwatch.db');
   writeFileSync(
     configPath,
     `gateway: { base_url: "${sim.url}", secret_key: "\${BOXWATCH_SECRET_KEY}", concurrency: ${CONCURRENCY} }
 poll: { schedule: "${settings.schedule}", details_every: "${settings.detailsEvery}" }
-storage: { path: "${join(dir, 'boxwatch.db')}" }
-http: { listen: "127.0.0.1:0" }
+storage: { path: "${dbPath}" }
+http: ${http ? '{ listen: "127.0.0.1:0" }' : 'false'}
 log: { level: info, format: json }
 `,
   );
@@ -446,13 +446,10 @@ log: { level: info, format: json }
   const daemon = await startDaemon(configPath, { BOXWATCH_SECRET_KEY: KEY }, 300_000, nodeArgs, 'first-cycle');
   try {
     const ticks = clockTicks();
-    const scrape = async (): Promise<{ cycles: number; details: number }> => {
-      const text = await (await fetch(`${daemon.httpUrl}/metrics`)).text();
-      return {
-        cycles: counterSum(text, 'boxwatch_poll_cycles_total', /outcome="ok"/),
-        details: counterSum(text, 'boxwatch_gateway_requests_total', /endpoint="device_details"/),
-      };
-    };
+    // The daemon's own cycle records, read through a connection of the bench's: asking the daemon
+    // (its /metrics) would be work of its own in the window.
+    const cycleRecords = boxRowsWrittenCounterDb(dbPath);
+    const scrape = (): { cycles: number; details: number } => cycleRecords.totals();
     // Half an interval after each of the daemon's ticks (cron ticks on multiples of the interval).
     const nextFloorStart = (): number => performance.now() + ((interval * 1.5 - (Date.now() % interval)) % interval);
     const serials = await floor.listSerials();
@@ -464,12 +461,12 @@ log: { level: info, format: json }
     };
     // Warm-up: the daemon's first cycles (V8 compiles its cycle code) and the floor's, not
     // measured; the details the daemon fetched per cycle meanwhile are what the floor fetches after.
-    const start0 = await scrape();
+    const start0 = scrape();
     for (let i = 0; i < warmup; i++) {
       await sleepUntil(nextFloorStart());
       await floorCycle(Math.round(boxes / 10));
     }
-    const before = await scrape();
+    const before = scrape();
     const details = Math.round((before.details - start0.details) / Math.max(1, before.cycles - start0.cycles));
     const cpu0 = cpuSeconds(daemon.pid, ticks);
     const fl: Measured<number>[] = [];
@@ -479,12 +476,14 @@ log: { level: info, format: json }
       fl.push(await measure(() => floorCycle(details), start + interval / 2));
     }
     const cpu1 = cpuSeconds(daemon.pid, ticks);
-    const after = await scrape();
+    const after = scrape();
+    cycleRecords.close();
     const daemonCycles = after.cycles - before.cycles;
     const daemonCpuMs = ((cpu1 - cpu0) * 1000) / Math.max(1, daemonCycles);
     const floorCpuMs = mean(fl.map((f) => f.cpuMs));
     return {
       boxes,
+      http,
       settings,
       cycles: daemonCycles,
       daemonCpuMs,
@@ -571,7 +570,7 @@ function printSize(r: SizeResult): void {
 
 function printDaemon(r: DaemonResult): void {
   console.log(
-    `daemon, ${f0(r.boxes)} boxes (boxwatch run, HTTP on; schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${r.cycles} cycles, ${f0(r.details)} details): ` +
+    `daemon, ${f0(r.boxes)} boxes (boxwatch run, HTTP ${r.http ? 'on' : 'off'}; schedule ${r.settings.schedule}, details_every ${r.settings.detailsEvery}) | steady (mean of ${r.cycles} cycles, ${f0(r.details)} details): ` +
       `boxwatch run ${f0(r.daemonCpuMs)} ms CPU per cycle (all threads, /proc), floor ${f0(r.floor.cpuMs)} ms CPU (${f0(r.floor.wallMs)} ms wall, ${r.floor.cycles} cycles), ratio ${r.ratio.toFixed(2)}x | RSS ${f0(r.rssMiB)} MiB, peak ${f0(r.peakRssMiB)} MiB`,
   );
 }
@@ -601,6 +600,7 @@ const { values } = parseArgs({
     'child-memory': { type: 'string' },
     'child-daemon': { type: 'string' },
     daemon: { type: 'string', default: '' },
+    'daemon-http': { type: 'string', default: 'on' },
     'node-args': { type: 'string', default: '' },
     marks: { type: 'boolean', default: false },
     stages: { type: 'boolean', default: false },
@@ -613,7 +613,7 @@ if (values['child-size'] !== undefined) {
   process.stdout.write(JSON.stringify(await measureSize(boxes, cycles ?? cyclesFor(boxes), warmup, values.profile, values.marks, values.stages)));
 } else if (values['child-daemon'] !== undefined) {
   const boxes = Number(values['child-daemon']);
-  process.stdout.write(JSON.stringify(await measureDaemon(boxes, cycles ?? cyclesFor(boxes), warmup, values['node-args'].split(' ').filter((a) => a !== ''))));
+  process.stdout.write(JSON.stringify(await measureDaemon(boxes, cycles ?? cyclesFor(boxes), warmup, values['daemon-http'] !== 'off', values['node-args'].split(' ').filter((a) => a !== ''))));
 } else if (values['child-memory'] !== undefined) {
   process.stdout.write(JSON.stringify(await measureMemory(Number(values['memory-boxes']), Number(values['child-memory']))));
 } else {
@@ -644,7 +644,7 @@ if (values['child-size'] !== undefined) {
     save();
   }
   for (const n of daemonSizes) {
-    const r = (await child(['--child-daemon', String(n), '--cycles', String(cycles ?? cyclesFor(n)), '--warmup', String(warmup), `--node-args=${values['node-args']}`])) as DaemonResult;
+    const r = (await child(['--child-daemon', String(n), '--cycles', String(cycles ?? cyclesFor(n)), '--warmup', String(warmup), '--daemon-http', values['daemon-http'], `--node-args=${values['node-args']}`])) as DaemonResult;
     printDaemon(r);
     report.daemon.push(r);
     save();
