@@ -18,9 +18,9 @@ import { parseArgs } from 'node:util';
 import { fleetSnapshot, startHttpServer } from '../src/http/index.js';
 import { silentLogger } from '../src/log.js';
 import { createMetrics } from '../src/metrics.js';
-import type { BoxSnapshot } from '../src/model.js';
+import type { BoxSnapshot } from '../src/domain/model.js';
 import { openStore } from '../src/store/index.js';
-import type { CycleWrite } from '../src/store/types.js';
+import type { CycleWrite } from '../src/domain/store.js';
 
 const { values } = parseArgs({ options: { boxes: { type: 'string', default: '10000' }, cycles: { type: 'string', default: '5' } } });
 const boxes = Number(values.boxes);

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import type { BoxSnapshot } from '../src/model.js';
+import type { BoxSnapshot } from '../src/domain/model.js';
 import { Fleet } from '../src/sim/fleet.js';
-import type { CycleWrite } from '../src/store/types.js';
+import type { CycleWrite } from '../src/domain/store.js';
 
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;

@@ -22,7 +22,7 @@ import { exportHistory } from '../src/export/export.js';
 import { storedSpan } from '../src/export/points.js';
 import { streamSink } from '../src/export/sink.js';
 import { openStore } from '../src/store/index.js';
-import { METRICS } from '../src/store/types.js';
+import { METRICS } from '../src/domain/store.js';
 import { DAY, FleetFeed, HOUR, POLL_MS, median, ms, percentile, pgQuery, tableBytes, tempDb } from './storage-helpers.js';
 
 function arg(name: string, fallback: number): number {

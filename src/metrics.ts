@@ -10,7 +10,7 @@ import type { Awaitable } from './awaitable.js';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 import type { RequestEvent } from './gateway/types.js';
-import type { BoxState, CycleRecord } from './store/types.js';
+import type { BoxState, CycleRecord } from './domain/store.js';
 
 export interface FiringAlertCount {
   rule: string;

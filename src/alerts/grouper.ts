@@ -7,8 +7,8 @@
  * at once as one message each; the dispatcher's start then retires them (dead, with the reason,
  * reported on the remaining notifiers).
  */
-import type { Fence } from '../cluster/leases.js';
-import type { AlertItem, NotificationMessage } from '../notify/types.js';
+import type { Fence } from '../domain/leases.js';
+import type { AlertItem, NotificationMessage } from '../domain/notifications.js';
 import { planGroups } from './group.js';
 import type { GroupQueue, QueuedRow, ReleasedBatch } from './repositories.js';
 
@@ -28,7 +28,7 @@ export async function releaseReadyGroups(
   now: number,
   groupWaitMs: number,
   configured: ReadonlySet<string>,
-  /** Replicas: only this led account's items, its release fenced (src/cluster/leases.ts). */
+  /** Replicas: only this led account's items, its release fenced (src/domain/leases.ts). */
   fence?: Fence,
 ): Promise<GroupPass> {
   const pending = await queue.pending(GROUP_MAX_ITEMS, fence);

@@ -2,7 +2,7 @@
  * Glue from the alert engine to the notifiers: a notification intent plus what the store knows
  * about the box (name, location) becomes one AlertItem of a NotificationMessage (src/notify/).
  */
-import type { AlertItem } from '../notify/types.js';
+import type { AlertItem } from '../domain/notifications.js';
 import { ackOfEpisode, type Ack } from './acks.js';
 import { routes, type NotifierRoute } from './group.js';
 import { intentOf } from './state.js';

@@ -6,14 +6,14 @@
  * (the store's `commitCycle`, see src/alerts/repositories.ts).
  */
 import type { Config } from '../config/index.js';
-import type { CallFacts } from '../calls/health.js';
-import type { TestCallVerdict } from '../calls/test-calls.js';
+import type { CallFacts } from '../rules/facts.js';
+import type { TestCallVerdict } from '../domain/test-calls.js';
 import { testCallEvaluations } from '../rules/test-call-failed.js';
 import { TEST_CALL_FAILED } from '../vocabulary.js';
 import { boxesToForget, evaluateFleetRule, evaluateRule, fleetContext, isFleetRule, rulesOfAccount, type FleetContext } from '../rules/index.js';
 import { accountOf, DEFAULT_ACCOUNT, fleetKey } from '../box-id.js';
-import type { AlertItem } from '../notify/types.js';
-import type { BoxState, CycleRecord } from '../store/types.js';
+import type { AlertItem } from '../domain/notifications.js';
+import type { BoxState, CycleRecord } from '../domain/store.js';
 import type { Ack } from './acks.js';
 import { evaluateCycle, isActive, ruleRef, type CycleResult as EngineResult } from './engine.js';
 import { GATEWAY_RULE_NAMES, gatewayEvaluations, isGatewayDown } from './gateway.js';
@@ -21,12 +21,11 @@ import { fanOut } from './group.js';
 import { toAlertItem } from './message.js';
 import type { AlertWrite, CycleScope, CycleView } from './repositories.js';
 import { alertRuleRef, ruleEvaluation, type AlertRuleRef, type AlertState, type RuleEvaluation } from './types.js';
-import { leaseInUse, type Lease } from '../cluster/leases.js';
-import { DEFAULT_LEASE_MS } from '../cluster/coordinator.js';
+import { DEFAULT_LEASE_MS, leaseInUse, type Lease } from '../domain/leases.js';
 
 export interface AlertPipelineDeps {
   config: Config;
-  /** The call rules' facts of the account's boxes from its last successful call sync (src/calls/health.ts); null or absent: none. */
+  /** The call rules' facts of the account's boxes from its last successful call sync (src/rules/facts.ts); null or absent: none. */
   callFacts?: (account: string) => CallFacts | null;
   /** The test calls' verdicts per box of the account (src/calls/test-calls.ts); null or absent: none fresh (test_call_failed says unknown). */
   testCallVerdicts?: (account: string) => ReadonlyMap<string, TestCallVerdict> | null;

@@ -13,13 +13,13 @@
  * always await.
  *
  * The query side (`AlertQueries` and `SilenceWrites`, used by the CLI and the HTTP API) is
- * Awaitable too, like the Store API of src/store/types.ts.
+ * Awaitable too, like the Store API of src/domain/store.ts.
  */
 import type { Awaitable } from '../awaitable.js';
-import type { Fence, Lease } from '../cluster/leases.js';
-import type { AlertItem } from '../notify/types.js';
+import type { Fence, Lease } from '../domain/leases.js';
+import type { AlertItem } from '../domain/notifications.js';
 import { accountOf } from '../box-id.js';
-import type { BoxState, CycleWrite, RecordedCycle } from '../store/types.js';
+import type { BoxState, CycleWrite, RecordedCycle } from '../domain/store.js';
 import type { Ack } from './acks.js';
 import type { Silence } from './silences.js';
 import type { AlertState, Transition } from './types.js';
@@ -75,7 +75,7 @@ export interface CycleView {
   silences: Silence[];
   /** The latest acknowledgement of each alert, by key (src/alerts/acks.ts); absent: none. */
   acks?: ReadonlyMap<string, Ack>;
-  /** Every account's lease (replicas; src/cluster/leases.ts); absent or empty: none was ever taken. */
+  /** Every account's lease (replicas; src/domain/leases.ts); absent or empty: none was ever taken. */
   leases?: readonly Lease[];
 }
 

@@ -3,6 +3,6 @@
  * the app runs after every call sync; `verifyArchive` is `boxwatch recordings verify`.
  */
 export { createArchiver, type Archiver, type ArchiverDeps, type ArchivePassResult } from './archiver.js';
-export { withArchiveFacts, archiveFactsFor, readArchiveFacts, type ArchiveRuleFacts, type ArchiveFailure } from './facts.js';
+export { withArchiveFacts, archiveFactsFor, readArchiveFacts, type ArchiveRuleFacts, type ArchiveFailure } from '../rules/facts.js';
 export { registerArchiveMetrics, type ArchiveMetrics } from './metrics.js';
 export { nodeFs, type ArchiveFs, type ArchiveFile } from './files.js';

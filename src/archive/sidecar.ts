@@ -4,7 +4,7 @@
  * appears in clear only with `calls.store_numbers`, transcript and variables only with
  * `calls.store_transcripts`, whatever the database row holds (the configuration of today decides).
  */
-import type { CallRecord } from '../store/calls-repo.js';
+import type { CallRecord } from '../domain/calls.js';
 import { isoTime } from '../time-format.js';
 import { callJson, type CallJson } from '../views/calls.js';
 

@@ -7,7 +7,7 @@
  * claimed by the daemon); the others are counted per archive (`elsewhere`), not reported missing.
  */
 import { join } from 'node:path';
-import type { RecordingsRepo } from '../store/recordings-repo.js';
+import type { RecordingsRepo } from '../domain/recordings.js';
 import { fileSha256, holdsRecording } from './files.js';
 import { readArchiveId } from './identity.js';
 

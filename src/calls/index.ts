@@ -5,16 +5,16 @@
  */
 import type { Clock } from '../clock.js';
 import type { CallsConfig, RuleConfig } from '../config/schema.js';
-import { readCallFacts, type CallFacts } from './health.js';
+import { readCallFacts, type CallFacts } from '../rules/facts.js';
 import type { GatewayClient } from '../gateway/types.js';
 import type { Logger } from '../log.js';
-import type { CallsRepo } from '../store/calls-repo.js';
+import type { CallsRepo } from '../domain/calls.js';
 import { numberHashKey } from './privacy.js';
 import { runCallSync, type CallSyncResult } from './sync.js';
 
 export { runCallSync, type CallSyncResult, type CallSyncOptions } from './sync.js';
 export { hashNumber, maskNumber, numberHashKey } from './privacy.js';
-export { readCallFacts, type CallFacts, type CallRuleFacts } from './health.js';
+export { readCallFacts, type CallFacts, type CallRuleFacts } from '../rules/facts.js';
 
 export interface CallIngest {
   readonly repo: CallsRepo;

@@ -20,7 +20,7 @@ import type { Call, CallSummary } from '../gateway/schemas.js';
 import type { GatewayClient } from '../gateway/types.js';
 import type { Logger } from '../log.js';
 import { mapWithConcurrency } from '../poller/pool.js';
-import type { CallObservation, CallRecord, CallsRepo, CallSyncState, RecordingState } from '../store/calls-repo.js';
+import type { CallObservation, CallRecord, CallsRepo, CallSyncState, RecordingState } from '../domain/calls.js';
 import { boxKey, callKey, splitBoxKey } from '../box-id.js';
 import { hashNumber, maskNumber } from './privacy.js';
 import { isoTime } from '../time-format.js';

@@ -25,10 +25,9 @@ import type { GatewayClient } from '../gateway/types.js';
 import { accountOf, boxMatches, callKey, splitBoxKey } from '../box-id.js';
 import type { Logger } from '../log.js';
 import { mapWithConcurrency } from '../poller/pool.js';
-import { dayOf } from '../store/calls-repo.js';
-import { capReached, type CapUse, type TestCallsRepo, type TestCallWithCall } from '../store/test-calls-repo.js';
-import type { BoxState } from '../store/types.js';
-import type { Severity } from '../vocabulary.js';
+import { dayOf } from '../domain/calls.js';
+import { capReached, type CapUse, type TestCallsRepo, type TestCallVerdict, type TestCallWithCall } from '../domain/test-calls.js';
+import type { BoxState } from '../domain/store.js';
 import { requireConnected } from './place.js';
 import { maskNumber } from './privacy.js';
 
@@ -37,19 +36,6 @@ export type TestCallAttempt =
   | { entry: string; serial: string; outcome: 'placed'; callId: string; used: CapUse }
   | { entry: string; serial: string; outcome: 'rejected'; reason: string; used: CapUse }
   | { entry: string; serial: string; outcome: 'skipped'; skip: 'cap' | 'disconnected' | 'unknown_box' | 'error'; reason: string };
-
-/** How a box's latest decided test call went: what `test_call_failed` judges. */
-export interface TestCallVerdict {
-  failed: boolean;
-  entry: string;
-  severity: Severity;
-  /** The call's id (null when make-call failed). */
-  callId: string | null;
-  /** E.g. `completed within 15m`. */
-  threshold: string;
-  /** One line: what happened. */
-  summary: string;
-}
 
 export interface TestCalls {
   readonly entries: readonly TestCallConfig[];

@@ -10,7 +10,7 @@ import { Option } from 'commander';
 import { EXPORT_FORMATS, parseMetric, storedSpan, type ExportFormat, type Span } from '../export/points.js';
 import { callbackSink, streamSink } from '../export/sink.js';
 import type { SqliteStore } from '../store/index.js';
-import { METRICS, type Metric } from '../store/types.js';
+import { METRICS, type Metric } from '../domain/store.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { dbOption, withSqliteStore } from './store-access.js';
 import { parseRange, type RangeOptions } from './time-range.js';

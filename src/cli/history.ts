@@ -5,7 +5,7 @@
 import { isoTime as iso } from '../time-format.js';
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
-import { METRICS, type HistoryResult, type Metric } from '../store/types.js';
+import { METRICS, type HistoryResult, type Metric } from '../domain/store.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
 import { sparkline } from './sparkline.js';

@@ -20,7 +20,7 @@ import { notifierSecrets, notifiersFromConfig } from '../notify/from-config.js';
 import { SAMPLE_FLEET, sampleMessage } from '../notify/sample.js';
 import type { TemplateFailure } from '../notify/templates.js';
 import { sendTestMessages } from '../notify/test-message.js';
-import type { Notifier } from '../notify/types.js';
+import type { Notifier } from '../domain/notifications.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatTable } from './output.js';
 

@@ -9,7 +9,7 @@ import { verifyArchive } from '../archive/verify.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, terminalSafe, type OutputFormat } from './output.js';
 import type { DataStore } from '../store/index.js';
-import type { RecordingsRepo } from '../store/recordings-repo.js';
+import type { RecordingsRepo } from '../domain/recordings.js';
 import { dbOption, withStore } from './store-access.js';
 
 interface VerifyOptions {

@@ -4,20 +4,20 @@
  * pending, `box-offline! (acked by alice)` acknowledged); gateway alerts follow the table.
  */
 import type { Command } from 'commander';
-import { DEFAULT_LEASE_MS, MAX_LEASE_MS } from '../cluster/coordinator.js';
-import { otherReplicaArchives, replicaLive, type LeaseRepository } from '../cluster/leases.js';
+import { DEFAULT_LEASE_MS, MAX_LEASE_MS } from '../domain/leases.js';
+import { otherReplicaArchives, replicaLive, type LeaseRepository } from '../domain/leases.js';
 import { accountServerJson, accountServers, replicaConflicts, type AccountServer, type ReplicaConflict } from '../cluster/servers.js';
 import { accountOf, isFleetKey, splitBoxKey } from '../box-id.js';
 import { withAcks, type Ack, type AckRepository } from '../alerts/acks.js';
 import type { AlertState } from '../alerts/types.js';
 import type { AlertQueries } from '../alerts/repositories.js';
 import type { Config } from '../config/index.js';
-import type { Store } from '../store/types.js';
+import type { Store } from '../domain/store.js';
 import { relativeTime } from '../time-format.js';
 import { boxViewJson, boxViews, openAlertsBySerial, staleAfterMs } from '../views/boxes.js';
 import { terminalSafe } from './call-gateway.js';
-import { DAY_MS, type CallsRepo, type FailureCount } from '../store/calls-repo.js';
-import type { RecordingsRepo } from '../store/recordings-repo.js';
+import { DAY_MS, type CallsRepo, type FailureCount } from '../domain/calls.js';
+import type { RecordingsRepo } from '../domain/recordings.js';
 import { failureCell } from '../views/calls.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';

@@ -47,7 +47,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
-import { fenceOf, replicaLive, type Fence, type Lease, type LeaseRepository, type PreviousBeat, type Replica, type ReplicaInfo } from './leases.js';
+import { DEFAULT_LEASE_MS, fenceOf, replicaLive, type Fence, type Lease, type LeaseRepository, type PreviousBeat, type Replica, type ReplicaInfo } from '../domain/leases.js';
 
 /** What the app does for an account this replica leads. */
 export interface AccountWork {
@@ -73,10 +73,6 @@ export interface CoordinatorOptions {
   /** The id of this replica's archive directory, announced with each heartbeat (null or absent: none yet, or no archive). */
   archive?: () => string | null;
 }
-
-export const DEFAULT_LEASE_MS = 30_000;
-/** The longest `cluster.lease` the configuration accepts (src/config/schema.ts). */
-export const MAX_LEASE_MS = 600_000;
 
 interface Held {
   fence: Fence;

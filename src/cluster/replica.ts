@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { Coordinator, newReplicaId, type AccountWork } from './coordinator.js';
-import { otherReplicaArchives, type Fence, type LeaseRepository, type ReplicaArchive } from './leases.js';
+import { otherReplicaArchives, type Fence, type LeaseRepository, type ReplicaArchive } from '../domain/leases.js';
 
 export interface ReplicaOptions {
   config: { lease: number; replicaId?: string };

@@ -5,7 +5,7 @@
  * holder of a lease that has not expired; a lease released, or expired (its holder died, froze or
  * lost the database), means nobody serves it until another replica takes it over.
  */
-import { replicaLive, type Lease, type LeaseRepository, type OtherProcess, type Replica } from './leases.js';
+import { replicaLive, type Lease, type LeaseRepository, type OtherProcess, type Replica } from '../domain/leases.js';
 import { isoTime } from '../time-format.js';
 
 /** One account's server, read from the rows at `now`. */

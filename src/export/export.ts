@@ -15,7 +15,7 @@
 import { BOX_GAUGES, promLabelValue as labelValue } from '../metrics.js';
 import { matchesGlob } from '../glob.js';
 import type { SqliteStore } from '../store/index.js';
-import type { Metric } from '../store/types.js';
+import type { Metric } from '../domain/store.js';
 import { boxRunBatches, boxRuns, type ExportFormat, type Run, type Span } from './points.js';
 import { isoTime as iso } from '../time-format.js';
 import type { Sink } from './sink.js';

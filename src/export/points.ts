@@ -6,7 +6,7 @@
  */
 import { UsageError } from '../errors.js';
 import { HOUR_MS } from '../store/codec.js';
-import { METRICS, type Metric, type RawPoint } from '../store/types.js';
+import { METRICS, type Metric, type RawPoint } from '../domain/store.js';
 import type { SqliteStore } from '../store/index.js';
 import { TIME_HELP, readTime } from '../time.js';
 

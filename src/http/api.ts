@@ -23,10 +23,10 @@ import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import { RAW_MAX_RANGE_MS } from '../store/index.js';
 import { readRange } from '../time.js';
 import { isoOrNull, isoTime as iso } from '../time-format.js';
-import { METRICS, type BoxState, type CycleRecord, type HistoryResult, type Metric, type Store } from '../store/types.js';
+import { METRICS, type BoxState, type CycleRecord, type HistoryResult, type Metric, type Store } from '../domain/store.js';
 import { badRequest, notFound } from './errors.js';
 import { ACCOUNT_NAME, isFleetKey, accountOf } from '../box-id.js';
-import type { LeaseRepository } from '../cluster/leases.js';
+import type { LeaseRepository } from '../domain/leases.js';
 import { accountServerJson, readAccountServers, type AccountServerJson } from '../cluster/servers.js';
 
 export type { BoxJson, BoxViewJson } from '../views/boxes.js';

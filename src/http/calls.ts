@@ -4,8 +4,8 @@
  * share per time bucket, which the dashboard's box page charts). Ranges are on the gateway's
  * clock (call times are its own). Without a `calls:` section they answer 404.
  */
-import type { CallsRepo } from '../store/calls-repo.js';
-import type { Store } from '../store/types.js';
+import type { CallsRepo } from '../domain/calls.js';
+import type { Store } from '../domain/store.js';
 import { bucketMsFor, callJson, failurePercent, type CallJson } from '../views/calls.js';
 import { isoTime } from '../time-format.js';
 import { parseRange, queryParams } from './api.js';

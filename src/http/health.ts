@@ -4,7 +4,7 @@
  */
 import { isoTime as iso } from '../time-format.js';
 import { formatDuration } from '../duration.js';
-import type { CycleRecord } from '../store/types.js';
+import type { CycleRecord } from '../domain/store.js';
 import { DEFAULT_ACCOUNT } from '../box-id.js';
 import { isGatewayDown } from '../alerts/gateway.js';
 

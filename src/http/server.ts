@@ -15,7 +15,7 @@ import { BoxwatchError, errorMessage } from '../errors.js';
 import { storeFailureCode } from '../store/errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { Store } from '../store/types.js';
+import type { Store } from '../domain/store.js';
 import { alertsJson, boxDetailJson, boxesJson, historyJson, type AlertsReader, accountParam } from './api.js';
 import { dashboardRouter, type Answer, type DashboardOptions, type Handler, type Route } from './dashboard.js';
 import { HttpError, badRequest, notFound } from './errors.js';

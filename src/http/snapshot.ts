@@ -19,7 +19,7 @@ import { boxesOfAccount, cycleScope, statesOfAccount } from '../alerts/pipeline.
 import type { AlertState } from '../alerts/types.js';
 import type { Awaitable } from '../awaitable.js';
 import { accountOf, DEFAULT_ACCOUNT, fleetKey } from '../box-id.js';
-import type { BoxState, Store } from '../store/types.js';
+import type { BoxState, Store } from '../domain/store.js';
 
 /** Where the snapshot reads alert states: of one account, or all (AlertQueries.states). */
 export type AlertStatesSource = (account?: string) => Awaitable<ReadonlyMap<string, AlertState>>;

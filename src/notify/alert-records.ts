@@ -15,7 +15,7 @@ import { isFleetKey } from '../box-id.js';
 import { createHash } from 'node:crypto';
 import { cleanText } from './escape.js';
 import { describeItem, failureLines, itemLine, testText, thresholdText, valueText, type MessageText } from './format.js';
-import type { AlertItem, NotificationMessage, Severity } from './types.js';
+import type { AlertItem, NotificationMessage, Severity } from '../domain/notifications.js';
 
 export interface AlertRecord {
   status: 'firing' | 'resolved';

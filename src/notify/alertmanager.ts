@@ -12,7 +12,7 @@ import { alertRecords } from './alert-records.js';
 import { urlSecrets } from './errors.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { TemplateRenderer } from './templates.js';
-import type { NotificationMessage, Notifier } from './types.js';
+import type { NotificationMessage, Notifier } from '../domain/notifications.js';
 import { isoTime } from '../time-format.js';
 
 /** Alertmanager's postableAlert (api/v2/openapi.yaml). */

@@ -20,17 +20,17 @@
  * `delivery_failure` message, at most once per `failureNoticeIntervalMs`. Both the dead rows and
  * whether they were reported are in the outbox, so a restart neither loses nor repeats a notice.
  */
-import { isLeaseLost, type Fence } from '../cluster/leases.js';
+import { isLeaseLost, type Fence } from '../domain/leases.js';
 import type { Clock } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { NotifyError } from './errors.js';
 import { DEFAULT_RETRY_POLICY, decideAfterFailure, type RetryPolicy } from './retry.js';
-import type { OutboxRepository, OutboxRow } from './outbox.js';
-import type { DeliveryFailure, NotificationMessage, Notifier } from './types.js';
+import type { OutboxRepository, OutboxRow } from '../domain/outbox.js';
+import type { DeliveryFailure, NotificationMessage, Notifier } from '../domain/notifications.js';
 import { isoTime } from '../time-format.js';
 
-export type { OutboxRepository, OutboxRow } from './outbox.js';
+export type { OutboxRepository, OutboxRow } from '../domain/outbox.js';
 
 export type DeliveryResult = 'delivered' | 'retry' | 'dead';
 

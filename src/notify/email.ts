@@ -23,7 +23,7 @@ import {
   valueText,
   type MessageText,
 } from './format.js';
-import type { AlertItem, NotificationMessage, Notifier, Severity } from './types.js';
+import type { AlertItem, NotificationMessage, Notifier, Severity } from '../domain/notifications.js';
 
 /** nodemailer is loaded when an e-mail notifier is built, not at start: a daemon without one keeps its memory. */
 const load = createRequire(import.meta.url);

@@ -6,7 +6,7 @@
 import { isFleetKey, fleetLabel } from '../box-id.js';
 import { formatDuration } from '../duration.js';
 import { cleanText } from './escape.js';
-import type { AlertItem, NotificationMessage, Severity } from './types.js';
+import type { AlertItem, NotificationMessage, Severity } from '../domain/notifications.js';
 import { formatTime } from '../time-format.js';
 import { highestOf } from '../vocabulary.js';
 

@@ -10,7 +10,7 @@ import { NtfyNotifier } from './ntfy.js';
 import { PagerDutyNotifier } from './pagerduty.js';
 import { TeamsNotifier } from './teams.js';
 import { TelegramNotifier } from './telegram.js';
-import type { Notifier } from './types.js';
+import type { Notifier } from '../domain/notifications.js';
 import { WebhookNotifier } from './webhook.js';
 
 type NotifierEntry = Config['notifiers'][number];

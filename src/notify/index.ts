@@ -7,9 +7,9 @@
 import { ConsoleNotifier, type LineSink } from './console.js';
 import { EmailNotifier } from './email.js';
 import { SlackNotifier } from './slack.js';
-import type { Notifier } from './types.js';
+import type { Notifier } from '../domain/notifications.js';
 
-export type { AlertItem, DeliveryFailure, ItemStatus, MessageKind, NotificationMessage, Notifier, NotifierType, Severity } from './types.js';
+export type { AlertItem, DeliveryFailure, ItemStatus, MessageKind, NotificationMessage, Notifier, NotifierType, Severity } from '../domain/notifications.js';
 export { NotifyError } from './errors.js';
 export { EmailNotifier, buildEmail } from './email.js';
 export { SlackNotifier, buildSlackPayload } from './slack.js';
@@ -22,7 +22,7 @@ export { NtfyNotifier, buildNtfyPayload } from './ntfy.js';
 export { TelegramNotifier, buildTelegramPayload } from './telegram.js';
 export { Resender } from './resend.js';
 export { Dispatcher, type DispatcherOptions, type DeliveryOutcome } from './dispatcher.js';
-export type { OutboxRepository, OutboxRow, OutboxStats, UnreportedFailures } from './outbox.js';
+export type { OutboxRepository, OutboxRow, OutboxStats, UnreportedFailures } from '../domain/outbox.js';
 export { DEFAULT_RETRY_POLICY, decideAfterFailure, isDead, nextAttemptAt, type RetryPolicy } from './retry.js';
 
 /** A `notifiers:` entry as the configuration spells it (routing fields are the alert engine's). */

@@ -12,7 +12,7 @@ import { cleanText, truncate } from './escape.js';
 import { NotifyError, urlSecrets } from './errors.js';
 import { defaultText, highestSeverity, splitByStatus, type MessageText } from './format.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
-import type { NotificationMessage, Notifier, Severity } from './types.js';
+import type { NotificationMessage, Notifier, Severity } from '../domain/notifications.js';
 
 export interface NtfyPayload {
   topic: string;

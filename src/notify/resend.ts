@@ -11,7 +11,7 @@ import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
-import type { AlertItem, Notifier } from './types.js';
+import type { AlertItem, Notifier } from '../domain/notifications.js';
 
 export interface ResenderOptions {
   notifiers: readonly Notifier[];

@@ -4,7 +4,7 @@
  * output is easy to compare against a template.
  */
 import type { FleetStats } from './templates.js';
-import type { NotificationMessage } from './types.js';
+import type { NotificationMessage } from '../domain/notifications.js';
 
 const MINUTE = 60_000;
 

@@ -25,7 +25,7 @@ import {
   valueText,
   type MessageText,
 } from './format.js';
-import type { AlertItem, NotificationMessage, Notifier, Severity } from './types.js';
+import type { AlertItem, NotificationMessage, Notifier, Severity } from '../domain/notifications.js';
 
 export interface SlackText {
   type: 'plain_text' | 'mrkdwn';

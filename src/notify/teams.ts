@@ -14,7 +14,7 @@ import { cleanText, escapeCardMarkdown, truncate } from './escape.js';
 import { urlSecrets } from './errors.js';
 import { boxLabel, defaultText, formatTime, highestSeverity, splitByStatus, thresholdText, timeText, valueText, type MessageText } from './format.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
-import type { AlertItem, NotificationMessage, Notifier } from './types.js';
+import type { AlertItem, NotificationMessage, Notifier } from '../domain/notifications.js';
 
 export const TEAMS_MAX_LISTED_ITEMS = 20;
 

@@ -14,7 +14,7 @@ import { escapeHtml, escapeTelegramMarkdownV2, truncate } from './escape.js';
 import { NotifyError, urlSecrets } from './errors.js';
 import { defaultText, type MessageText } from './format.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
-import type { NotificationMessage, Notifier } from './types.js';
+import type { NotificationMessage, Notifier } from '../domain/notifications.js';
 
 export const TELEGRAM_API_URL = 'https://api.telegram.org';
 export type TelegramParseMode = 'HTML' | 'MarkdownV2';

@@ -24,7 +24,7 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { cleanText } from './escape.js';
 import { defaultText, formatTime, highestSeverity, itemLine, splitByStatus, thresholdText, valueText, type MessageText } from './format.js';
-import type { AlertItem, NotificationMessage } from './types.js';
+import type { AlertItem, NotificationMessage } from '../domain/notifications.js';
 
 /** Bounds of one template: parse length (characters), render time (ms) and memory (bytes of output and arrays). */
 export const LIMITS = { parse: 20_000, renderMs: 500, memory: 1_000_000 } as const;

@@ -4,7 +4,7 @@
  */
 import { errorMessage } from '../errors.js';
 import { NotifyError } from './errors.js';
-import type { NotificationMessage, Notifier } from './types.js';
+import type { NotificationMessage, Notifier } from '../domain/notifications.js';
 
 export interface TestResult {
   notifier: string;

@@ -15,7 +15,7 @@ import { alertRecords, commonPairs, idempotencyKey, type AlertRecord } from './a
 import { urlSecrets } from './errors.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { TemplateRenderer } from './templates.js';
-import type { NotificationMessage, Notifier } from './types.js';
+import type { NotificationMessage, Notifier } from '../domain/notifications.js';
 import { isoTime } from '../time-format.js';
 
 /** Alertmanager's zero time, written as endsAt of firing alerts. */

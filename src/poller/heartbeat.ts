@@ -6,7 +6,7 @@
  * poller.) Pure bookkeeping over the cycle records; time comes from the records.
  */
 import type { Logger } from '../log.js';
-import type { CycleRecord } from '../store/types.js';
+import type { CycleRecord } from '../domain/store.js';
 import { isGatewayDown } from '../alerts/gateway.js';
 
 export const HEARTBEAT_EVERY_MS = 5 * 60_000;

@@ -10,7 +10,7 @@
  * `details_every` plus one tick.
  */
 import type { DeviceSummary } from '../gateway/schemas.js';
-import type { BoxState } from '../store/types.js';
+import type { BoxState } from '../domain/store.js';
 
 export interface DetailsPolicy {
   detailsEveryMs: number;

@@ -1,14 +1,14 @@
 /**
  * `archive_failing`: the recording archive cannot write its files (disk full, read-only file
  * system, no permission): one alert for the fleet (serial ''). Active from the first failed write
- * until a write succeeds again (facts from the archive: src/archive/facts.ts). Also active, with
+ * until a write succeeds again (facts from the archive: src/rules/facts.ts). Also active, with
  * the code `unshared_dir`, while another live replica archives into another directory than this
  * process's `archive.dir` (its heartbeat says which: replicas whose archive.dir is not shared,
  * their files on a disk this process cannot see; src/archive/archiver.ts). Recordings listed in
  * another directory no live replica announces (an earlier archive.dir, a replica gone) are only
  * listed, not an alert.
  */
-import { UNSHARED_DIR } from '../archive/facts.js';
+import { UNSHARED_DIR } from './facts.js';
 import type { RuleOfKind } from '../config/schema.js';
 import type { FleetContext, RuleResult } from './types.js';
 

@@ -5,7 +5,7 @@
  * failed call of one says nothing). `judgeFailureShare` is shared with fleet_call_failure_rate.
  */
 import { formatDuration } from '../duration.js';
-import type { FailureCount } from '../store/calls-repo.js';
+import type { FailureCount } from '../domain/calls.js';
 import type { KindEvaluator, RuleResult } from './types.js';
 
 /** The share judgement of both failure-rate rules. */

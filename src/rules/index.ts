@@ -4,9 +4,9 @@
  * unknown this cycle; `for`, `keep_firing_for`, inhibition and silences are the alert state
  * machine's business (src/alerts/), not the rules'.
  */
-import type { BoxSnapshot } from '../model.js';
+import type { BoxSnapshot } from '../domain/model.js';
 import type { RuleConfig, RuleOfKind } from '../config/schema.js';
-import type { BoxState, FleetContext, RuleResult } from './types.js';
+import { ruleAppliesTo, type BoxState, type FleetContext, type RuleResult } from './types.js';
 import { evaluateDisconnected } from './disconnected.js';
 import { evaluateLowBattery } from './low-battery.js';
 import { evaluateWeakSignal } from './weak-signal.js';
@@ -19,23 +19,15 @@ import { evaluateCallsSilent } from './calls-silent.js';
 import { evaluateFleetCallFailureRate } from './fleet-call-failure-rate.js';
 import { evaluateRecordingLost } from './recording-lost.js';
 import { evaluateArchiveFailing } from './archive-failing.js';
-import type { CallFacts } from '../calls/health.js';
+import type { CallFacts } from './facts.js';
 import { FLEET_RULE_KINDS } from '../vocabulary.js';
-import { boxMatches } from '../box-id.js';
 import { compareVersions } from './version.js';
 
 export type { Condition, FleetContext, KindEvaluator, RuleResult } from './types.js';
 export { compareVersions, isVersion } from './version.js';
 export { boxesToForget } from './missing.js';
+export { ruleAppliesTo } from './types.js';
 export { globToRegExp, matchesAny, matchesGlob } from '../glob.js';
-
-/**
- * True when the rule's `boxes` globs select this box: its id (`ACCOUNT/SERIAL` outside the
- * default account) or its bare serial. The `accounts` filter is judged per cycle (`rulesOfAccount`).
- */
-export function ruleAppliesTo(rule: RuleConfig, serial: string): boolean {
-  return boxMatches(serial, rule.boxes);
-}
 
 /** The rules that judge the boxes of `account` (a rule's `accounts`, absent: every account). */
 export function rulesOfAccount<R extends { accounts?: readonly string[] | undefined }>(rules: readonly R[], account: string): R[] {

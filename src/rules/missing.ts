@@ -3,8 +3,7 @@
  * `forget_after`, a box missing that long is forgotten (decommissioned): it leaves the fleet, so
  * its alerts resolve instead of repeating for ever (`boxesToForget`).
  */
-import { ruleAppliesTo } from './index.js';
-import { bare, type BoxState, type KindEvaluator, type RuleConfig } from './types.js';
+import { bare, ruleAppliesTo, type BoxState, type KindEvaluator, type RuleConfig } from './types.js';
 import { isoTime } from '../time-format.js';
 
 export const evaluateMissing: KindEvaluator<'missing'> = (_rule, box, _ctx, _wasActive, words) =>

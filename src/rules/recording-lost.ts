@@ -1,6 +1,6 @@
 /**
  * `recording_lost`: recordings of the box expired at the vendor before the archive could download
- * them, within the last `window` (facts from the archive: src/archive/facts.ts). The alert
+ * them, within the last `window` (facts from the archive: src/rules/facts.ts). The alert
  * resolves once `window` has passed without a further loss.
  */
 import { formatDuration } from '../duration.js';

@@ -6,7 +6,7 @@
  * judged. Fires at once (no `for`); the engine's silences, inhibition and grouping apply.
  */
 import { alertRuleRef, ruleEvaluation, type RuleEvaluation } from '../alerts/types.js';
-import type { TestCallVerdict } from '../calls/test-calls.js';
+import type { TestCallVerdict } from '../domain/test-calls.js';
 import { TEST_CALL_FAILED } from '../vocabulary.js';
 
 /** The evaluations of `test_call_failed` for the boxes of this cycle that have a verdict. */

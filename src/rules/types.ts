@@ -1,6 +1,7 @@
 /** Types shared by the rule kinds and the dispatcher (src/rules/index.ts). */
-import type { CallFacts } from '../calls/health.js';
-import type { BoxState } from '../store/types.js';
+import { boxMatches } from '../box-id.js';
+import type { CallFacts } from './facts.js';
+import type { BoxState } from '../domain/store.js';
 import type { RuleConfig, RuleKind, RuleOfKind } from '../config/schema.js';
 
 /** What one rule says about one box this cycle. `unknown` (no usable data) changes no alert. */
@@ -61,3 +62,11 @@ export function bare(condition: Condition): RuleResult {
 }
 
 export type { BoxState, RuleConfig };
+
+/**
+ * True when the rule's `boxes` globs select this box: its id (`ACCOUNT/SERIAL` outside the
+ * default account) or its bare serial. The `accounts` filter is judged per cycle (`rulesOfAccount`).
+ */
+export function ruleAppliesTo(rule: RuleConfig, serial: string): boolean {
+  return boxMatches(serial, rule.boxes);
+}

@@ -8,15 +8,15 @@
 import type { AckRepository } from '../alerts/acks.js';
 import type { AlertQueries, AlertWrite, CycleScope, CycleView, GroupQueue, SilenceWrites } from '../alerts/repositories.js';
 import type { Awaitable } from '../awaitable.js';
-import type { Fence, LeaseRepository } from '../cluster/leases.js';
-import type { OutboxRepository } from '../notify/outbox.js';
-import type { AlertItem, NotificationMessage } from '../notify/types.js';
-import type { CallsRepo } from './calls-repo.js';
+import type { Fence, LeaseRepository } from '../domain/leases.js';
+import type { OutboxRepository } from '../domain/outbox.js';
+import type { AlertItem, NotificationMessage } from '../domain/notifications.js';
+import type { CallsRepo } from '../domain/calls.js';
 import type { DaemonHold } from './daemon-hold.js';
 import type { DamagedRows } from './damaged-rows.js';
-import type { RecordingsRepo } from './recordings-repo.js';
-import type { TestCallsRepo } from './test-calls-repo.js';
-import type { CycleWrite, RecordedCycle, Store } from './types.js';
+import type { RecordingsRepo } from '../domain/recordings.js';
+import type { TestCallsRepo } from '../domain/test-calls.js';
+import type { CycleWrite, RecordedCycle, Store } from '../domain/store.js';
 
 export interface DataStore extends Store {
   /** The database as it may be shown: a file path, or `postgres://user@host:port/db` (never a password). */
@@ -31,7 +31,7 @@ export interface DataStore extends Store {
   readonly recordings: RecordingsRepo;
   /** The daemon's hold on the database (one `boxwatch run` per database). */
   readonly hold: DaemonHold;
-  /** Replicas and per-account leases (`cluster:`; src/cluster/leases.ts). */
+  /** Replicas and per-account leases (`cluster:`; src/domain/leases.ts). */
   readonly leases: LeaseRepository;
   /** The daemon's cycle as one unit of work (CycleCommitter of src/alerts/repositories.ts); with a fence, refused once its lease changed hands. */
   commitCycle<T>(write: CycleWrite, now: number, decide: (view: CycleView) => { alerts: AlertWrite<AlertItem>; result: T }, fence?: Fence, scope?: CycleScope): Awaitable<{ recorded: RecordedCycle; result: T }>;

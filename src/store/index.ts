@@ -1,5 +1,5 @@
 /** The store: SQLite history of the fleet and the alert repositories (src/store/sqlite/). */
-export * from './types.js';
+export * from '../domain/store.js';
 export { StoreError, type StoreErrorCode } from './errors.js';
 export { DamagedRows, type JsonTable } from './damaged-rows.js';
 export { openStore, SqliteStore, type StoreOptions } from './sqlite/store.js';

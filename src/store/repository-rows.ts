@@ -9,7 +9,7 @@
  * - transitions: value, threshold and held_by as JSON; a damaged row is set aside;
  * - the group queue and the outbox: an item or message as JSON of the caller's type.
  */
-import type { Lease, Replica } from '../cluster/leases.js';
+import type { Lease, Replica } from '../domain/leases.js';
 import { randomUUID } from 'node:crypto';
 import type { OutboxEntry, TransitionRow } from '../alerts/repositories.js';
 import type { Silence } from '../alerts/silences.js';

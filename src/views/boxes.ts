@@ -10,7 +10,7 @@
 import type { Ack } from '../alerts/acks.js';
 import { ackJson, type AckJson } from './acks.js';
 import type { AlertState, AlertStatus } from '../alerts/types.js';
-import type { BoxState } from '../store/types.js';
+import type { BoxState } from '../domain/store.js';
 import { isoOrNull, isoTime } from '../time-format.js';
 import { SEVERITY_RANK, type Severity } from '../vocabulary.js';
 

@@ -5,7 +5,7 @@
  * destination is the masked form unless numbers are stored; transcripts and variables appear
  * only when stored (calls.store_transcripts). In JSON every time is ISO 8601 UTC.
  */
-import type { CallRecord, CallStats, FailureCount } from '../store/calls-repo.js';
+import type { CallRecord, CallStats, FailureCount } from '../domain/calls.js';
 import { isoOrNull, isoTime } from '../time-format.js';
 import { splitBoxKey } from '../box-id.js';
 

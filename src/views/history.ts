@@ -3,7 +3,7 @@
  * `/api/boxes/:serial/history`: every time ISO 8601 UTC.
  */
 import { isoTime } from '../time-format.js';
-import type { HistoryResult, Metric } from '../store/types.js';
+import type { HistoryResult, Metric } from '../domain/store.js';
 
 export type HistoryJson = {
   serial: string;

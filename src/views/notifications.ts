@@ -10,7 +10,7 @@
 import type { Awaitable } from '../awaitable.js';
 import { redact } from '../redact.js';
 import type { OutboxEntry } from '../alerts/repositories.js';
-import type { AlertItem } from '../notify/types.js';
+import type { AlertItem } from '../domain/notifications.js';
 import { isoTime, isoOrNull } from '../time-format.js';
 import type { Severity } from '../vocabulary.js';
 import { alertId } from '../alerts/types.js';

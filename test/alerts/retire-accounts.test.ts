@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { ACCOUNT_REMOVED, accountsToRetire, AlertPipeline } from '../../src/alerts/pipeline.js';
 import type { CycleView } from '../../src/alerts/repositories.js';
-import type { Lease } from '../../src/cluster/leases.js';
+import type { Lease } from '../../src/domain/leases.js';
 import { parseConfig } from '../../src/config/index.js';
 import { firing as firingAt } from '../helpers/filled-store.js';
 

@@ -29,11 +29,11 @@ import { Registry } from 'prom-client';
 import { createArchiver, nodeFs, registerArchiveMetrics, type ArchiveFs, type ArchiveMetrics } from '../../src/archive/index.js';
 import { ARCHIVE_MARKER, archiveIdentity, readArchiveId } from '../../src/archive/identity.js';
 import { verifyArchive } from '../../src/archive/verify.js';
-import { otherReplicaArchives } from '../../src/cluster/leases.js';
+import { otherReplicaArchives } from '../../src/domain/leases.js';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger, silentLogger, type Logger } from '../../src/log.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
-import type { RecordingsRepo } from '../../src/store/recordings-repo.js';
+import type { RecordingsRepo } from '../../src/domain/recordings.js';
 import { runBuilt } from '../helpers/cli-process.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 

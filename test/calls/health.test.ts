@@ -1,14 +1,14 @@
 /**
  * The call rules over a real SQLite file: calls written through the calls repository, the facts
- * read back (src/calls/health.ts) and judged by the rules (src/rules/), and the configuration of
+ * read back (src/rules/facts.ts) and judged by the rules (src/rules/), and the configuration of
  * the call rules (defaults, hysteresis bounds, the calls: section they need).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readCallFacts } from '../../src/calls/health.js';
-import type { CallObservation, CallsRepo } from '../../src/store/calls-repo.js';
+import { readCallFacts } from '../../src/rules/facts.js';
+import type { CallObservation, CallsRepo } from '../../src/domain/calls.js';
 import { parseConfig, type Config, type RuleConfig } from '../../src/config/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { evaluateFleetRule, evaluateRule, fleetContext, isFleetRule } from '../../src/rules/index.js';

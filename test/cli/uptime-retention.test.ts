@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openStore, pruneGradually } from '../../src/store/index.js';
-import type { UptimeRow } from '../../src/store/types.js';
+import type { UptimeRow } from '../../src/domain/store.js';
 import { ensureBuilt } from '../e2e/build.js';
 import { runBuilt } from '../helpers/cli-process.js';
 import { HOUR, MINUTE, okCycle, snap } from '../store/model.js';

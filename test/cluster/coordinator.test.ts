@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Coordinator, planBalance, type AccountWork } from '../../src/cluster/coordinator.js';
-import type { Fence, Lease, LeaseRepository } from '../../src/cluster/leases.js';
+import type { Fence, Lease, LeaseRepository } from '../../src/domain/leases.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { MemoryLeases } from './memory-leases.js';
 

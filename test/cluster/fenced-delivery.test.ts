@@ -7,11 +7,11 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fenceOf, type Fence, type Lease } from '../../src/cluster/leases.js';
+import { fenceOf, type Fence, type Lease } from '../../src/domain/leases.js';
 import { Dispatcher } from '../../src/notify/dispatcher.js';
 import { createNotifier } from '../../src/notify/index.js';
-import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
-import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
+import { looksLikeNotificationMessage } from '../../src/domain/outbox.js';
+import type { AlertItem, NotificationMessage } from '../../src/domain/notifications.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';

@@ -1,11 +1,11 @@
 /**
- * LeaseRepository (src/cluster/leases.ts) in memory, for the coordinator's unit tests; held to the
+ * LeaseRepository (src/domain/leases.ts) in memory, for the coordinator's unit tests; held to the
  * same contract as SQLite and PostgreSQL by test/contract/leases.contract.test.ts. It has no
  * outbox, so there are no claims to void when a lease changes hands. `link()` gives one replica
  * its own connection, which a test can cut (every call fails, as from a partitioned replica) or
  * make hang (no answer ever, as over a connection whose packets are dropped).
  */
-import type { Fence, Lease, LeaseRepository, PreviousBeat, Replica, ReplicaInfo } from '../../src/cluster/leases.js';
+import type { Fence, Lease, LeaseRepository, PreviousBeat, Replica, ReplicaInfo } from '../../src/domain/leases.js';
 
 export class MemoryLeases implements LeaseRepository {
   private readonly replicaRows = new Map<string, Replica>();

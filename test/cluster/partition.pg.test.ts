@@ -9,12 +9,12 @@
  */
 import { afterEach, beforeAll, afterAll, expect, it } from 'vitest';
 import { Coordinator } from '../../src/cluster/coordinator.js';
-import type { Fence } from '../../src/cluster/leases.js';
+import type { Fence } from '../../src/domain/leases.js';
 import { systemClock } from '../../src/clock.js';
 import { Dispatcher } from '../../src/notify/dispatcher.js';
 import { createNotifier } from '../../src/notify/index.js';
-import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
-import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
+import { looksLikeNotificationMessage } from '../../src/domain/outbox.js';
+import type { AlertItem, NotificationMessage } from '../../src/domain/notifications.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { item } from '../notify/fixtures.js';
 import { describeWithPostgres, PostgresServer } from '../helpers/postgres.js';

@@ -5,8 +5,8 @@
  * knowing the configured lease, judges with the longest one allowed (10 minutes).
  */
 import { expect, it } from 'vitest';
-import { DEFAULT_LEASE_MS, MAX_LEASE_MS } from '../../src/cluster/coordinator.js';
-import type { Replica } from '../../src/cluster/leases.js';
+import { DEFAULT_LEASE_MS, MAX_LEASE_MS } from '../../src/domain/leases.js';
+import type { Replica } from '../../src/domain/leases.js';
 import { accountServers, replicaConflicts } from '../../src/cluster/servers.js';
 import { conflictLine } from '../../src/cli/status.js';
 

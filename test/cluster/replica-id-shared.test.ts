@@ -17,7 +17,7 @@ import { Writable } from 'node:stream';
 import { beforeAll, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { Coordinator } from '../../src/cluster/coordinator.js';
-import type { ReplicaInfo } from '../../src/cluster/leases.js';
+import type { ReplicaInfo } from '../../src/domain/leases.js';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { startSimulator } from '../../src/sim/server.js';

@@ -1,7 +1,7 @@
 /** The alert repositories contract (alert-store.contract.ts) against the SQLite store. */
 import { join } from 'node:path';
-import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
-import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
+import { looksLikeNotificationMessage } from '../../src/domain/outbox.js';
+import type { AlertItem, NotificationMessage } from '../../src/domain/notifications.js';
 import { openStore } from '../../src/store/index.js';
 import { connectionOf } from '../helpers/sqlite.js';
 import { tempDir } from '../store/model.js';

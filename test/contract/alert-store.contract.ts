@@ -12,9 +12,9 @@ import type { Awaitable } from '../../src/awaitable.js';
 import { initialState } from '../../src/alerts/state.js';
 import type { AlertState, Transition } from '../../src/alerts/types.js';
 import { silenceState } from '../../src/alerts/silences.js';
-import type { OutboxRepository } from '../../src/notify/outbox.js';
-import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
-import type { CycleRecord } from '../../src/store/types.js';
+import type { OutboxRepository } from '../../src/domain/outbox.js';
+import type { AlertItem, NotificationMessage } from '../../src/domain/notifications.js';
+import type { CycleRecord } from '../../src/domain/store.js';
 import { item } from '../notify/fixtures.js';
 import { okCycle, snap } from '../store/model.js';
 

@@ -4,8 +4,8 @@
  * each test).
  */
 import { afterAll, beforeAll } from 'vitest';
-import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
-import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
+import { looksLikeNotificationMessage } from '../../src/domain/outbox.js';
+import type { AlertItem, NotificationMessage } from '../../src/domain/notifications.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { describeWithPostgres, PostgresServer, rawQuery } from '../helpers/postgres.js';
 import { alertStoreContract } from './alert-store.contract.js';

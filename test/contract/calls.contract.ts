@@ -1,12 +1,12 @@
 /**
- * The contract of the calls repository (`CallsRepo`, src/store/calls-repo.ts) as one suite any
+ * The contract of the calls repository (`CallsRepo`, src/domain/calls.ts) as one suite any
  * store runs: what call ingestion writes (calls, the reading position, the daily rollups) and what
  * the rules, the CLI and the API read back. Every call is awaited, so a store that answers with
  * Promises (a network database) runs it unchanged. Run by calls.contract.test.ts against SQLite;
  * another store adds one `callsRepoContract(...)` call in its own *.contract.test.ts file.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dayOf, type CallObservation, type CallRecord, type CallsRepo, type CallSyncState } from '../../src/store/calls-repo.js';
+import { dayOf, type CallObservation, type CallRecord, type CallsRepo, type CallSyncState } from '../../src/domain/calls.js';
 import { callObservation } from '../helpers/calls.js';
 
 export interface CallsRepoFixture {

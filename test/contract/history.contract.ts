@@ -1,5 +1,5 @@
 /**
- * The contract of the history store (`Store`, src/store/types.ts) as a suite any implementation
+ * The contract of the history store (`Store`, src/domain/store.ts) as a suite any implementation
  * runs: round trips of a cycle, failed cycles, missing and returning boxes, gaps, the clock
  * stepping back, rollback of a failing cycle, persistence across reopening, history selection,
  * uptime, retention and forgotten boxes. Run by history.contract.test.ts against SQLite; a
@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pruneGradually, StoreError } from '../../src/store/index.js';
 import type { CycleCommitter } from '../../src/alerts/repositories.js';
-import type { Store } from '../../src/store/types.js';
+import type { Store } from '../../src/domain/store.js';
 import { HOUR, MAX_GAP, MINUTE, Model, failedCycle, okCycle, snap } from '../store/model.js';
 
 export interface HistoryFixture {

@@ -1,7 +1,7 @@
 /** The lease and fencing contracts (leases.contract.ts) against in memory and SQLite (two connections to one file: replicas on one machine). */
 import { join } from 'node:path';
-import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
-import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
+import { looksLikeNotificationMessage } from '../../src/domain/outbox.js';
+import type { AlertItem, NotificationMessage } from '../../src/domain/notifications.js';
 import { openStore } from '../../src/store/index.js';
 import { MemoryLeases } from '../cluster/memory-leases.js';
 import { tempDir } from '../store/model.js';

@@ -1,5 +1,5 @@
 /**
- * The contract of LeaseRepository (src/cluster/leases.ts) and of the fenced writes, as suites any
+ * The contract of LeaseRepository (src/domain/leases.ts) and of the fenced writes, as suites any
  * implementation runs. `leasesContract` holds two handles on one lease store (two replicas) to the
  * lease rules: in memory, SQLite (two connections to one file) and PostgreSQL (two pools on one
  * database). `fencingContract` holds a store's cycle write, group queue and outbox to "a replica
@@ -8,10 +8,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CycleCommitter, GroupQueue } from '../../src/alerts/repositories.js';
 import type { Awaitable } from '../../src/awaitable.js';
-import { fenceOf, LeaseLostError, otherReplicaArchives, type Fence, type Lease, type LeaseRepository } from '../../src/cluster/leases.js';
-import type { OutboxRepository } from '../../src/notify/outbox.js';
-import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
-import type { CycleRecord } from '../../src/store/types.js';
+import { fenceOf, LeaseLostError, otherReplicaArchives, type Fence, type Lease, type LeaseRepository } from '../../src/domain/leases.js';
+import type { OutboxRepository } from '../../src/domain/outbox.js';
+import type { AlertItem, NotificationMessage } from '../../src/domain/notifications.js';
+import type { CycleRecord } from '../../src/domain/store.js';
 import { item } from '../notify/fixtures.js';
 import { okCycle, snap } from '../store/model.js';
 

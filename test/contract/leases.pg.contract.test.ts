@@ -5,9 +5,9 @@
  * fenced write in flight, and that write's old holder is refused afterwards.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { LeaseLostError, fenceOf, type Lease } from '../../src/cluster/leases.js';
-import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
-import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
+import { LeaseLostError, fenceOf, type Lease } from '../../src/domain/leases.js';
+import { looksLikeNotificationMessage } from '../../src/domain/outbox.js';
+import type { AlertItem, NotificationMessage } from '../../src/domain/notifications.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { checkFence } from '../../src/store/postgres/leases.js';
 import { CYCLE_WRITE_LOCK } from '../../src/store/postgres/store.js';

@@ -1,7 +1,7 @@
 /** The outbox contract (outbox.contract.ts) against every implementation: in memory and SQLite. */
 import { join } from 'node:path';
-import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
-import type { NotificationMessage } from '../../src/notify/types.js';
+import { looksLikeNotificationMessage } from '../../src/domain/outbox.js';
+import type { NotificationMessage } from '../../src/domain/notifications.js';
 import { openStore } from '../../src/store/index.js';
 import { connectionOf } from '../helpers/sqlite.js';
 import { MemoryOutbox } from '../notify/memory-outbox.js';

@@ -1,5 +1,5 @@
 /**
- * The contract of OutboxRepository (src/notify/outbox.ts), as a suite any implementation runs:
+ * The contract of OutboxRepository (src/domain/outbox.ts), as a suite any implementation runs:
  * `outboxContract('SQLite', factory)`. Every call is awaited (implementations may answer with a
  * Promise). Run by outbox.contract.test.ts against the in-memory outbox and the SQLite one; a
  * PostgreSQL outbox adds one line there. `sharedDeliveryContract` holds the dispatcher over two
@@ -8,8 +8,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Dispatcher } from '../../src/notify/dispatcher.js';
 import { createNotifier } from '../../src/notify/index.js';
-import type { OutboxRepository } from '../../src/notify/outbox.js';
-import type { NotificationMessage } from '../../src/notify/types.js';
+import type { OutboxRepository } from '../../src/domain/outbox.js';
+import type { NotificationMessage } from '../../src/domain/notifications.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { item, message } from '../notify/fixtures.js';

@@ -5,8 +5,8 @@
  * message once.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
-import type { NotificationMessage } from '../../src/notify/types.js';
+import { looksLikeNotificationMessage } from '../../src/domain/outbox.js';
+import type { NotificationMessage } from '../../src/domain/notifications.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { describeWithPostgres, PostgresServer, rawQuery } from '../helpers/postgres.js';
 import { outboxContract, sharedDeliveryContract } from './outbox.contract.js';

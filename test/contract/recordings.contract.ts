@@ -1,5 +1,5 @@
 /**
- * The contract of the recordings repository (`RecordingsRepo`, src/store/recordings-repo.ts) as
+ * The contract of the recordings repository (`RecordingsRepo`, src/domain/recordings.ts) as
  * one suite any store runs: which recordings are due for the archive, the retry schedule of
  * failed downloads, archived and lost recordings (each moving `calls.recording` in the same
  * write), retention's reads and deletes, and the totals /metrics shows. Every call is awaited, so
@@ -7,8 +7,8 @@
  * (SQLite) and recordings.pg.contract.test.ts (PostgreSQL).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CallObservation, CallsRepo } from '../../src/store/calls-repo.js';
-import type { ArchivedRecording, RecordingsRepo } from '../../src/store/recordings-repo.js';
+import type { CallObservation, CallsRepo } from '../../src/domain/calls.js';
+import type { ArchivedRecording, RecordingsRepo } from '../../src/domain/recordings.js';
 import { callObservation } from '../helpers/calls.js';
 
 export interface RecordingsFixture {

@@ -1,5 +1,5 @@
 /**
- * The contract of the test-calls repository (`TestCallsRepo`, src/store/test-calls-repo.ts) as
+ * The contract of the test-calls repository (`TestCallsRepo`, src/domain/test-calls.ts) as
  * one suite any store runs: the attempts of `test_calls:` entries, the daily caps counted on them
  * (per box and per entry, per UTC day; skipped attempts never count, a reservation whose process
  * died keeps counting), and what the verdicts read back. Every call is awaited, so a store that
@@ -10,8 +10,8 @@
  * processes sharing the caps (the daemon and `boxwatch test-call run`, or two replicas).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dayOf, type CallObservation, type CallsRepo } from '../../src/store/calls-repo.js';
-import type { Reservation, TestCallsRepo } from '../../src/store/test-calls-repo.js';
+import { dayOf, type CallObservation, type CallsRepo } from '../../src/domain/calls.js';
+import type { Reservation, TestCallsRepo } from '../../src/domain/test-calls.js';
 import { callObservation } from '../helpers/calls.js';
 
 /** One process's view of the database. */

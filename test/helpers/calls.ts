@@ -1,5 +1,5 @@
 /** Calls as call ingestion observes them, for tests that write a CallsRepo directly. */
-import type { CallObservation } from '../../src/store/calls-repo.js';
+import type { CallObservation } from '../../src/domain/calls.js';
 
 /**
  * A call as ingestion observes it: by default a completed 60 s outbound call of BX-1, agent 101,

@@ -6,7 +6,7 @@
  */
 import { initialState } from '../../src/alerts/state.js';
 import type { AlertState } from '../../src/alerts/types.js';
-import { dayOf, type CallObservation } from '../../src/store/calls-repo.js';
+import { dayOf, type CallObservation } from '../../src/domain/calls.js';
 import type { SqliteStore } from '../../src/store/index.js';
 import type { PostgresStore } from '../../src/store/postgres/index.js';
 import { item } from '../notify/fixtures.js';

@@ -13,7 +13,7 @@ import { HTTP_LIMITS, startHttpServer, type RunningHttpServer } from '../../src/
 import { silentLogger } from '../../src/log.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import { openStore } from '../../src/store/index.js';
-import type { Store } from '../../src/store/types.js';
+import type { Store } from '../../src/domain/store.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { parsePromText } from './prom-text.js';
 

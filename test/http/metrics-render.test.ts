@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/metrics.js';
-import type { BoxState } from '../../src/store/types.js';
+import type { BoxState } from '../../src/domain/store.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { snap } from '../store/model.js';
 import { bySerial, parsePromText } from './prom-text.js';

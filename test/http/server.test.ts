@@ -13,9 +13,9 @@ import { startHttpServer, type AlertsReader, type RunningHttpServer } from '../.
 import { parseListen } from '../../src/http/listen.js';
 import { silentLogger } from '../../src/log.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
-import type { BoxSnapshot } from '../../src/model.js';
+import type { BoxSnapshot } from '../../src/domain/model.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
-import type { CycleWrite, Store } from '../../src/store/types.js';
+import type { CycleWrite, Store } from '../../src/domain/store.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { bySerial, parsePromText } from './prom-text.js';
 

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetSnapshot } from '../../src/http/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { openStore } from '../../src/store/index.js';
-import type { CycleWrite, Store } from '../../src/store/types.js';
+import type { CycleWrite, Store } from '../../src/domain/store.js';
 import { describeWithPostgres, PostgresServer } from '../helpers/postgres.js';
 import { okCycle, snap } from '../store/model.js';
 

@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest';
 import { Dispatcher } from '../../src/notify/dispatcher.js';
-import type { NotificationMessage, Notifier } from '../../src/notify/types.js';
+import type { NotificationMessage, Notifier } from '../../src/domain/notifications.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import type { HttpReceiver } from '../helpers/http-receiver.js';
 import { T0 } from './fixtures.js';

@@ -5,7 +5,7 @@ import { Dispatcher, type DeliveryOutcome } from '../../src/notify/dispatcher.js
 import { EmailNotifier } from '../../src/notify/email.js';
 import { SlackNotifier } from '../../src/notify/slack.js';
 import { formatTime } from '../../src/notify/format.js';
-import type { Notifier } from '../../src/notify/types.js';
+import type { Notifier } from '../../src/domain/notifications.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { SLACK_TEST_PATH, startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';

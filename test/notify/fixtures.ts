@@ -1,6 +1,6 @@
 /** Messages and items for the notification tests, built from the sample group (src/notify/sample.ts). */
 import { sampleMessage } from '../../src/notify/sample.js';
-import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
+import type { AlertItem, NotificationMessage } from '../../src/domain/notifications.js';
 
 export const T0 = Date.parse('2026-01-01T00:00:00Z');
 const [SAMPLE_OFFLINE, SAMPLE_BATTERY] = sampleMessage(T0).items as [AlertItem, AlertItem];

@@ -5,8 +5,8 @@
  * returned again; dead rows are reported once. Messages are stored as JSON, as a database column
  * would hold them.
  */
-import type { OutboxRepository, OutboxRow, OutboxStats, UnreportedFailures } from '../../src/notify/outbox.js';
-import type { NotificationMessage } from '../../src/notify/types.js';
+import type { OutboxRepository, OutboxRow, OutboxStats, UnreportedFailures } from '../../src/domain/outbox.js';
+import type { NotificationMessage } from '../../src/domain/notifications.js';
 
 export interface StoredRow {
   id: number;

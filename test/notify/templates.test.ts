@@ -14,7 +14,7 @@ import { notifiersFromConfig, type NotifierDeps } from '../../src/notify/from-co
 import { logTemplateFailure, type TemplateFailure } from '../../src/notify/templates.js';
 import type { TelegramPayload } from '../../src/notify/telegram.js';
 import type { TeamsPayload } from '../../src/notify/teams.js';
-import type { Notifier } from '../../src/notify/types.js';
+import type { Notifier } from '../../src/domain/notifications.js';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { channelRig } from './channel-rig.js';

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNotifier } from '../../src/notify/index.js';
 import { sendTestMessages } from '../../src/notify/test-message.js';
-import type { Notifier } from '../../src/notify/types.js';
+import type { Notifier } from '../../src/domain/notifications.js';
 import { SLACK_TEST_PATH, startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { T0 } from './fixtures.js';

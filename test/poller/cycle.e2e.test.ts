@@ -11,7 +11,7 @@ import { defaultConfig, type Config } from '../../src/config/index.js';
 import { createGatewayClient } from '../../src/gateway/client.js';
 import { silentLogger } from '../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
-import type { BoxSnapshot } from '../../src/model.js';
+import type { BoxSnapshot } from '../../src/domain/model.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createHeartbeat } from '../../src/poller/heartbeat.js';
-import type { CycleRecord } from '../../src/store/types.js';
+import type { CycleRecord } from '../../src/domain/store.js';
 
 function capture(): { lines: () => { level: number; msg: string }[]; heartbeat: ReturnType<typeof createHeartbeat> } {
   const out: string[] = [];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceSummary } from '../../src/gateway/schemas.js';
 import { selectForDetails } from '../../src/poller/policy.js';
-import type { BoxState } from '../../src/store/types.js';
+import type { BoxState } from '../../src/domain/store.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const policy = { detailsEveryMs: 300_000, tickIntervalMs: 30_000 };

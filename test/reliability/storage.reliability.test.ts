@@ -23,7 +23,7 @@ import { startSlackReceiver } from '../helpers/slack-receiver.js';
 import { startRig, subjects, type Rig } from './rig.js';
 import { connectionOf } from '../helpers/sqlite.js';
 import { lockFromAnotherProcess } from '../helpers/sqlite-processes.js';
-import type { NotificationMessage, Notifier } from '../../src/notify/types.js';
+import type { NotificationMessage, Notifier } from '../../src/domain/notifications.js';
 
 let rig: Rig | undefined;
 const cleanups: (() => void)[] = [];

@@ -1,6 +1,6 @@
 /** Builders for rule tests: real rule configurations (parsed, with defaults) and box states. */
 import { parseConfig, type RuleConfig, type RuleKind, type RuleOfKind } from '../../src/config/index.js';
-import type { BoxState } from '../../src/store/types.js';
+import type { BoxState } from '../../src/domain/store.js';
 
 export const T0 = Date.parse('2025-03-01T12:00:00Z');
 

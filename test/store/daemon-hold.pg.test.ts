@@ -9,7 +9,7 @@
  */
 import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
-import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
+import { looksLikeNotificationMessage } from '../../src/domain/outbox.js';
 import { DAEMON_STALE_AFTER_MS, StoreError } from '../../src/store/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { alertKey } from '../../src/alerts/types.js';
-import type { AlertItem, NotificationMessage } from '../../src/notify/types.js';
+import type { AlertItem, NotificationMessage } from '../../src/domain/notifications.js';
 import { silentLogger } from '../../src/log.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
-import { METRICS, type CycleWrite, type Metric } from '../../src/store/types.js';
+import { METRICS, type CycleWrite, type Metric } from '../../src/domain/store.js';
 import { HOUR, MAX_GAP, Model, generateCycles, mulberry32, tempDir } from './model.js';
 
 const START = Date.parse('2026-03-01T10:17:00Z');

@@ -8,8 +8,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BoxSnapshot } from '../../src/model.js';
-import type { CycleWrite, Metric } from '../../src/store/types.js';
+import type { BoxSnapshot } from '../../src/domain/model.js';
+import type { CycleWrite, Metric } from '../../src/domain/store.js';
 
 export const MINUTE = 60_000;
 export const HOUR = 3_600_000;

@@ -17,7 +17,7 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { openStore, pruneGradually, type SqliteStore } from '../../src/store/index.js';
 import { parseConfig } from '../../src/config/index.js';
 import { DEFAULT_RAW_RETENTION_MS } from '../../src/store/history/retention.js';
-import type { UptimeRow } from '../../src/store/types.js';
+import type { UptimeRow } from '../../src/domain/store.js';
 import { HOUR, MINUTE, okCycle, snap } from './model.js';
 
 const DAY = 24 * HOUR;

@@ -7,8 +7,8 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { looksLikeNotificationMessage } from '../../src/notify/outbox.js';
-import type { NotificationMessage } from '../../src/notify/types.js';
+import { looksLikeNotificationMessage } from '../../src/domain/outbox.js';
+import type { NotificationMessage } from '../../src/domain/notifications.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { outboxStatements } from '../../src/store/sqlite/outbox.js';
 import { connectionOf } from '../helpers/sqlite.js';

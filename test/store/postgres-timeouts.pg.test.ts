@@ -11,7 +11,7 @@
  * Short timeouts here; the defaults are a minute, replicas use half their lease.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Fence } from '../../src/cluster/leases.js';
+import type { Fence } from '../../src/domain/leases.js';
 import { PostgresDatabase } from '../../src/store/postgres/database.js';
 import { checkFence } from '../../src/store/postgres/leases.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';

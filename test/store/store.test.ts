@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { openStore, pruneGradually, type SqliteStore } from '../../src/store/index.js';
-import type { BoxState, CycleWrite } from '../../src/store/types.js';
+import type { BoxState, CycleWrite } from '../../src/domain/store.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { connectionOf } from '../helpers/sqlite.js';
 import { HOUR, failedCycle, okCycle, snap, tempDir } from './model.js';

@@ -15,7 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AlertPipeline } from '../../src/alerts/pipeline.js';
 import { parseConfig } from '../../src/config/index.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
-import type { CycleWrite } from '../../src/store/types.js';
+import type { CycleWrite } from '../../src/domain/store.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { failedCycle, okCycle, snap, tempDir } from './model.js';
 

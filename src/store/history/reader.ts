@@ -15,7 +15,7 @@ import { accountOf } from '../../box-id.js';
 import type { Awaitable } from '../../awaitable.js';
 import { HOUR_MS, SLOT, decodeRow, finalValues, hourOf, pushRun, rowRuns, runStats, type HourRow, type Run, type Slot } from '../codec.js';
 import { StoreError } from '../errors.js';
-import type { HistoryOptions, HistoryResult, Metric, RawPoint, RollupPoint, UptimeRow } from '../types.js';
+import type { HistoryOptions, HistoryResult, Metric, RawPoint, RollupPoint, UptimeRow } from '../../domain/store.js';
 import { fromBucketRow, hourStats, pollCounter, type BoxRefRow, type HourStats, type RollupBucketRow, type RollupRow, type SampleRow } from './rows.js';
 import { lastHoursOf } from './retention.js';
 

@@ -5,7 +5,7 @@
  * holds (written by the writer when an hour closes, computed live by the reader for open hours).
  */
 import { HOUR_MS, SLOT, rowRuns, runStats, type HourRow } from '../codec.js';
-import type { BoxState, CycleRecord } from '../types.js';
+import type { BoxState, CycleRecord } from '../../domain/store.js';
 
 /** Longest statement batch of the pruning deletes. */
 export const PRUNE_BATCH = 500;

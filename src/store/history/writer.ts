@@ -44,9 +44,9 @@
  * state is dropped and loaded again before the next cycle.
  */
 import { DEFAULT_ACCOUNT } from '../../box-id.js';
-import type { BoxSnapshot } from '../../model.js';
+import type { BoxSnapshot } from '../../domain/model.js';
 import { HOUR_MS, addObservation, decodeRow, emptyRow, encodeRow, hourOf, type HourRow, type Values } from '../codec.js';
-import type { BoxState, CycleRecord, CycleWrite, RecordedCycle } from '../types.js';
+import type { BoxState, CycleRecord, CycleWrite, RecordedCycle } from '../../domain/store.js';
 import { hourStats, pollCounter, rollupValues, toBoxState, type BoxRow, type SampleRow } from './rows.js';
 
 /** What the writer needs from the database, read once (and again after a rollback). */

@@ -4,7 +4,7 @@
  * (src/store/sqlite/calls.ts, whose row mapping it reuses): rollups are recomputed from the calls
  * of every (day, box, agent) a write touches, so they never drift from the rows.
  */
-import { dayOf, DAY_MS, type CallRecord, type CallRollup, type CallsRepo, type CallStats, type CallsWrite, type CallSyncState, type FailureCount, type ListedCall, type RecordingState, type StuckCalls } from '../calls-repo.js';
+import { dayOf, DAY_MS, type CallRecord, type CallRollup, type CallsRepo, type CallStats, type CallsWrite, type CallSyncState, type FailureCount, type ListedCall, type RecordingState, type StuckCalls } from '../../domain/calls.js';
 import { AGENT_KEY, bindings, fromRow, median, type CallRow } from '../sqlite/calls.js';
 import type { PostgresDatabase } from './database.js';
 

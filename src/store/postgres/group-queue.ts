@@ -8,13 +8,13 @@
  * remaining items released at the next round. An item is never lost and never sent twice.
  *
  * Every item belongs to the account whose cycle queued it, and a released message to the account
- * of its items. With a `fence` (replicas, src/cluster/leases.ts) only the fence's account's items
+ * of its items. With a `fence` (replicas, src/domain/leases.ts) only the fence's account's items
  * are read and released, and a release is refused (LeaseLostError, nothing moved) once the fence
  * no longer holds the account's lease.
  */
 import type { QueuedItem, QueuedRow, ReleasedBatch } from '../../alerts/repositories.js';
 import { DEFAULT_ACCOUNT } from '../../box-id.js';
-import type { Fence } from '../../cluster/leases.js';
+import type { Fence } from '../../domain/leases.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import { looksLikeItem } from '../repository-rows.js';
 import type { PostgresDatabase, Transaction } from './database.js';

@@ -12,7 +12,7 @@ import { HistoryQueries, runLater, type HistoryRows } from '../history/reader.js
 import { cutoffs, drainAwaitable, type PruneOptions, type RetentionMs } from '../history/retention.js';
 import { PRUNE_BATCH, RAW_PRUNED_BEFORE, ROLLUP_COLUMNS, rollupBucketsSql, toBoxState, toCycleRecord, type BoxRefRow, type BoxRow, type CycleRow, type RollupBucketRow, type RollupRow, type SampleRow } from '../history/rows.js';
 import { BOX_COLUMNS, CycleWriter, boxValues, closedHoursOf, rollupsOf, type BoxWrite, type HistoryPlan } from '../history/writer.js';
-import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../types.js';
+import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../../domain/store.js';
 import type { PostgresDatabase, Transaction } from './database.js';
 import { scopeSql } from './scope.js';
 

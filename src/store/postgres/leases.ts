@@ -1,7 +1,7 @@
 /**
  * Replicas and per-account leases in PostgreSQL (`replicas`, `leases`,
  * migrations/postgres/0006_leases.sql), implementing the cluster's LeaseRepository
- * (src/cluster/leases.ts) for any number of replicas on any number of hosts.
+ * (src/domain/leases.ts) for any number of replicas on any number of hosts.
  *
  * `acquire` is one INSERT ... ON CONFLICT DO UPDATE ... WHERE free or expired: two replicas racing
  * for a lease are serialized on its row, the second finds it taken. `checkFence` is what the
@@ -10,7 +10,7 @@
  * write of the old holder after the takeover is refused (LeaseLostError). No advisory lock is
  * involved: nothing can be left behind by a lost connection.
  */
-import { LeaseLostError, type Fence, type Lease, type PreviousBeat, type Replica, type ReplicaInfo } from '../../cluster/leases.js';
+import { LeaseLostError, type Fence, type Lease, type PreviousBeat, type Replica, type ReplicaInfo } from '../../domain/leases.js';
 import { REPLICA_COLUMNS, toLease, toReplica, type LeaseDbRow, type ReplicaDbRow } from '../repository-rows.js';
 import type { PostgresDatabase, Transaction } from './database.js';
 

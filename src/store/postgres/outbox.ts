@@ -1,6 +1,6 @@
 /**
  * The durable outbox in PostgreSQL (table `outbox`, migrations/postgres/0001_alerts.sql),
- * implementing the dispatcher's OutboxRepository (src/notify/outbox.ts) with the same row life as
+ * implementing the dispatcher's OutboxRepository (src/domain/outbox.ts) with the same row life as
  * the SQLite one: pending -> sending (claimed until lease_until) -> delivered | pending again
  * (failed) | dead.
  *
@@ -10,7 +10,7 @@
  * `looksRight` when read back; a damaged row is marked dead instead of returned.
  */
 import { DEFAULT_ACCOUNT } from '../../box-id.js';
-import type { Fence } from '../../cluster/leases.js';
+import type { Fence } from '../../domain/leases.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import {
   looksLikeMessage,

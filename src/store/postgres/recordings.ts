@@ -5,7 +5,7 @@
  * and the moves of `calls.recording` from `available` to `archived` or `expired`, each in one
  * transaction with its own row.
  */
-import type { ArchivedRecording, ArchiveLastArchived, ArchiveRecordings, DueRecording, LostRecordings, RecordingsRepo } from '../recordings-repo.js';
+import type { ArchivedRecording, ArchiveLastArchived, ArchiveRecordings, DueRecording, LostRecordings, RecordingsRepo } from '../../domain/recordings.js';
 import { fromRow, type CallRow } from '../sqlite/calls.js';
 import { fromArchivedRow, type ArchivedRow } from '../sqlite/recordings.js';
 import type { PostgresDatabase } from './database.js';

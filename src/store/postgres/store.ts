@@ -6,25 +6,25 @@
  *   answering with Promises;
  * - the cycle's unit of work (`commitCycle`: the cycle, its alert stage and its queued
  *   notifications in one transaction);
- * - the outbox (OutboxRepository of src/notify/outbox.ts), safe for several processes at once;
+ * - the outbox (OutboxRepository of src/domain/outbox.ts), safe for several processes at once;
  * - the group_wait queue (GroupQueue of src/alerts/repositories.ts);
- * - calls (CallsRepo of src/store/calls-repo.ts, calls.ts), test calls (TestCallsRepo,
+ * - calls (CallsRepo of src/domain/calls.ts, calls.ts), test calls (TestCallsRepo,
  *   test-calls.ts) and the recording archive's records (RecordingsRepo, recordings.ts), answering
  *   with Promises;
  * - silences, alert states, transitions and acks, and the alert queries and silence writes
  *   (AlertQueries & SilenceWrites), answering with Promises;
- * - replicas and per-account leases (LeaseRepository of src/cluster/leases.ts, leases.ts); the
+ * - replicas and per-account leases (LeaseRepository of src/domain/leases.ts, leases.ts); the
  *   cycle write, the outbox claim and the group queue's release take a fence and check it in
  *   their own transaction.
  */
 import type { AlertQueries, AlertWrite, CycleScope, CycleView, OutboxEntry, SilenceWrites } from '../../alerts/repositories.js';
-import type { Fence } from '../../cluster/leases.js';
+import type { Fence } from '../../domain/leases.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { DamagedRows } from '../damaged-rows.js';
 import type { PruneOptions, RetentionMs } from '../history/retention.js';
 import { DEFAULT_MAX_GAP_MS } from '../history/writer.js';
 import type { DataStore } from '../data-store.js';
-import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../types.js';
+import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../../domain/store.js';
 import { PostgresAcks } from './acks.js';
 import { PostgresCallsRepo } from './calls.js';
 import { PostgresAlertStates } from './alert-states.js';
@@ -102,19 +102,19 @@ export class PostgresStore implements DataStore {
     return this.db.name;
   }
 
-  /** The calls repository (src/store/calls-repo.ts), answering with Promises. */
+  /** The calls repository (src/domain/calls.ts), answering with Promises. */
   get calls(): PostgresCallsRepo {
     this.callsRepo ??= new PostgresCallsRepo(this.db);
     return this.callsRepo;
   }
 
-  /** The test-calls repository (src/store/test-calls-repo.ts), answering with Promises. */
+  /** The test-calls repository (src/domain/test-calls.ts), answering with Promises. */
   get testCalls(): PostgresTestCallsRepo {
     this.testCallsRepo ??= new PostgresTestCallsRepo(this.db);
     return this.testCallsRepo;
   }
 
-  /** The recordings repository (src/store/recordings-repo.ts), answering with Promises. */
+  /** The recordings repository (src/domain/recordings.ts), answering with Promises. */
   get recordings(): PostgresRecordingsRepo {
     this.recordingsRepo ??= new PostgresRecordingsRepo(this.db);
     return this.recordingsRepo;
@@ -130,7 +130,7 @@ export class PostgresStore implements DataStore {
     return new PostgresGroupQueue<I, M>(this.db, this.damagedRows);
   }
 
-  /** Replicas and per-account leases (src/cluster/leases.ts). */
+  /** Replicas and per-account leases (src/domain/leases.ts). */
   get leases(): PostgresLeases {
     this.leasesRepo ??= new PostgresLeases(this.db);
     return this.leasesRepo;

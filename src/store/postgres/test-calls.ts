@@ -10,7 +10,7 @@
  * can never be left behind.
  */
 import { recentBySerial, type TestCallRow } from '../sqlite/test-calls.js';
-import { capReached, type CapUse, type Reservation, type TestCallsRepo, type TestCallWithCall } from '../test-calls-repo.js';
+import { capReached, type CapUse, type Reservation, type TestCallsRepo, type TestCallWithCall } from '../../domain/test-calls.js';
 import type { PostgresDatabase, Transaction } from './database.js';
 
 /** First key of the advisory lock of a reservation ('tcal'); the second is the entry's hash. */

@@ -4,7 +4,7 @@
  * from the calls of every (day, box, agent) a write touches, so they never drift from the rows.
  */
 import type Database from 'better-sqlite3';
-import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallStats, type CallsWrite, type CallSyncState, type FailureCount, type ListedCall, type RecordingState, type StuckCalls } from '../calls-repo.js';
+import { dayOf, DAY_MS, type CallObservation, type CallRecord, type CallRollup, type CallsRepo, type CallStats, type CallsWrite, type CallSyncState, type FailureCount, type ListedCall, type RecordingState, type StuckCalls } from '../../domain/calls.js';
 import { DEFAULT_ACCOUNT } from '../../box-id.js';
 
 const BATCH = 500;

@@ -1,12 +1,12 @@
 /**
  * Replicas and per-account leases in SQLite (`replicas`, `leases`, migrations/0012_leases.sql),
- * implementing the cluster's LeaseRepository (src/cluster/leases.ts): replicas on one machine
+ * implementing the cluster's LeaseRepository (src/domain/leases.ts): replicas on one machine
  * sharing one file, under the same contract as PostgreSQL. Every read-then-write is an IMMEDIATE
  * transaction, so two replicas' acquisitions of one lease are serialized by SQLite's write lock.
  * `checkFence` is what the store's fenced writes run first, inside their own transaction.
  */
 import type Database from 'better-sqlite3';
-import { LeaseLostError, type Fence, type Lease, type PreviousBeat, type Replica, type ReplicaInfo } from '../../cluster/leases.js';
+import { LeaseLostError, type Fence, type Lease, type PreviousBeat, type Replica, type ReplicaInfo } from '../../domain/leases.js';
 import { REPLICA_COLUMNS, toLease, toReplica, type LeaseDbRow, type ReplicaDbRow } from '../repository-rows.js';
 
 

@@ -1,6 +1,6 @@
 /**
  * The durable outbox in `outbox` (migrations 0002 and 0003), implementing the dispatcher's
- * OutboxRepository (src/notify/outbox.ts) without knowing the message type: messages are JSON of
+ * OutboxRepository (src/domain/outbox.ts) without knowing the message type: messages are JSON of
  * the caller's type `M`, checked by the caller's `looksRight` when read back.
  *
  * Row life: pending -> sending (claimed, until lease_until) -> delivered | pending again (failed,
@@ -8,11 +8,11 @@
  * them (or at once when they are not to be reported). Every read-then-write runs in an IMMEDIATE
  * transaction, so it never meets SQLITE_BUSY_SNAPSHOT next to another writer. Rows belong to an
  * account (the group queue releases them with their items' account); a fenced claim (replicas,
- * src/cluster/leases.ts) takes only its account's rows, and only while its lease holds.
+ * src/domain/leases.ts) takes only its account's rows, and only while its lease holds.
  */
 import type Database from 'better-sqlite3';
 import { DEFAULT_ACCOUNT } from '../../box-id.js';
-import type { Fence } from '../../cluster/leases.js';
+import type { Fence } from '../../domain/leases.js';
 import type { DamagedRows } from '../damaged-rows.js';
 import {
   looksLikeMessage,

@@ -4,7 +4,7 @@
  * `available` to `archived` or `expired`, each in one transaction with its own row.
  */
 import type Database from 'better-sqlite3';
-import type { ArchivedRecording, ArchiveLastArchived, ArchiveRecordings, DueRecording, LostRecordings, RecordingsRepo } from '../recordings-repo.js';
+import type { ArchivedRecording, ArchiveLastArchived, ArchiveRecordings, DueRecording, LostRecordings, RecordingsRepo } from '../../domain/recordings.js';
 import { fromRow, type CallRow } from './calls.js';
 
 const BATCH = 500;

@@ -3,7 +3,7 @@
  * rows.ts, retention.ts; the logic shared with PostgreSQL is in src/store/history/) and the alert repositories (alert-states.ts, transitions.ts,
  * silences.ts, group-queue.ts, outbox.ts). Nothing outside src/store/sqlite/ sees the connection
  * or a SQLite type: consumers hold the interfaces they own (src/alerts/repositories.ts,
- * src/notify/outbox.ts, src/store/types.ts).
+ * src/domain/outbox.ts, src/domain/store.ts).
  *
  * Every write that reads first runs in an IMMEDIATE transaction (the write lock is taken at BEGIN,
  * so a CLI writer next to the daemon makes it wait for busy_timeout, never fail with
@@ -12,7 +12,7 @@
  */
 import type Database from 'better-sqlite3';
 import { accountInScope, inScope, type AlertQueries, type AlertWrite, type CycleScope, type CycleView, type OutboxEntry, type SilenceWrites } from '../../alerts/repositories.js';
-import type { Fence } from '../../cluster/leases.js';
+import type { Fence } from '../../domain/leases.js';
 import { systemClock, type Clock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import { HOUR_MS } from '../codec.js';
@@ -24,7 +24,7 @@ import { DEFAULT_MAX_GAP_MS } from '../history/writer.js';
 import { DEFAULT_RAW_RETENTION_MS, type PruneOptions, type RetentionMs } from '../history/retention.js';
 import { toBoxState, toCycleRecord, type BoxRow, type CycleRow } from '../history/rows.js';
 import type { DataStore } from '../data-store.js';
-import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../types.js';
+import type { BoxState, CycleRecord, CycleWrite, HistoryOptions, HistoryResult, Metric, RawPoint, RecordedCycle, UptimeRow } from '../../domain/store.js';
 import type { AlertState } from '../../alerts/types.js';
 import { SqliteAcks } from './acks.js';
 import { SqliteAlertStates } from './alert-states.js';
@@ -181,7 +181,7 @@ export class SqliteStore implements DataStore {
     return new SqliteGroupQueue<I, M>(this.db, this.damagedRows);
   }
 
-  /** Replicas and per-account leases (src/cluster/leases.ts): replicas on one machine sharing this file. */
+  /** Replicas and per-account leases (src/domain/leases.ts): replicas on one machine sharing this file. */
   get leases(): SqliteLeases {
     this.leasesRepo ??= new SqliteLeases(this.db);
     return this.leasesRepo;

@@ -6,7 +6,7 @@
  * last slot.
  */
 import type Database from 'better-sqlite3';
-import { capReached, type CapUse, type Reservation, type TestCallRecord, type TestCallsRepo, type TestCallState, type TestCallWithCall } from '../test-calls-repo.js';
+import { capReached, type CapUse, type Reservation, type TestCallRecord, type TestCallsRepo, type TestCallState, type TestCallWithCall } from '../../domain/test-calls.js';
 
 /** A row of `test_calls` (with its call's status and duration when joined); the PostgreSQL store reads the same rows. */
 export interface TestCallRow {

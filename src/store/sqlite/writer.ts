@@ -8,7 +8,7 @@ import { HOUR_MS, hourOf } from '../codec.js';
 import { openHoursOf } from '../history/retention.js';
 import { closedHoursOf, CycleWriter, boxValues, rollupsOf, type BoxWrite, type ClosingPlan, type HistoryPlan } from '../history/writer.js';
 import type { BoxRow, SampleRow } from '../history/rows.js';
-import type { BoxState, CycleWrite, RecordedCycle } from '../types.js';
+import type { BoxState, CycleWrite, RecordedCycle } from '../../domain/store.js';
 import type { Statements } from './rows.js';
 
 export class SqliteHistoryWriter {

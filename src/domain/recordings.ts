@@ -6,7 +6,7 @@
  * implementation: sqlite/recordings.ts (schema: migrations/0009_recordings.sql).
  */
 import type { Awaitable } from '../awaitable.js';
-import type { CallRecord } from './calls-repo.js';
+import type { CallRecord } from './calls.js';
 
 /** A call whose recording is to be archived, and how many attempts failed so far. */
 export interface DueRecording {

@@ -12,8 +12,8 @@
  * dispatcher always awaits.
  */
 import type { Awaitable } from '../awaitable.js';
-import type { Fence } from '../cluster/leases.js';
-import type { NotificationMessage } from './types.js';
+import type { Fence } from './leases.js';
+import type { NotificationMessage } from './notifications.js';
 
 /** One queued delivery of one message to one notifier. */
 export interface OutboxRow {

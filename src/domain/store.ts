@@ -2,13 +2,13 @@
  * The Store API: what the poller writes and what the CLI and HTTP endpoints read (history, box
  * states, uptime). Implementation: better-sqlite3 (store/sqlite/), schema in migrations/. The
  * alert repositories' interfaces are owned by their consumers (src/alerts/repositories.ts,
- * src/notify/outbox.ts). Every method returns `Awaitable<T>`: SQLite (better-sqlite3) answers at
+ * src/domain/outbox.ts). Every method returns `Awaitable<T>`: SQLite (better-sqlite3) answers at
  * once, PostgreSQL (store/postgres/) with a Promise; callers always await. Code that needs
  * SQLite's synchronous answers (`boxwatch sql`'s table functions, `boxwatch export`) holds a
  * SqliteStore, never a Store. See docs/storage.md, "PostgreSQL".
  */
 import type { Awaitable } from '../awaitable.js';
-import type { BoxSnapshot } from '../model.js';
+import type { BoxSnapshot } from './model.js';
 
 export type Metric = 'battery' | 'signal' | 'connected' | 'firmware';
 export const METRICS: readonly Metric[] = ['battery', 'signal', 'connected', 'firmware'];

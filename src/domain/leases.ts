@@ -151,3 +151,8 @@ export function fenceOf(lease: Lease & { holder: string }): Fence {
 export function leaseInUse(lease: Lease | undefined, now: number, leaseMs: number): boolean {
   return lease !== undefined && lease.expiresAt + leaseMs > now;
 }
+
+/** A lease's length when `cluster.lease` is not set. */
+export const DEFAULT_LEASE_MS = 30_000;
+/** The longest `cluster.lease` the configuration accepts (src/config/schema.ts). */
+export const MAX_LEASE_MS = 600_000;

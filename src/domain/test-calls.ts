@@ -5,6 +5,7 @@
  * migrations/0010_test_calls.sql).
  */
 import type { Awaitable } from '../awaitable.js';
+import type { Severity } from '../vocabulary.js';
 
 /**
  * `reserved`: a slot of the caps is taken and make-call is sent (or about to be; a process that
@@ -75,4 +76,17 @@ export interface TestCallsRepo {
   entriesOf(callIds: readonly string[]): Awaitable<Map<string, string>>;
   /** Deletes attempts older than `before`; returns how many. */
   prune(before: number): Awaitable<number>;
+}
+
+/** How a box's latest decided test call went: what `test_call_failed` judges. */
+export interface TestCallVerdict {
+  failed: boolean;
+  entry: string;
+  severity: Severity;
+  /** The call's id (null when make-call failed). */
+  callId: string | null;
+  /** E.g. `completed within 15m`. */
+  threshold: string;
+  /** One line: what happened. */
+  summary: string;
 }

@@ -1,0 +1,94 @@
+/**
+ * The layers of src/ (docs/architecture.md, "Layers"), checked by `npm run lint`.
+ *
+ * A module may import modules of its own layer or of a layer below it, never above; and no
+ * import cycle, within a folder or across folders. Layers are named by folder, so a new file
+ * falls into its folder's layer without touching this file.
+ */
+
+/** From the bottom up. `paths` are regular expressions on the path from the repository root. */
+const LAYERS = [
+  {
+    name: 'leaf',
+    comment: 'helpers (time, text, durations, globs, errors, the clock, box ids, words, YAML, cron, templates): import only other helpers',
+    paths: ['^src/[^/]+[.]ts$'],
+    // The top-level files that are not helpers belong to the layers below.
+    except: ['^src/(app|main|metrics|young-generation)[.]ts$'],
+  },
+  {
+    name: 'domain',
+    comment: 'what boxwatch knows and decides, pure: box and call values, the configuration, the rules, the alert core, the repositories\' interfaces',
+    paths: ['^src/(domain|config|rules|alerts)/'],
+  },
+  {
+    name: 'store',
+    comment: 'SQLite and PostgreSQL behind the domain\'s repository interfaces',
+    paths: ['^src/store/'],
+  },
+  {
+    name: 'stage',
+    comment: 'the daemon\'s stages: poll, gateway client, calls, archive, delivery, replicas, views, metrics',
+    paths: ['^src/(poller|gateway|calls|archive|notify|cluster|views)/', '^src/metrics[.]ts$'],
+  },
+  {
+    name: 'app',
+    comment: 'the composition root: wires the stages to a store',
+    paths: ['^src/app[.]ts$'],
+  },
+  {
+    name: 'edge',
+    comment: 'what users reach: the HTTP API and dashboard, export, the simulator',
+    paths: ['^src/(http|web|export|sim)/'],
+  },
+  {
+    name: 'cli',
+    comment: 'one file per command',
+    paths: ['^src/cli/'],
+  },
+  {
+    name: 'main',
+    comment: 'the executable: process I/O and signals',
+    paths: ['^src/(main|young-generation)[.]ts$'],
+  },
+];
+
+const above = (index) => LAYERS.slice(index + 1).flatMap((layer) => layer.paths);
+const layered = LAYERS.flatMap((layer) => layer.paths);
+
+/** Upward imports: from a layer to any layer above it. */
+const upward = LAYERS.slice(0, -1).map((layer, index) => ({
+  name: `layer-${layer.name}`,
+  severity: 'error',
+  comment: `${layer.name}: ${layer.comment}; nothing above it`,
+  from: { path: layer.paths, ...(layer.except ? { pathNot: layer.except } : {}) },
+  to: { path: above(index) },
+}));
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'an import cycle: one of its imports goes the wrong way',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    ...upward,
+    {
+      name: 'unlayered',
+      severity: 'error',
+      comment: 'a folder of src/ in no layer: add it to one here and in docs/architecture.md',
+      from: { path: '^src/' },
+      to: { path: '^src/', pathNot: layered },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    includeOnly: '^src/',
+    // Type-only imports are dependencies too: an interface imported from above is an upward arrow.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};
