@@ -2,10 +2,10 @@
  * Which account's cycles judge the archive's `archive_failing` rule, and the facts every account's
  * cycle judges its call and archive rules with.
  */
-import type { CallFacts } from '../calls/health.js';
+import type { CallFacts } from '../rules/facts.js';
 import type { RuleConfig } from '../config/schema.js';
 import { rulesOfAccount } from '../rules/index.js';
-import { archiveFactsFor, withArchiveFacts, type ArchiveRuleFacts } from './facts.js';
+import { archiveFactsFor, withArchiveFacts, type ArchiveRuleFacts } from '../rules/facts.js';
 
 /**
  * The account in whose cycles this process judges its archive's `archive_failing` rule: the

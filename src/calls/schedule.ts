@@ -11,7 +11,7 @@ import { errorMessage } from '../errors.js';
 import type { GatewayClient } from '../gateway/types.js';
 import type { Logger } from '../log.js';
 import { scheduleIntervalMs, startScheduler, type Scheduler } from '../poller/scheduler.js';
-import type { CallsRepo } from '../store/calls-repo.js';
+import type { CallsRepo } from '../domain/calls.js';
 import { storeFailureCode } from '../store/errors.js';
 import { createCallIngest, type CallIngest, type CallSyncResult } from './index.js';
 

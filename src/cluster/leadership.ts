@@ -2,7 +2,7 @@
  * Which accounts this process works for: every configured one when it runs alone, the ones it
  * leads when it is a replica (`cluster:`). Stages ask this instead of whether there is a cluster.
  */
-import type { Fence } from './leases.js';
+import type { Fence } from '../domain/leases.js';
 import type { Replica } from './replica.js';
 
 export interface Leadership {

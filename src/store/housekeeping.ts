@@ -7,11 +7,11 @@ import { existsSync, statSync } from 'node:fs';
 import type { Clock } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { CallsRepo } from './calls-repo.js';
+import type { CallsRepo } from '../domain/calls.js';
 import { storeFailureCode, walMissingAdvice } from './errors.js';
 import { pruneGradually } from './history/retention.js';
-import type { TestCallsRepo } from './test-calls-repo.js';
-import type { Store } from './types.js';
+import type { TestCallsRepo } from '../domain/test-calls.js';
+import type { Store } from '../domain/store.js';
 
 export const PRUNE_EVERY_MS = 10 * 60_000;
 /** Test-call attempts are kept at least this long: today's count against the caps. */
