@@ -9,7 +9,7 @@
  * when both are given, both must match. Box matchers never match fleet-level alerts (serial '').
  */
 import { boxMatches, isFleetKey } from '../box-id.js';
-import { matchesAny } from '../glob.js';
+import { globProblem, matchesAny } from '../glob.js';
 import { inTimeRange, TIME_RANGE_TEXT } from '../time.js';
 import { parseAlertKey, type AlertState } from './types.js';
 
@@ -71,6 +71,10 @@ export function validateSilence(silence: Silence): string[] {
   const { boxes = [], rules = [] } = silence.matchers;
   if (boxes.length === 0 && rules.length === 0) problems.push('a silence needs at least one box glob or rule name');
   if ([...boxes, ...rules].some((m) => m.trim() === '')) problems.push('matchers must not be empty');
+  for (const m of [...boxes, ...rules]) {
+    const problem = globProblem(m);
+    if (problem !== undefined) problems.push(problem);
+  }
   if (!inTimeRange(silence.startsAt) || !inTimeRange(silence.endsAt)) problems.push(`a silence must start and end within ${TIME_RANGE_TEXT}`);
   else if (!(silence.endsAt > silence.startsAt)) problems.push('a silence must end after it starts');
   if (silence.comment.trim() === '') problems.push('a silence needs a comment');

@@ -11,6 +11,8 @@ import { EXPORT_FORMATS, parseMetric, storedSpan, type ExportFormat, type Span }
 import { callbackSink, streamSink } from '../export/sink.js';
 import type { SqliteStore } from '../store/index.js';
 import { METRICS, type Metric } from '../domain/store.js';
+import { UsageError } from '../errors.js';
+import { globProblem } from '../glob.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { dbOption, withSqliteStore } from './store-access.js';
 import { parseRange, type RangeOptions } from './time-range.js';
@@ -43,6 +45,8 @@ function progressLine(ctx: CliContext): ((done: number, total: number) => void) 
 }
 
 async function run(store: SqliteStore, now: number, opts: ExportOptions, ctx: CliContext): Promise<void> {
+  const problem = globProblem(opts.boxes);
+  if (problem !== undefined) throw new UsageError(`--boxes: ${problem}`);
   const metrics: Metric[] = opts.metric === undefined ? [...METRICS] : [...new Set(opts.metric.flatMap((m) => m.split(',')).map((m) => parseMetric(m.trim(), '--metric')))];
   const request = { span: exportSpan(opts, now, storedSpan(store)), boxes: opts.boxes, metrics, format: opts.format };
   const options = { signal: ctx.signal, onProgress: progressLine(ctx) };

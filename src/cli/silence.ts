@@ -19,7 +19,7 @@ import { formatDuration, readDuration } from '../duration.js';
 import { readTime, TIME_HELP } from '../time.js';
 import { isoTime as iso } from '../time-format.js';
 import { UsageError } from '../errors.js';
-import { matchesAny } from '../glob.js';
+import { globProblem, matchesAny } from '../glob.js';
 import { terminalSafe } from './output.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
@@ -61,6 +61,12 @@ export function silenceFromOptions(opts: AddOptions, config: Config, now: number
   const rules = opts.rule.map((r) => r.trim());
   if (boxes.length === 0 && rules.length === 0) throw new UsageError('give at least one --box GLOB or --rule NAME');
   if ([...boxes, ...rules].some((m) => m === '')) throw new UsageError('--box and --rule must not be empty');
+  for (const [option, list] of [['--box', boxes], ['--rule', rules]] as const) {
+    for (const m of list) {
+      const problem = globProblem(m);
+      if (problem !== undefined) throw new UsageError(`${option}: ${problem}`);
+    }
+  }
   if (opts.for === undefined) throw new UsageError('--for is required (how long the silence lasts, e.g. 2h)');
   const forRead = readDuration(opts.for, { min: 1 });
   if (!forRead.ok) throw new UsageError(`--for: ${forRead.message}`);

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { readDuration, tryParseDuration } from '../duration.js';
+import { globProblem } from '../glob.js';
 import { templateProblem } from '../notify/templates.js';
 import { DEFAULT_MAX_BODY } from '../gateway/client.js';
 import { E164 } from '../gateway/messages.js';
@@ -49,10 +50,17 @@ function duration(defaultText: string, options: { positive?: boolean; max: strin
 
 const name = z.string().regex(NAME, { error: 'must start with a letter or digit and contain only letters, digits, "_", "." and "-"' });
 
-/** One glob or a list of globs over box serials (`*` any text, `?` one character). */
-const globs = z
-  .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.string().min(1)).min(1))
-  .prefault(['*']);
+/** A glob (src/glob.ts: `*`, `?`, `[a-z]`, `[!x]`), refused when not well formed. */
+const glob = z
+  .string()
+  .min(1)
+  .superRefine((text, ctx) => {
+    const problem = globProblem(text);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+/** One glob or a list of globs over box serials. */
+const globs = z.preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(glob).min(1)).prefault(['*']);
 
 const version = z.string().regex(VERSION, { error: 'must be a version such as 2.10.0' });
 
@@ -465,7 +473,7 @@ const notifierCommon = {
   /** Only alerts of this severity or higher are sent (default: all). */
   min_severity: z.enum(SEVERITIES).default('info'),
   /** Only these rules (names, including the gateway_* built-ins); default: all. */
-  rules: z.array(z.string().min(1)).min(1).optional(),
+  rules: z.array(glob).min(1).optional(),
   boxes: globs,
 };
 

@@ -23,7 +23,7 @@ import type { Sink } from './sink.js';
 
 export interface ExportRequest {
   span: Span;
-  /** Serial glob (`*` any text, `?` one character). */
+  /** Serial glob (src/glob.ts). */
   boxes: string;
   metrics: readonly Metric[];
   format: ExportFormat;

@@ -13,7 +13,7 @@
  */
 import Database from 'better-sqlite3';
 import { UsageError } from '../errors.js';
-import { matchesGlob } from '../glob.js';
+import { globProblem, matchesGlob } from '../glob.js';
 import { openStore, type SqliteStore } from '../store/index.js';
 import { boxRuns, parseMetric, parseTimeArg, storedSpan, type Span } from './points.js';
 import { isoTime as iso } from '../time-format.js';
@@ -69,6 +69,8 @@ function registerHistoryFunctions(db: Database.Database, store: SqliteStore): vo
       const m = parseMetric(metric, 'points_all()');
       const s = span(from, to);
       const pattern = typeof glob === 'string' ? glob : '*';
+      const problem = globProblem(pattern);
+      if (problem !== undefined) throw new UsageError(`points_all(): ${problem}`);
       for (const { serial } of store.boxes()) {
         if (!matchesGlob(serial, pattern)) continue;
         for (const r of boxRuns(store, serial, m, s)) yield [serial, r.t, r.until, r.value, iso(r.t)];

@@ -5,6 +5,7 @@
  * ticks of simulated time and each box draws from its own random stream.
  */
 import { Rng, deriveSeed } from './rng.js';
+import { isGlob, matchesGlob } from '../glob.js';
 import type { Device, DeviceSummary } from '../gateway/schemas.js';
 
 /** Simulated time between two steps of the model. */
@@ -139,14 +140,13 @@ export class Fleet {
     return this.boxes.filter((b) => b.listed);
   }
 
-  /** Serials matching a pattern in which `*` stands for any run of characters. */
+  /** Serials matching a serial or a serial glob (src/glob.ts). */
   match(pattern: string): SimBox[] {
-    if (!pattern.includes('*')) {
+    if (!isGlob(pattern)) {
       const box = this.bySerial.get(pattern);
       return box ? [box] : [];
     }
-    const re = new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`);
-    return this.boxes.filter((b) => re.test(b.serial));
+    return this.boxes.filter((b) => matchesGlob(b.serial, pattern));
   }
 
   /** Steps the model through every tick up to `t` (simulated ms). Never moves backwards. */
@@ -344,8 +344,4 @@ function applyAction(box: SimBox, action: BoxAction, t: number): void {
 
 function clamp(x: number, min: number, max: number): number {
   return x < min ? min : x > max ? max : x;
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { tryParseDuration } from '../duration.js';
+import { globProblem } from '../glob.js';
 import type { Endpoint } from '../gateway/types.js';
 import type { BoxAction } from './fleet.js';
 import type { TrafficOptions } from './traffic.js';
@@ -77,7 +78,15 @@ const duration = z.union([z.string(), z.literal(0)]).transform((value, ctx) => {
   return ms;
 });
 
-const boxList = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+/** A serial or a serial glob (src/glob.ts), refused when not well formed. */
+const serialGlob = z
+  .string()
+  .min(1)
+  .superRefine((glob, ctx) => {
+    const problem = globProblem(glob);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
+const boxList = z.union([serialGlob, z.array(serialGlob).min(1)]);
 
 const callsFailSchema = z.strictObject({
   box: boxList.optional(),
@@ -105,7 +114,7 @@ const entrySchema = z.strictObject({
   to: duration.optional(),
   for: duration.optional(),
   // box events
-  box: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+  box: boxList.optional(),
   location: z.string().min(1).optional(),
   disconnect: z.literal(true).optional(),
   connect: z.literal(true).optional(),
@@ -251,7 +260,7 @@ function callEvents(entry: Entry, path: string, problem: (field: string, message
     if (e.box !== undefined && e.location !== undefined) problem(`${key}.location`, 'use either box or location, not both');
     if (e.location !== undefined) return { location: e.location };
     if (e.box !== undefined) return { serials: [e.box].flat() };
-    problem(`${key}.box`, 'names the boxes (a serial, a glob with *, or a list) or use location');
+    problem(`${key}.box`, 'names the boxes (a serial, a glob, or a list) or use location');
     return undefined;
   };
   if (entry.calls_fail !== undefined) {

@@ -25,7 +25,9 @@ describe('box globs in silences', () => {
     ['SN-0042', 'sn-0042', false],
     ['SN.0042', 'SN-0042', false],
     ['SN-(1)+', 'SN-(1)+', true],
-    ['[ab]', 'a', false],
+    ['[ab]', 'a', true],
+    ['[ab]', '[ab]', false],
+    ['SN-004[!2]', 'SN-0042', false],
   ])('%s matches %s: %s', (glob, text, result) => {
     expect(isSilenced({ rule: 'battery-low', serial: text }, [s({ boxes: [glob] })], T0)).toBe(result);
   });

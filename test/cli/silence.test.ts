@@ -124,6 +124,7 @@ describe('boxwatch silence', () => {
       ['bad start', ['silence', 'add', '--box', 'SN-1', '--for', '2h', '--comment', 'x', '--start', 'tomorrow'], '--start: invalid time "tomorrow"'],
       ['over already', ['silence', 'add', '--box', 'SN-1', '--for', '1h', '--comment', 'x', '--start', '2020-01-01T00:00:00Z'], 'the silence would have ended already'],
       ['unknown id', ['silence', 'expire', 'nope1234'], 'no silence with id "nope1234"'],
+      ['glob class left open', ['silence', 'add', '--box', 'SN-[12', '--for', '1h', '--comment', 'x'], '--box: glob "SN-[12": "[" at position 4 is not closed by "]"'],
     ];
     let shared: CliRig;
     beforeAll(async () => {

@@ -149,6 +149,8 @@ describe('errors name their path', () => {
     ['clear never reached', 'rules: [{ name: b, kind: low_battery, below: 97, severity: info }]', 'rules[0].below: clear_above (102) must be below 100, or the alert never clears'],
     ['signal clear on the wrong side', 'rules: [{ name: s, kind: weak_signal, below_dbm: -100, clear_above_dbm: -110, severity: info }]', 'rules[0].clear_above_dbm: must not be lower than below_dbm (-100)'],
     ['positive dBm', 'rules: [{ name: s, kind: weak_signal, below_dbm: 5, severity: info }]', 'rules[0].below_dbm: must be at most 0'],
+    ['glob class left open', 'rules: [{ name: b, kind: missing, severity: info, boxes: "BX-0000[37" }]', 'rules[0].boxes[0]: glob "BX-0000[37": "[" at position 8 is not closed by "]" (a character class is [abc], [a-z] or [!x])'],
+    ['glob range backwards', 'notifiers: [{ name: c, type: console, boxes: ["BX-[9-0]"] }]', 'notifiers[0].boxes[0]: glob "BX-[9-0]": the range "9-0" is backwards'],
     ['bad min_version', 'rules: [{ name: f, kind: firmware_drift, min_version: latest, severity: info }]', 'rules[0].min_version: must be a version such as 2.10.0'],
     ['wrong type', 'gateway: { secret_key: k, concurrency: many }', 'gateway.concurrency: expected a number, got string'],
     ['fractional integer', 'gateway: { secret_key: k, concurrency: 2.5 }', 'gateway.concurrency: expected an integer, got number'],

@@ -208,6 +208,29 @@ describe('boxwatch export', () => {
     expect(new Set(rows.map((x) => `${x.serial}/${x.metric}`))).toEqual(new Set([`${serials[1]}/battery`]));
   });
 
+  it('--boxes takes character classes ([37], [2-3], [!1]); a class left open is one line and exit 2', async () => {
+    const prefix = serials[0]!.slice(0, -1); // the simulator's serials differ in their last digit
+    expect(serials.every((s) => s.startsWith(prefix))).toBe(true);
+    const last = serials.map((s) => s.slice(-1));
+    const exported = async (glob: string): Promise<string[]> => {
+      const r = await cli('export', '--format', 'csv', '--db', rig.dbPath, '--metric', 'connected', '--boxes', glob);
+      expect(r.code).toBe(0);
+      return [...new Set(r.out.trim().split('\n').slice(1).map((l) => l.split(',')[0]!))].sort();
+    };
+    const [set, range, negated] = await Promise.all([
+      exported(`${prefix}[${last[1]}${last[3]}]`),
+      exported(`${prefix}[${last[1]}-${last[2]}]`),
+      exported(`${prefix}[!${last[0]}]`),
+    ]);
+    expect(set).toEqual([serials[1], serials[3]]);
+    expect(range).toEqual([serials[1], serials[2]]);
+    expect(negated).toEqual(serials.slice(1));
+    const open = await cli('export', '--format', 'csv', '--db', rig.dbPath, '--boxes', `${prefix}[${last[1]}`);
+    expect(open.code).toBe(2);
+    expect(open.out).toBe('');
+    expect(open.err.trim().split('\n')[0]).toBe(`error: --boxes: glob "${prefix}[${last[1]}": "[" at position ${prefix.length + 1} is not closed by "]" (a character class is [abc], [a-z] or [!x])`);
+  });
+
   it('--out writes the file (and no partial file), and progress stays off when stderr is not a terminal', async () => {
     const file = join(outDir, 'history.csv');
     const r = await cli('export', '--format', 'csv', '--db', rig.dbPath, '--out', file, '--metric', 'connected');
