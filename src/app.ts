@@ -87,6 +87,8 @@ export interface AppDeps<S extends DataStore = DataStore> {
    * The schedule ticks in real time, so limits compared with `clock` (the health limit) scale by it.
    */
   clockRate?: number;
+  /** The clock the schedules tick on (default `clock`): the demo's tick in real time while `clock` is the simulator's. */
+  scheduleClock?: Clock;
   /**
    * Called when another daemon took the database over (this one's heartbeat had stopped for too
    * long): the app has stopped polling and delivering; `boxwatch run` ends with an error.
@@ -197,6 +199,7 @@ export function createApp<S extends DataStore>(deps: AppDeps<S> & { store: S }):
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
   const clock = deps.clock ?? systemClock;
+  const scheduleClock = deps.scheduleClock ?? clock;
   const metrics = createMetrics({ clock });
   // One gateway client, schedule and cycle per account (docs/configuration.md, "Several accounts").
   const accounts = config.gateways.map((account, i): AccountRun => {
@@ -487,7 +490,7 @@ export function createApp(deps: AppDeps): App {
   const onSkip = (): void => metrics.tickSkipped();
   const onCrash = (): void => metrics.cycleCrashed();
   // One scheduler per account (same order as `accounts`); they tick only when called (tests) until start().
-  let schedulers: Scheduler[] = accounts.map((run) => startScheduler({ task: () => cycle(run), logger, onSkip, onCrash }));
+  let schedulers: Scheduler[] = accounts.map((run) => startScheduler({ task: () => cycle(run), logger, clock: scheduleClock, onSkip, onCrash }));
 
   // Call ingestion: one call sync per account, each with its own gateway client, schedule tick and
   // transaction (src/calls/); its calls are stored under the account's box ids and call keys.
@@ -529,6 +532,7 @@ export function createApp(deps: AppDeps): App {
     ingests: callIngests,
     schedule: config.calls?.schedule,
     timezone: config.poll.timezone,
+    clock: scheduleClock,
     holds: (name) => leadership.holds(name),
     observers: [callMetrics && ((account, result) => callMetrics.observeSync(account, result)), refreshTestCalls(testCalls), archiveAfterSync(archive)],
     signal: controller.signal,
@@ -543,7 +547,7 @@ export function createApp(deps: AppDeps): App {
     logger,
     signal: controller.signal,
   });
-  const testCallSchedules = createTestCallSchedules({ testCalls, entries: config.testCalls ?? [], timezone: config.poll.timezone, logger, signal: controller.signal });
+  const testCallSchedules = createTestCallSchedules({ testCalls, entries: config.testCalls ?? [], timezone: config.poll.timezone, clock: scheduleClock, logger, signal: controller.signal });
 
   return {
     store,
@@ -586,7 +590,7 @@ export function createApp(deps: AppDeps): App {
         logger.info({ url: http.url, dashboard: `${http.url}${config.http.basePath}` }, 'http endpoints listening');
       }
       for (const s of schedulers) void s.stop();
-      schedulers = accounts.map((run) => startScheduler({ schedule: run.config.schedule, timezone: config.poll.timezone, task: () => cycle(run), logger, onSkip, onCrash }));
+      schedulers = accounts.map((run) => startScheduler({ schedule: run.config.schedule, timezone: config.poll.timezone, task: () => cycle(run), logger, clock: scheduleClock, onSkip, onCrash }));
       await group(); // anything left queued by a previous run (and items of removed notifiers)
       await dispatcher.retireRemoved();
       callSchedules.start();

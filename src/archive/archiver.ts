@@ -265,7 +265,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
   const identity = async (): Promise<string | null> => {
     if (archiveId !== null) return archiveId;
     try {
-      const { id, created } = await archiveIdentity(fs, config.dir);
+      const { id, created } = await archiveIdentity(fs, config.dir, clock.now());
       if (created) {
         const here: string[] = [];
         for (const r of await repo.archivedAll()) if (r.archive !== id && (await holdsRecording(config.dir, r))) here.push(r.callId);

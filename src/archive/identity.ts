@@ -18,6 +18,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createAtomically, ifExists, type ArchiveFs } from './files.js';
+import { isoTime } from '../time-format.js';
 
 /** The marker file's name, in the archive directory. */
 export const ARCHIVE_MARKER = '.boxwatch-archive';
@@ -31,7 +32,7 @@ export function newArchiveId(host = hostname()): string {
 }
 
 /**
- * The id of the archive in `dir`, made (with its marker file) when the directory has none yet;
+ * The id of the archive in `dir`, made (with its marker file, created at `now`) when the directory has none yet;
  * `created` when this call made it. The marker is made atomically (files.ts, `createAtomically`):
  * it holds a whole id or does not exist, so a process that finds it (another replica starting at
  * the same moment) reads a complete id, and a write that fails (ENOSPC, a crash) leaves no marker.
@@ -40,10 +41,10 @@ export function newArchiveId(host = hostname()): string {
  * or the marker cannot be written or read, and a plain Error naming the file when the marker is
  * not one boxwatch wrote.
  */
-export async function archiveIdentity(fs: ArchiveFs, dir: string): Promise<{ id: string; created: boolean }> {
+export async function archiveIdentity(fs: ArchiveFs, dir: string, now: number): Promise<{ id: string; created: boolean }> {
   const path = join(dir, ARCHIVE_MARKER);
   const id = newArchiveId();
-  const data = Buffer.from(`${JSON.stringify({ id, createdAt: new Date().toISOString() })}\n`);
+  const data = Buffer.from(`${JSON.stringify({ id, createdAt: isoTime(now) })}\n`);
   for (let round = 0; round < 5; round += 1) {
     const found = await readMarkerText(path);
     if (found !== null && found !== '') return { id: parseMarker(path, found), created: false };

@@ -79,6 +79,8 @@ export function createCallSchedules(o: {
   /** `calls.schedule` (undefined: calls are off). */
   schedule: string | undefined;
   timezone: string;
+  /** The clock the schedules tick on. */
+  clock: Clock;
   /** Whether this process works for the account now (replicas: leads it). */
   holds: (account: string) => boolean;
   /** Run in order after each stored sync; null entries are skipped (a stage that is off). */
@@ -109,7 +111,7 @@ export function createCallSchedules(o: {
   };
 
   const schedulersOn = (schedule: string | undefined): Scheduler[] =>
-    accounts.map((a) => startScheduler({ ...(schedule !== undefined && { schedule, timezone: o.timezone }), task: sync(a.name, a.logger), logger: a.logger }));
+    accounts.map((a) => startScheduler({ ...(schedule !== undefined && { schedule, timezone: o.timezone }), task: sync(a.name, a.logger), logger: a.logger, clock: o.clock }));
   let schedulers = schedulersOn(undefined);
 
   return {

@@ -3,6 +3,7 @@
  * (src/calls/test-calls.ts places the calls), and the refresh of their verdicts after a call sync.
  */
 import type { TestCallConfig } from '../config/schema.js';
+import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { startScheduler, type Scheduler } from '../poller/scheduler.js';
 import type { CallSyncResult } from './sync.js';
@@ -23,6 +24,8 @@ export function createTestCallSchedules(o: {
   /** The configured entries (`test_calls:`; empty without). */
   entries: readonly TestCallConfig[];
   timezone: string;
+  /** The clock the schedules tick on. */
+  clock: Clock;
   logger: Logger;
   signal: AbortSignal;
 }): TestCallSchedules {
@@ -37,13 +40,13 @@ export function createTestCallSchedules(o: {
       throw err; // the scheduler logs it
     }
   };
-  let schedulers: { name: string; scheduler: Scheduler }[] = o.entries.map((e) => ({ name: e.name, scheduler: startScheduler({ task: task(e.name), logger }) }));
+  let schedulers: { name: string; scheduler: Scheduler }[] = o.entries.map((e) => ({ name: e.name, scheduler: startScheduler({ task: task(e.name), logger, clock: o.clock }) }));
 
   return {
     start() {
       if (!testCalls) return;
       for (const s of schedulers) void s.scheduler.stop();
-      schedulers = testCalls.entries.map((e) => ({ name: e.name, scheduler: startScheduler({ schedule: e.schedule, timezone: o.timezone, task: task(e.name), logger }) }));
+      schedulers = testCalls.entries.map((e) => ({ name: e.name, scheduler: startScheduler({ schedule: e.schedule, timezone: o.timezone, task: task(e.name), logger, clock: o.clock }) }));
     },
     async runOnce(entry) {
       attempts = [];

@@ -15,8 +15,7 @@ import type { CallSummary } from '../gateway/schemas.js';
 import type { GatewayClient } from '../gateway/types.js';
 import { tryParseDuration, formatDuration } from '../duration.js';
 import { readTime, TIME_HELP } from '../time.js';
-import { systemClock } from '../clock.js';
-import type { CliContext, RegisterCommand } from './context.js';
+import { clockOf, type CliContext, type RegisterCommand } from './context.js';
 import { accountOption, accountPart, boxSerial, configOption, formatTimestamp, gatewayOption, positiveInt, terminalSafe, withAccountGateway } from './call-gateway.js';
 import { formatOption, formatTable, type OutputFormat } from './output.js';
 import { registerCallStats } from './calls-stats.js';
@@ -147,7 +146,7 @@ async function collect(client: GatewayClient, query: ListQuery, signal: AbortSig
 }
 
 async function runList(opts: ListOptions, ctx: CliContext): Promise<void> {
-  const query = parseListOptions(opts, systemClock.now());
+  const query = parseListOptions(opts, clockOf(ctx).now());
   const collected = await withAccountGateway(opts, ctx.env, opts.box, (client) => collect(client, query, ctx.signal));
   const calls = collected.calls
     .slice()

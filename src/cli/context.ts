@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { systemClock, type Clock } from '../clock.js';
 
 /** What a command needs from the outside world; tests pass their own. */
 export interface CliContext {
@@ -21,6 +22,13 @@ export interface CliContext {
    * Absent where reloading makes no sense (most tests); `boxwatch run` then never reloads.
    */
   onReload?: (listener: () => void) => () => void;
+  /** The time commands read ("now" of a window, a silence's start); the system clock when absent. */
+  clock?: Clock;
+}
+
+/** The clock of a command: the context's, else the system clock. */
+export function clockOf(ctx: CliContext): Clock {
+  return ctx.clock ?? systemClock;
 }
 
 /** Each file in src/cli/ exports one of these and adds its command(s) to the program. */

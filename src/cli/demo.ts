@@ -68,7 +68,7 @@ export const registerDemo: RegisterCommand = (program: Command, ctx: CliContext)
       const logger = createLogger({ level: 'error', destination: process.stderr });
       const colour = wantsColour(ctx.isTTY, ctx.env);
       const stdout = { colour, write: (chunk: string, callback?: (err?: Error | null) => void) => (ctx.out(chunk), callback?.(), true) };
-      let app = createApp({ config, logger, clock, stdout, clockRate: sim.sim.speed });
+      let app = createApp({ config, logger, clock, scheduleClock: systemClock, stdout, clockRate: sim.sim.speed });
       try {
         await app.start();
       } catch (err) {
@@ -76,7 +76,7 @@ export const registerDemo: RegisterCommand = (program: Command, ctx: CliContext)
         await app.stop();
         removeDatabase(opts.db);
         config = { ...config, http: { ...config.http, listen: '127.0.0.1:0' } }; // 9464 is taken: any free port
-        app = createApp({ config, logger, clock, stdout, clockRate: sim.sim.speed });
+        app = createApp({ config, logger, clock, scheduleClock: systemClock, stdout, clockRate: sim.sim.speed });
         await app.start();
       }
       app.store.markSimulatedClock(); // the read commands measure it on its own clock

@@ -13,7 +13,7 @@ import type { SqliteStore } from '../store/index.js';
 import { METRICS, type Metric } from '../domain/store.js';
 import { UsageError } from '../errors.js';
 import { globProblem } from '../glob.js';
-import type { CliContext, RegisterCommand } from './context.js';
+import { clockOf, type CliContext, type RegisterCommand } from './context.js';
 import { dbOption, withSqliteStore } from './store-access.js';
 import { parseRange, type RangeOptions } from './time-range.js';
 
@@ -37,7 +37,7 @@ function progressLine(ctx: CliContext): ((done: number, total: number) => void) 
   if (!ctx.errIsTTY) return undefined;
   let shown = 0;
   return (done, total) => {
-    const now = Date.now();
+    const now = clockOf(ctx).now();
     if (done < total && now - shown < 200) return;
     shown = now;
     ctx.err(`\rexporting: ${done}/${total} boxes (${Math.floor((100 * done) / Math.max(1, total))}%)${done === total ? '\n' : ''}`);

@@ -21,7 +21,7 @@ import { SAMPLE_FLEET, sampleMessage } from '../notify/sample.js';
 import type { TemplateFailure } from '../notify/templates.js';
 import { sendTestMessages } from '../notify/test-message.js';
 import type { Notifier } from '../domain/notifications.js';
-import type { CliContext, RegisterCommand } from './context.js';
+import { clockOf, type CliContext, type RegisterCommand } from './context.js';
 import { formatTable } from './output.js';
 
 
@@ -56,7 +56,7 @@ export const registerNotifyTest: RegisterCommand = (program: Command, ctx: CliCo
           (n) => opts.notifier === undefined || n.name === opts.notifier,
         );
         try {
-          ctx.out(safe(renderPreviews(chosen, Date.now(), `boxwatch notify-test on ${hostname()}`)));
+          ctx.out(safe(renderPreviews(chosen, clockOf(ctx).now(), `boxwatch notify-test on ${hostname()}`)));
         } finally {
           await Promise.all(chosen.map((n) => n.close?.()));
         }
@@ -64,7 +64,7 @@ export const registerNotifyTest: RegisterCommand = (program: Command, ctx: CliCo
       }
       const notifiers = notifiersFromConfig(config.notifiers, { stdout });
       try {
-        const results = await sendTestMessages(notifiers, { now: Date.now(), only: opts.notifier, source: `boxwatch notify-test on ${hostname()}`, signal: ctx.signal });
+        const results = await sendTestMessages(notifiers, { now: clockOf(ctx).now(), only: opts.notifier, source: `boxwatch notify-test on ${hostname()}`, signal: ctx.signal });
         const byName = new Map(results.map((r) => [r.notifier, r]));
         const rows = notifiers
           .filter((n) => byName.has(n.name))

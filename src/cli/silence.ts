@@ -21,7 +21,7 @@ import { isoTime as iso } from '../time-format.js';
 import { UsageError } from '../errors.js';
 import { globProblem, matchesAny } from '../glob.js';
 import { terminalSafe } from './output.js';
-import type { CliContext, RegisterCommand } from './context.js';
+import { clockOf, type CliContext, type RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
 import { dbOption, withStore } from './store-access.js';
 import { relativeTime } from './time-range.js';
@@ -135,7 +135,7 @@ export const registerSilence: RegisterCommand = (program: Command, ctx: CliConte
     .action((opts: AddOptions) => {
       // Arguments are checked before the database is opened: a bad one exits 2 and writes nothing.
       const { config } = loadConfig({ path: opts.config, env: ctx.env, uses: STORE_SECTIONS });
-      const input = silenceFromOptions(opts, config, Date.now(), ctx.env);
+      const input = silenceFromOptions(opts, config, clockOf(ctx).now(), ctx.env);
       return withStore(
         { loaded: config },
         ctx,

@@ -15,7 +15,7 @@ import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
 import type { AlertQueries, SilenceWrites } from '../alerts/repositories.js';
 import { ConfigError } from '../errors.js';
 import { openDataStore, openSqliteFile, type DataStore, type SqliteStore } from '../store/index.js';
-import type { CliContext } from './context.js';
+import { clockOf, type CliContext } from './context.js';
 import { ambiguityMessage, resolveBoxId } from '../box-id.js';
 import { UsageError } from '../errors.js';
 import { terminalSafe } from './output.js';
@@ -74,7 +74,7 @@ export async function withStore(
   const storage = source.db !== undefined ? { path: source.db } : (config as Config).storage;
   const store = await openDataStore(storage, { readonly: !options.write, mustExist: true });
   try {
-    await body(store, await readingTime(store, Date.now(), ctx), { alerts: store.alerts, config });
+    await body(store, await readingTime(store, clockOf(ctx).now(), ctx), { alerts: store.alerts, config });
   } finally {
     await store.close();
   }
@@ -105,7 +105,7 @@ export async function withSqliteStore(
   const { path, config } = sqliteOnly(command, source, ctx, instead);
   const store = openSqliteFile(path, { readonly: true });
   try {
-    await body(store, await readingTime(store, Date.now(), ctx), { alerts: store.alerts, config });
+    await body(store, await readingTime(store, clockOf(ctx).now(), ctx), { alerts: store.alerts, config });
   } finally {
     store.close();
   }

@@ -10,7 +10,6 @@
  * box's own account, with its key from the configuration.
  */
 import { Option } from 'commander';
-import { systemClock } from '../clock.js';
 import { maskNumber } from '../calls/privacy.js';
 import { createTestCalls } from '../calls/test-calls.js';
 import { loadConfig, type TestCallConfig } from '../config/index.js';
@@ -19,7 +18,7 @@ import { accountOf, boxMatches } from '../box-id.js';
 import { silentLogger } from '../log.js';
 import { openDataStore } from '../store/index.js';
 import { accountClients, accountPart, accountSettings, boxSerial, configOption, pickAccount, terminalSafe } from './call-gateway.js';
-import type { CliContext, RegisterCommand } from './context.js';
+import { clockOf, type CliContext, type RegisterCommand } from './context.js';
 import { boxIdArgument } from './store-access.js';
 
 interface RunOptions {
@@ -56,7 +55,7 @@ async function runTestCall(opts: RunOptions, ctx: CliContext): Promise<void> {
     if (serial !== undefined && !boxMatches(serial, entry.boxes)) {
       throw new UsageError(`box ${terminalSafe(serial)} is not selected by test call ${entry.name} (boxes: ${entry.boxes.join(', ')})`);
     }
-    const attempt = await createTestCalls({ entries, repo: store.testCalls, boxes: () => store.boxes(), clientOf, clock: systemClock, logger: silentLogger, concurrency: 1 }).runOne(entry, serial, ctx.signal);
+    const attempt = await createTestCalls({ entries, repo: store.testCalls, boxes: () => store.boxes(), clientOf, clock: clockOf(ctx), logger: silentLogger, concurrency: 1 }).runOne(entry, serial, ctx.signal);
     const caps = entry.dailyCap;
     switch (attempt.outcome) {
       case 'placed':

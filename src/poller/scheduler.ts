@@ -2,12 +2,13 @@
  * Runs the poll cycle on a cron schedule, never overlapping: a tick that finds the previous cycle
  * still running is skipped and counted. `stop()` stops the schedule and waits for the cycle in
  * flight. Schedules are read in `timezone` (`poll.timezone`, default UTC), never the host's.
- * croner parses the expressions and finds their next times; the timer is ours, so a run missed
- * because the process was blocked or suspended is logged and not run late (see `arm`). In UTC the
+ * croner parses the expressions and finds their next times; the wait is the injected Clock's
+ * sleep, so a run missed because the process was blocked or suspended is logged and not run late
+ * (see `scheduleTimer`), and tests advance a fake clock. In UTC the
  * times are computed without `Intl` (a fixed offset), which spares the daemon loading ICU's data.
  */
 import { Cron } from 'croner';
-import { timerDelay } from '../clock.js';
+import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { isoTime } from '../time-format.js';
 
@@ -31,6 +32,8 @@ export interface SchedulerOptions {
   timezone?: string;
   task: () => Promise<unknown>;
   logger: Logger;
+  /** The schedule's time: croner computes the times from its now(), and the wait is its sleep(). */
+  clock: Clock;
   /** Called when a tick is skipped because the previous cycle is still running. */
   onSkip?: () => void;
   /** Called when a cycle throws (after it is logged). */
@@ -62,7 +65,7 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
     return 'ran';
   };
 
-  const timer = options.schedule ? scheduleTimer(options.schedule, options.timezone ?? DEFAULT_TIMEZONE, () => void tick(), options.logger) : null;
+  const timer = options.schedule ? scheduleTimer(options.schedule, options.timezone ?? DEFAULT_TIMEZONE, () => void tick(), options.logger, options.clock) : null;
 
   return {
     tick,
@@ -118,18 +121,15 @@ const FULL_NAME = /\b(?:january|february|march|april|may|june|july|august|septem
 /**
  * Calls `run` at each time of the schedule. A timer that fires more than a second after its time
  * (the event loop was blocked, the machine suspended) runs nothing for the times it passed but
- * logs them in one line; the next time still ahead is armed.
+ * logs them in one line; then it sleeps until the next time still ahead.
  */
-function scheduleTimer(expression: string, timezone: string, run: () => void, logger: Logger): { next(): number; stop(): void } {
+function scheduleTimer(expression: string, timezone: string, run: () => void, logger: Logger, clock: Clock): { next(): number; stop(): void } {
   const cron = parseSchedule(expression, timezone);
   const after = (ms: number): number => (cron.nextRun(new Date(ms)) as Date).getTime();
-  let due = after(Date.now());
-  let timeout: NodeJS.Timeout | undefined;
-  const arm = (): void => {
-    timeout = setTimeout(fire, timerDelay(due - Date.now()));
-  };
+  let due = after(clock.now());
+  const stopped = new AbortController();
   const fire = (): void => {
-    const now = Date.now();
+    const now = clock.now();
     const missed: number[] = [];
     while (due <= now) {
       const following = after(due);
@@ -142,11 +142,20 @@ function scheduleTimer(expression: string, timezone: string, run: () => void, lo
     if (missed.length > 0) {
       logger.warn({ at: isoTime(missed[0] as number), last: isoTime(missed[missed.length - 1] as number), missed: missed.length }, 'a scheduled run was missed: the process was busy or suspended at that time');
     }
-    arm();
   };
-  arm();
+  const loop = async (): Promise<void> => {
+    while (!stopped.signal.aborted) {
+      try {
+        await clock.sleep(due - clock.now(), stopped.signal);
+      } catch {
+        return; // stopped
+      }
+      fire();
+    }
+  };
+  void loop();
   return {
     next: () => due,
-    stop: () => clearTimeout(timeout),
+    stop: () => stopped.abort(),
   };
 }

@@ -39,6 +39,7 @@ import { FakeClock } from '../helpers/fake-clock.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
+const NOW = Date.parse('2026-03-01T12:00:00Z');
 let dir: string | undefined;
 let store: SqliteStore | undefined;
 afterEach(() => {
@@ -120,20 +121,20 @@ it('a directory gets one id, made once: two made at once (50 times) read the sam
   for (let i = 0; i < 50; i++) {
     const archive = join(root, `recordings-${i}`);
     expect(await readArchiveId(archive)).toBeNull();
-    const [first, second] = await Promise.all([archiveIdentity(nodeFs, archive), archiveIdentity(nodeFs, archive)]);
+    const [first, second] = await Promise.all([archiveIdentity(nodeFs, archive, NOW), archiveIdentity(nodeFs, archive, NOW)]);
     expect(first.id).toBe(second.id);
     expect([first.created, second.created].sort()).toEqual([false, true]);
     expect(first.id).toMatch(/^[A-Za-z0-9.-]+-[0-9a-f]{8}$/);
     expect(readdirSync(archive)).toEqual([ARCHIVE_MARKER]); // no temporary file left behind
   }
   const archive = join(root, 'recordings-0');
-  const { id } = await archiveIdentity(nodeFs, archive);
-  expect(await archiveIdentity(nodeFs, archive)).toEqual({ id, created: false });
+  const { id } = await archiveIdentity(nodeFs, archive, NOW);
+  expect(await archiveIdentity(nodeFs, archive, NOW)).toEqual({ id, created: false });
   expect(await readArchiveId(archive)).toBe(id);
   expect(JSON.parse(readFileSync(join(archive, ARCHIVE_MARKER), 'utf8'))).toMatchObject({ id });
   // A file of that name boxwatch did not write is named, not taken for an id.
   writeFileSync(join(archive, ARCHIVE_MARKER), 'hello');
-  await expect(archiveIdentity(nodeFs, archive)).rejects.toThrow(/\.boxwatch-archive is not a boxwatch archive marker/);
+  await expect(archiveIdentity(nodeFs, archive, NOW)).rejects.toThrow(/\.boxwatch-archive is not a boxwatch archive marker/);
 });
 
 it('an empty marker (an older boxwatch crashed while writing it) counts as none and is replaced by a whole one', async () => {
@@ -141,7 +142,7 @@ it('an empty marker (an older boxwatch crashed while writing it) counts as none 
   mkdirSync(archive);
   writeFileSync(join(archive, ARCHIVE_MARKER), '');
   expect(await readArchiveId(archive)).toBeNull();
-  const made = await archiveIdentity(nodeFs, archive);
+  const made = await archiveIdentity(nodeFs, archive, NOW);
   expect(made.created).toBe(true);
   expect(await readArchiveId(archive)).toBe(made.id);
   expect(readdirSync(archive)).toEqual([ARCHIVE_MARKER]);
@@ -169,7 +170,7 @@ it('a marker write that fails (disk full) leaves no marker and raises archive_fa
       };
     },
   };
-  await expect(archiveIdentity(fs, archiveDir)).rejects.toMatchObject({ code: 'ENOSPC' });
+  await expect(archiveIdentity(fs, archiveDir, NOW)).rejects.toMatchObject({ code: 'ENOSPC' });
   expect(readdirSync(archiveDir)).toEqual([]); // neither a marker nor a temporary file
   const archiver = archiverOf(archiveDir, clock, { fs });
   try {
@@ -281,7 +282,7 @@ it('verify checks a recording listed in another archive whose file is in this di
   const archiveDir = join(root, 'recordings');
   const clock = new FakeClock('2026-05-04T12:00:00Z');
   store = openStore(join(root, 'boxwatch.db'), { clock });
-  const { id } = await archiveIdentity(nodeFs, archiveDir);
+  const { id } = await archiveIdentity(nodeFs, archiveDir, NOW);
   recordingIn(archiveDir, 'c-1', clock.now(), id);
   recordingIn(archiveDir, 'c-2', clock.now(), 'old-0000aaaa'); // moved here from a directory whose marker was lost
   recordingIn(null, 'c-3', clock.now(), 'vm2-0badcafe');

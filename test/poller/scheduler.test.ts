@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { scheduleIntervalMs, startScheduler } from '../../src/poller/scheduler.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -16,6 +17,7 @@ describe('scheduler', () => {
     let runs = 0;
     const scheduler = startScheduler({
       logger: silentLogger,
+      clock: new FakeClock(),
       task: async () => {
         runs += 1;
         await gate.promise;
@@ -39,6 +41,7 @@ describe('scheduler', () => {
     const crashes: unknown[] = [];
     const scheduler = startScheduler({
       logger: silentLogger,
+      clock: new FakeClock(),
       onCrash: (err) => crashes.push(err),
       task: async () => {
         runs += 1;
@@ -57,6 +60,7 @@ describe('scheduler', () => {
     let finished = false;
     const scheduler = startScheduler({
       logger: silentLogger,
+      clock: new FakeClock(),
       task: async () => {
         await gate.promise;
         finished = true;
@@ -70,12 +74,22 @@ describe('scheduler', () => {
     expect(await scheduler.tick()).toBe('skipped');
   });
 
-  it('ticks on a real cron schedule', async () => {
+  it('ticks at each time of its cron schedule as its clock reaches it, and not after stop', async () => {
+    const clock = new FakeClock('2026-01-01T00:00:00.500Z');
     let runs = 0;
-    const scheduler = startScheduler({ schedule: '* * * * * *', logger: silentLogger, task: async () => void (runs += 1) });
-    await new Promise((r) => setTimeout(r, 2_200));
+    const scheduler = startScheduler({ schedule: '* * * * * *', logger: silentLogger, clock, task: async () => void (runs += 1) });
+    expect(scheduler.nextRun()).toBe(Date.parse('2026-01-01T00:00:01Z'));
+    clock.advance(400);
+    expect(runs).toBe(0);
+    clock.advance(100);
+    await vi.waitFor(() => expect(runs).toBe(1));
+    expect(scheduler.nextRun()).toBe(Date.parse('2026-01-01T00:00:02Z'));
+    clock.advance(1_000);
+    await vi.waitFor(() => expect(runs).toBe(2));
     await scheduler.stop();
-    expect(runs).toBeGreaterThanOrEqual(1);
+    clock.advance(5_000);
+    await Promise.resolve();
+    expect(runs).toBe(2);
   });
 });
 
@@ -88,7 +102,7 @@ describe('the time zone of the schedule (poll.timezone)', () => {
 
   /** The next run of "every day at 09:00" as an ISO time (UTC). */
   function nextNine(timezone: string | undefined): string {
-    const scheduler = startScheduler({ schedule: '0 0 9 * * *', ...(timezone !== undefined && { timezone }), logger: silentLogger, task: async () => undefined });
+    const scheduler = startScheduler({ schedule: '0 0 9 * * *', ...(timezone !== undefined && { timezone }), logger: silentLogger, clock: new FakeClock(), task: async () => undefined });
     try {
       return new Date(scheduler.nextRun() as number).toISOString();
     } finally {
@@ -133,7 +147,7 @@ describe('the expression', () => {
 
   it('names months and days short or in full', () => {
     const next = (schedule: string): number | null => {
-      const scheduler = startScheduler({ schedule, logger: silentLogger, task: async () => undefined });
+      const scheduler = startScheduler({ schedule, logger: silentLogger, clock: new FakeClock(), task: async () => undefined });
       try {
         return scheduler.nextRun();
       } finally {
@@ -145,7 +159,7 @@ describe('the expression', () => {
   });
 
   it('needs both the day of month and the day of week when both are given: Friday the 13th', () => {
-    const scheduler = startScheduler({ schedule: '0 0 0 13 * fri', logger: silentLogger, task: async () => undefined });
+    const scheduler = startScheduler({ schedule: '0 0 0 13 * fri', logger: silentLogger, clock: new FakeClock(), task: async () => undefined });
     try {
       const next = new Date(scheduler.nextRun() as number);
       expect([next.getUTCDate(), next.getUTCDay(), next.getUTCHours()]).toEqual([13, 5, 0]);
@@ -172,15 +186,14 @@ describe('a missed run', () => {
       return realWrite(chunk, ...rest);
     }) as typeof process.stdout.write;
     console.warn = (...args: unknown[]) => stdout.push(args.map(String).join(' '));
-    const scheduler = startScheduler({ schedule: '* * * * * *', logger: createLogger({ destination }), task: async () => undefined });
+    const clock = new FakeClock('2026-01-01T00:00:00.100Z');
+    let runs = 0;
+    const scheduler = startScheduler({ schedule: '* * * * * *', logger: createLogger({ destination }), clock, task: async () => void (runs += 1) });
     try {
-      // Block the event loop across a few whole seconds: the runs due meanwhile are missed.
-      await new Promise((r) => setTimeout(r, 100));
-      const until = Date.now() + 3500; // at least three runs' times: the last one still runs (under a second late), two or more are missed
-      while (Date.now() < until) {
-        /* busy: the process cannot run its schedule */
-      }
-      await new Promise((r) => setTimeout(r, 1200));
+      // The process wakes 3.5 s later (suspended, or its event loop blocked): the runs of :01 and
+      // :02 are missed; :03 is under a second late and still runs.
+      clock.advance(3_500);
+      await vi.waitFor(() => expect(runs).toBe(1));
     } finally {
       await scheduler.stop();
       process.stdout.write = realWrite;
@@ -189,9 +202,9 @@ describe('a missed run', () => {
     const missed = lines.map((l) => JSON.parse(l) as { level: number; msg: string; at?: string; last?: string; missed?: number }).filter((l) => /missed/.test(l.msg));
     expect(missed.length).toBeGreaterThan(0);
     expect(missed[0]).toMatchObject({ level: 40, msg: expect.stringContaining('a scheduled run was missed') as string, at: expect.stringMatching(/Z$/) as string });
-    // The runs the block passed (two or more) are told in one line, from the first to the last.
-    expect(missed[0]?.missed).toBeGreaterThanOrEqual(2);
-    expect(Date.parse(missed[0]?.last ?? '') - Date.parse(missed[0]?.at ?? '')).toBe(((missed[0]?.missed ?? 0) - 1) * 1000);
+    // The runs the suspension passed are told in one line, from the first to the last.
+    expect(missed).toHaveLength(1);
+    expect(missed[0]).toMatchObject({ at: '2026-01-01T00:00:01.000Z', last: '2026-01-01T00:00:02.000Z', missed: 2 });
     expect(stdout.join('')).not.toMatch(/missed execution/);
   });
 });

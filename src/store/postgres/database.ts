@@ -30,6 +30,7 @@ import { silentLogger } from '../../log.js';
 import { packageFile } from '../../package-files.js';
 import { StoreError } from '../errors.js';
 import { redact } from '../../redact.js';
+import { systemClock, type Clock } from '../../clock.js';
 
 const MIGRATION_FILE = /^(\d{4})_[A-Za-z0-9_-]+\.sql$/;
 /** The tables of migrations/postgres: one of them without a migration record means a database boxwatch did not create. */
@@ -39,6 +40,8 @@ const MIGRATE_LOCK = 0x62787774;
 
 export interface PostgresOptions {
   logger?: Logger;
+  /** When migrations are recorded as applied (default the system clock). */
+  clock?: Clock;
   /** Where the NNNN_name.sql files are; default: the package's migrations/postgres/ folder. */
   migrationsDir?: string;
   /** Most connections the pool opens (default 10). */
@@ -128,7 +131,7 @@ export class PostgresDatabase {
     // pool drops it and the next query opens another.
     pool.on('error', (err) => logger.warn({ database: db.name, err: redact(err.message, db.secrets) }, 'PostgreSQL connection lost'));
     try {
-      await db.migrate(options.migrationsDir ?? packageFile('migrations', 'postgres'), logger);
+      await db.migrate(options.migrationsDir ?? packageFile('migrations', 'postgres'), logger, options.clock ?? systemClock);
     } catch (err) {
       await pool.end().catch(() => undefined);
       throw err;
@@ -193,7 +196,7 @@ export class PostgresDatabase {
     return new StoreError('store_unavailable', `cannot use the PostgreSQL database ${this.name}: ${redact((err as Error).message, this.secrets)}`);
   }
 
-  private async migrate(dir: string, logger: Logger): Promise<void> {
+  private async migrate(dir: string, logger: Logger, clock: Clock): Promise<void> {
     const known = readdirSync(dir)
       .filter((f) => MIGRATION_FILE.test(f))
       .sort()
@@ -218,7 +221,7 @@ export class PostgresDatabase {
         if (applied.has(m.name)) continue;
         try {
           await tx.query(readFileSync(m.file, 'utf8'));
-          await tx.query('INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)', [m.name, Date.now()]);
+          await tx.query('INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)', [m.name, clock.now()]);
         } catch (err) {
           if (isConnectionError(err)) throw err;
           throw new StoreError('store_migration_failed', `migration ${m.name} failed on ${this.name} (nothing of it was applied): ${(err as Error).message}`, { cause: err });

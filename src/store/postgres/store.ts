@@ -43,7 +43,6 @@ import { PostgresTransitions } from './transitions.js';
 export const CYCLE_WRITE_LOCK = 0x62787763;
 
 export interface PostgresStoreOptions extends PostgresOptions {
-  clock?: Clock;
   /** As for SQLite (src/store/sqlite/store.ts StoreOptions): how long an observation holds at most. */
   maxGapMs?: number;
 }

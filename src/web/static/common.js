@@ -8,14 +8,17 @@ export const base = document.documentElement.dataset.base || '/';
 // times ("2m ago") are measured on the daemon's clock, which is simulated time in the demo.
 let serverOffset = 0;
 
+/** The browser's clock: the one place the page reads it (it cannot share the daemon's Clock). */
+const browserNow = () => Date.now();
+
 /** Now on the daemon's clock, in milliseconds. */
-export const serverNow = () => Date.now() + serverOffset;
+export const serverNow = () => browserNow() + serverOffset;
 
 /** GET (or another method) of an API path below the base; throws an Error with the API's message. */
 export async function api(path, init = {}) {
   const res = await fetch(base + path.replace(/^\//, ''), { ...init, headers: { accept: 'application/json', ...(init.headers || {}) } });
   const now = Date.parse(res.headers.get('x-boxwatch-now') || '');
-  if (Number.isFinite(now)) serverOffset = now - Date.now();
+  if (Number.isFinite(now)) serverOffset = now - browserNow();
   const body = await res.json().catch(() => ({}));
   if (!res.ok) {
     const err = new Error(body.message || `HTTP ${res.status}`);
@@ -52,7 +55,7 @@ export function replace(node, ...children) {
 
 export const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 const fmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium', timeZone: zone });
-const zoneName = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short', timeZone: zone }).formatToParts(new Date()).find((p) => p.type === 'timeZoneName')?.value;
+const zoneName = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short', timeZone: zone }).formatToParts(new Date(serverNow())).find((p) => p.type === 'timeZoneName')?.value;
 
 /** `12 Mar 2026, 14:03:00` in the browser's zone. */
 export const localTime = (iso) => fmt.format(new Date(iso));
@@ -120,8 +123,10 @@ export async function refreshGateway() {
 /**
  * Runs `update` now and after every poll cycle (server-sent events; no polling loop). Updates do
  * not overlap: an event during one runs it once more afterwards. Returns the guarded update, for
- * the page's own changes (filters, ranges); `body[data-updated]` changes after each.
+ * the page's own changes (filters, ranges); `body[data-updated]` (a count) changes after each.
  */
+let updates = 0;
+
 export function live(update) {
   const status = document.getElementById('live');
   let running = false;
@@ -139,7 +144,7 @@ export function live(update) {
       } while (again);
       // Milliseconds from navigation to the first complete render (the benchmark reads it).
       document.body.dataset.firstRenderMs ??= String(Math.round(performance.now()));
-      document.body.dataset.updated = String(Date.now());
+      document.body.dataset.updated = String((updates += 1));
     } catch (err) {
       if (status) status.textContent = `Update failed: ${err.message}`;
     } finally {
