@@ -9,6 +9,7 @@ import { valueAt } from './paths.js';
 import type { Config } from './schema.js';
 import { DEFAULT_ACCOUNT } from '../box-id.js';
 import { REDACTED, redactUrl } from '../redact.js';
+import { sizeText } from '../size.js';
 
 /** Keys (snake_case) whose values are durations in ms in Config and text in YAML. */
 const DURATION_KEYS = new Set([
@@ -29,7 +30,13 @@ const DURATION_KEYS = new Set([
   'resend_interval',
   'window',
   'max_duration',
+  'retention',
+  'forget_after',
+  'lease',
 ]);
+
+/** Keys (snake_case) whose values are sizes in bytes in Config, written with a unit in YAML. */
+const SIZE_KEYS = new Set(['device_list', 'device_details', 'call_list', 'call_details', 'make_call', 'bandwidth', 'max_size']);
 
 /** A copy of the configuration that is safe to print or log: no secret key, passwords (database URLs too) or webhook URLs. */
 export function redactConfig(config: Config): Config {
@@ -83,12 +90,17 @@ export function durationText(ms: number): string {
   return parts.join('');
 }
 
-function durationsToText(value: unknown, key?: string): unknown {
+/** Durations and sizes as a file writes them (`90d`, `256MiB`), not as numbers. */
+function unitsToText(value: unknown, key?: string): unknown {
   if (typeof value === 'number' && key !== undefined && DURATION_KEYS.has(key)) return durationText(value);
+  if (typeof value === 'number' && key !== undefined && SIZE_KEYS.has(key)) {
+    const text = sizeText(value);
+    return text === String(value) ? value : text; // a bare byte count stays a YAML number
+  }
   if (key === 'window' && isCallWindow(value)) return value.calls ?? durationText(value.ms as number);
-  if (Array.isArray(value)) return value.map((v) => durationsToText(v));
+  if (Array.isArray(value)) return value.map((v) => unitsToText(v));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, durationsToText(v, k)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unitsToText(v, k)]));
   }
   return value;
 }
@@ -116,12 +128,12 @@ function accountsAsWritten(config: Config): Record<string, unknown> {
   return { gateways, ...rest };
 }
 
-/** The configuration as YAML in the file's shape (snake_case keys, durations as text). */
+/** The configuration as YAML in the file's shape (snake_case keys, durations and sizes as text). */
 export function formatConfig(config: Config, options: { redact?: boolean; unset?: readonly UnsetVariable[] } = {}): string {
   const shown = options.redact === false ? config : redactConfig(config);
   const snake = snakeKeys(accountsAsWritten(shown)) as Record<string, unknown>;
   if (Array.isArray(snake['rules'])) snake['rules'] = (snake['rules'] as Record<string, unknown>[]).map(callsSilentAsWritten);
-  const doc = durationsToText(snake) as Record<string, unknown>;
+  const doc = unitsToText(snake) as Record<string, unknown>;
   // A field whose variable is not set holds a stand-in: show the reference instead.
   for (const { name, path } of options.unset ?? []) {
     const parent = valueAt(doc, path.slice(0, -1));

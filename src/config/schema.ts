@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { readDuration, tryParseDuration } from '../duration.js';
 import { globProblem } from '../glob.js';
+import { readSize } from '../size.js';
 import { templateProblem } from '../notify/templates.js';
 import { DEFAULT_MAX_BODY } from '../gateway/client.js';
 import { E164 } from '../gateway/messages.js';
@@ -65,7 +66,6 @@ const globs = z.preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(glo
 const version = z.string().regex(VERSION, { error: 'must be a version such as 2.10.0' });
 
 /** A size in bytes: a whole number, or with a unit `KiB`, `MiB`, `GiB` (e.g. `32MiB`); 1 KiB to 1 GiB. */
-const SIZE_UNITS: Record<string, number> = { '': 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 };
 function size(defaultBytes: number) {
   return sizeValue().prefault(defaultBytes);
 }
@@ -73,8 +73,7 @@ function sizeValue() {
   return z
     .union([z.string(), z.number()])
     .transform((value, ctx) => {
-      const m = /^(\d{1,10})\s*(KiB|MiB|GiB)?$/.exec(String(value).trim());
-      const bytes = m === null ? NaN : Number(m[1]) * (SIZE_UNITS[m[2] ?? ''] as number);
+      const bytes = readSize(String(value));
       if (!(bytes >= 1024 && bytes <= 1024 ** 3)) {
         ctx.addIssue({ code: 'custom', message: `invalid size ${JSON.stringify(value)} (a size from 1KiB to 1GiB, e.g. 256KiB, 32MiB)` });
         return z.NEVER;

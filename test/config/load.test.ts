@@ -188,6 +188,32 @@ describe('boxwatch check-config', () => {
     return ctx;
   }
 
+  it('prints every duration and size as a file writes them (90d, 256MiB), never as a number, and the output loads back', async () => {
+    const file = write(
+      'units.yaml',
+      [
+        'gateway: { secret_key: k, max_body: { device_list: 64MiB, make_call: 1500 } }',
+        'storage: { raw_retention: 30d }',
+        'calls: {}',
+        'archive: { dir: ./rec, bandwidth: 4MiB }',
+        'cluster: { lease: 45s }',
+        'rules:',
+        '  - { name: gone, kind: missing, severity: info, forget_after: 30d }',
+        '  - { name: box-offline, kind: disconnected, severity: critical, for: 2m }',
+        '',
+      ].join('\n'),
+    );
+    const ctx = context({});
+    expect(await runCli(['check-config', '--config', file], ctx, [registerCheckConfig])).toBe(0);
+    const printed = ctx.stdout;
+    for (const line of ['device_list: 64MiB', 'device_details: 256KiB', 'make_call: 1500', 'raw_retention: 30d', 'retention: 90d', 'bandwidth: 4MiB', 'max_size: 256MiB', 'lease: 45s', 'forget_after: 30d', 'for: 2m']) {
+      expect(printed).toMatch(new RegExp(`^\\s*(- )?${line}$`, 'm'));
+    }
+    // No number of seven digits or more (milliseconds, bytes) is left anywhere in it.
+    expect(printed).not.toMatch(/: \d{7,}$/m);
+    expect(parseConfig(printed, {})).toEqual({ ...parseConfig(readFileSync(file, 'utf8'), {}), gateway: expect.anything(), gateways: expect.anything() });
+  });
+
   it('prints the effective configuration with secrets redacted and exits 0', async () => {
     const file = write('good.yaml', readFileSync('config/boxwatch.example.yaml', 'utf8'));
     const ctx = context(ENV);
