@@ -1,8 +1,7 @@
 /**
  * The floor's gateway request (bench/floor.bench.ts, bench/client.bench.ts): a GET over undici's
- * Pool, the body parsed with `JSON.parse`, nothing checked. undici's Pool is the cheapest HTTP
- * client measured on this machine; undici is a devDependency, for
- * the benches only.
+ * Pool, the body parsed with `JSON.parse`, nothing checked: the same HTTP stack as the gateway
+ * client, without its checks, retries and deadlines.
  */
 import type { Pool } from 'undici';
 import { API_PREFIX } from '../src/gateway/messages.js';

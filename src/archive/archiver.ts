@@ -46,7 +46,7 @@ import { mapWithConcurrency } from '../poller/pool.js';
 import type { DueRecording, RecordingsRepo } from '../domain/recordings.js';
 import type { Awaitable } from '../awaitable.js';
 import type { ReplicaArchive } from '../domain/leases.js';
-import { DownloadError, downloadAgents, openRecording } from './download.js';
+import { DownloadError, downloadAgent, openRecording } from './download.js';
 import { readArchiveFacts, UNSHARED_DIR, type ArchiveFailure, type ArchiveRuleFacts } from '../rules/facts.js';
 import { archivePaths, fsErrorCode, holdsRecording, nodeFs, recordingExtension, removeWithEmptyParents, STORAGE_ERRORS, writeAtomically, type ArchiveFs } from './files.js';
 import type { ArchiveMetrics } from './metrics.js';
@@ -129,7 +129,7 @@ export interface Archiver {
 export function createArchiver(deps: ArchiverDeps): Archiver {
   const { config, repo, clock, logger } = deps;
   const fs = deps.fs ?? nodeFs;
-  const agents = downloadAgents(config.concurrency);
+  const agent = downloadAgent(config.concurrency, deps.timeoutMs);
   const throttle = new Throttle(config.bandwidth, clock);
   const fresh = new Map<string, string>();
   let failing: ArchiveFailure | null = null;
@@ -196,7 +196,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
         }
         url = details.audio_record_url;
       }
-      const opened = await openRecording(url, { agents, allowHosts: config.allowHosts, maxBytes: config.maxSize, timeoutMs: deps.timeoutMs, throttle, ...(deps.signal && { signal: deps.signal }) });
+      const opened = await openRecording(url, { agent, allowHosts: config.allowHosts, maxBytes: config.maxSize, timeoutMs: deps.timeoutMs, throttle, ...(deps.signal && { signal: deps.signal }) });
       const paths = archivePaths(call.callId, call.startedAt, recordingExtension(opened.url, opened.contentType));
       let rec;
       try {
@@ -398,7 +398,7 @@ export function createArchiver(deps: ArchiverDeps): Archiver {
       await again;
       await running;
       await identifying;
-      for (const agent of Object.values(agents)) agent.destroy();
+      await agent.destroy();
     },
   };
 }

@@ -1,31 +1,30 @@
 /**
- * Downloading one recording over HTTP(S) (Node's client, src/http-client.ts): no account key is
- * sent (a recording URL carries its own access), a redirect is followed only to the URL's own host
- * or a host of `archive.allow_hosts`, the size is bounded, the answer's headers and each pause in
- * its body must come within `timeoutMs`, and the body passes the shared bandwidth throttle as it
- * is read. A redirect's or an error answer's body is not read (it could trickle for ever): its
- * connection is closed; so is the recording's when the caller lets it go (`close`) before its end.
+ * Downloading one recording over HTTP(S) on undici: no account key is sent (a recording URL
+ * carries its own access), a redirect is followed only to the URL's own host or a host of
+ * `archive.allow_hosts`, the size is bounded, the answer's headers and each pause in its body must
+ * come within `timeoutMs`, and the body passes the shared bandwidth throttle as it is read. A
+ * redirect's or an error answer's body is not read (it could trickle for ever): its connection is
+ * closed; so is the recording's when the caller lets it go (`close`) before its end.
  * Failures are DownloadErrors with a code: `gone` (404/410: the URL may have expired),
  * `redirect_refused`, `too_large`, `http_<status>`, `bad_url`, `network`. URLs are never put in
  * errors or logs (their query string is a credential): only their host.
  */
-import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { Agent, type Dispatcher } from 'undici';
 import { BoxwatchError, errorMessage } from '../errors.js';
-import { guardRequest, keepAliveAgent, requestTarget, startRequest, type RequestTarget } from '../http-client.js';
 import type { Throttle } from './throttle.js';
 
 export class DownloadError extends BoxwatchError {}
 
-/** A keep-alive agent per protocol (a redirect may lead from http to https). */
-export type DownloadAgents = Readonly<Record<RequestTarget['protocol'], Agent>>;
-
-/** The agents of the archive: at most `connections` open to each recording host. */
-export function downloadAgents(connections: number): DownloadAgents {
-  return { 'http:': keepAliveAgent('http:', connections), 'https:': keepAliveAgent('https:', connections) };
+/**
+ * The archive's connections: at most `connections` open to each recording host, idle ones kept
+ * 4 s (or the host's Keep-Alive hint less a second); a connection must be made within `connectTimeoutMs`.
+ */
+export function downloadAgent(connections: number, connectTimeoutMs?: number): Agent {
+  return new Agent({ connections, keepAliveTimeout: 4_000, keepAliveTimeoutThreshold: 1_000, ...(connectTimeoutMs !== undefined && { connect: { timeout: connectTimeoutMs } }) });
 }
 
 export interface DownloadOptions {
-  agents: DownloadAgents;
+  agent: Dispatcher;
   /** Hosts (`name` or `name:port`) a redirect may lead to besides the URL's own host. */
   allowHosts: readonly string[];
   maxBytes: number;
@@ -66,9 +65,9 @@ export async function openRecording(address: string, options: DownloadOptions): 
   let url = origin;
   for (let hop = 0; ; hop++) {
     const res = await get(url, options);
-    const status = res.statusCode ?? 0;
+    const status = res.statusCode;
     if (REDIRECTS.has(status)) {
-      res.destroy(); // an answer's body is not read (it could trickle for ever): its connection is closed
+      discard(res.body); // an answer's body is not read (it could trickle for ever): its connection is closed
       const location = header(res.headers, 'location');
       if (location === undefined) throw new DownloadError(`http_${status}`, `${url.host} answered ${status} without a Location`, { retryable: true });
       if (hop >= MAX_REDIRECTS) throw new DownloadError('redirect_refused', `more than ${MAX_REDIRECTS} redirects from ${origin.host}`);
@@ -80,61 +79,51 @@ export async function openRecording(address: string, options: DownloadOptions): 
       continue;
     }
     if (status < 200 || status > 299) {
-      res.destroy(); // as a redirect's
+      discard(res.body); // as a redirect's
       if (status === 404 || status === 410) throw new DownloadError('gone', `${url.host} answered ${status}: the recording is not there (it may have expired)`);
       throw new DownloadError(`http_${status}`, `${url.host} answered ${status}`, { retryable: true });
     }
     const length = Number(header(res.headers, 'content-length'));
     if (Number.isFinite(length) && length > options.maxBytes) {
-      res.destroy();
+      discard(res.body);
       throw new DownloadError('too_large', `the recording is ${length} bytes, more than archive.max_size (${options.maxBytes})`);
     }
     const close = (): void => {
-      if (!res.destroyed) res.destroy();
+      discard(res.body);
     };
     return { url, contentType: header(res.headers, 'content-type'), body: bounded(res, url, options), close };
   }
 }
 
 /** GETs `url`: resolves with the answer once its headers came, within `timeoutMs`. */
-function get(url: URL, options: DownloadOptions): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    options.signal?.throwIfAborted();
-    const target = requestTarget(url);
-    let req: ClientRequest;
-    try {
-      req = startRequest(target, { agent: options.agents[target.protocol], method: 'GET', path: url.pathname + url.search, headers: {} });
-    } catch (err) {
-      // Node refused to start it (a TypeError such as ERR_INVALID_PROTOCOL: an agent of the other
-      // protocol): nothing was sent, and trying again cannot help. A DownloadError like any other.
-      reject(networkError(url, err, false));
-      return;
-    }
-    const guard = guardRequest(req, {
-      timeoutMs: options.timeoutMs,
-      signal: options.signal,
-      timeoutError: () => networkError(url, timeoutError('headers')),
-      requestError: (err) => networkError(url, err),
-      onFail: reject,
+async function get(url: URL, options: DownloadOptions): Promise<Dispatcher.ResponseData> {
+  options.signal?.throwIfAborted();
+  try {
+    return await options.agent.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: 'GET',
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      ...(options.signal && { signal: options.signal }),
     });
-    req.on('response', (res: IncomingMessage) => {
-      guard.release();
-      resolve(res);
-    });
-  });
+  } catch (err) {
+    if (options.signal?.aborted === true) throw options.signal.reason;
+    throw networkError(url, err);
+  }
 }
 
 /** The body, bounded in size and paced by the throttle; a read error becomes a `network` DownloadError. */
-async function* bounded(res: IncomingMessage, url: URL, options: DownloadOptions): AsyncGenerator<Uint8Array> {
+async function* bounded(res: Dispatcher.ResponseData, url: URL, options: DownloadOptions): AsyncGenerator<Uint8Array> {
   let total = 0;
-  const iterator = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const iterator = (res.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   try {
     for (;;) {
       let next: IteratorResult<Buffer>;
       try {
-        next = await nextChunk(iterator, res, options);
+        next = await iterator.next();
       } catch (err) {
-        if (options.signal?.aborted) throw options.signal.reason;
+        if (options.signal?.aborted === true) throw options.signal.reason;
         throw networkError(url, err);
       }
       if (next.done === true) return;
@@ -144,27 +133,18 @@ async function* bounded(res: IncomingMessage, url: URL, options: DownloadOptions
       yield next.value;
     }
   } finally {
-    if (!res.destroyed) res.destroy();
+    discard(res.body);
   }
 }
 
-/** The next chunk of the body: cut when it does not come within `timeoutMs`, or on an abort. */
-async function nextChunk(iterator: AsyncIterator<Buffer>, res: IncomingMessage, options: DownloadOptions): Promise<IteratorResult<Buffer>> {
-  const cut = (err: unknown): void => void res.destroy(err instanceof Error ? err : new Error(String(err)));
-  const timer = setTimeout(() => cut(timeoutError('body')), options.timeoutMs);
-  const onAbort = (): void => cut(options.signal?.reason);
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    return await iterator.next();
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onAbort);
-  }
-}
+/** undici's deadlines, named by what did not come in time. */
+const TIMEOUT_NAMES: Readonly<Record<string, string>> = { UND_ERR_HEADERS_TIMEOUT: 'HEADERS_TIMEOUT', UND_ERR_BODY_TIMEOUT: 'BODY_TIMEOUT' };
 
-/** No headers, or no more of the body, within the timeout (its code names which). */
-function timeoutError(phase: 'headers' | 'body'): Error {
-  return Object.assign(new Error(`no ${phase} within the timeout`), { code: phase === 'headers' ? 'HEADERS_TIMEOUT' : 'BODY_TIMEOUT' });
+/** Lets a body go unread: its connection is closed (undici reports that as an error nobody needs). */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  if (body.destroyed) return;
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 function parseUrl(text: string, base?: URL): URL {
@@ -178,14 +158,17 @@ function parseUrl(text: string, base?: URL): URL {
   return url;
 }
 
-function networkError(url: URL, err: unknown, retryable = true): DownloadError {
-  const code = (err as { code?: unknown } | null)?.code;
+function networkError(url: URL, err: unknown): DownloadError {
+  const raw = (err as { code?: unknown } | null)?.code;
+  // A request undici refuses to make is not helped by trying again.
+  const retryable = raw !== 'UND_ERR_INVALID_ARG';
+  const code = typeof raw === 'string' ? (TIMEOUT_NAMES[raw] ?? raw) : raw;
   // The low-level message may quote the URL: only its code and the host are kept.
   const detail = typeof code === 'string' ? code : errorMessage(err).replaceAll(url.href, url.host);
   return new DownloadError('network', `downloading from ${url.host} failed: ${detail}`, { retryable });
 }
 
-function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
 }

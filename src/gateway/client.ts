@@ -1,16 +1,14 @@
 /**
- * The implementation of GatewayClient on Node's own HTTP client (src/http-client.ts): one
- * keep-alive Agent per gateway, a per-attempt timeout, bounded retries with exponential backoff
- * and full jitter for GETs, bounded body reads, zod parsing of every response, and typed
- * GatewayErrors (errors.ts).
+ * The implementation of GatewayClient on undici: one keep-alive Pool per gateway, a per-attempt
+ * deadline, bounded retries with exponential backoff and full jitter for GETs, bounded body reads,
+ * zod parsing of every response, and typed GatewayErrors (errors.ts).
  *
  * The account secret key is sent only in the `account-secret-key` header. Errors carry our own
  * words, the vendor's message and sanitized copies of low-level errors, never the key.
  */
 import { jitteredBackoff } from '../backoff.js';
 import { parseRetryAfter } from '../retry-after.js';
-import { randomBytes } from 'node:crypto';
-import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { FormData, Pool, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { TEXT_CAPS, TRUNCATED_MARK, truncate } from '../text.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -18,7 +16,6 @@ import { GatewayError, classifyErrorResponse, type GatewayErrorCode } from './er
 import { redact, safeCause } from '../redact.js';
 import { isoTime } from '../time-format.js';
 import { API_PREFIX, BOX_FROM, E164 } from './messages.js';
-import { guardRequest, keepAliveAgent, requestTarget, startRequest } from '../http-client.js';
 import {
   callListEnvelopeSchema,
   callSchema,
@@ -106,25 +103,31 @@ const ENVELOPES = {
 };
 
 /** Errors of the connect phase: the request was certainly not written, so even make-call may retry. */
-const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** undici's own deadlines (headers, pauses in the body): reported like the attempt's. */
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Characters a header value cannot hold (undici refuses them before sending anything). */
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** How long an idle kept-alive connection is kept (undici's default), or the server's hint less a second. */
+const IDLE_SOCKET_MS = 4_000;
+
+type Headers = Dispatcher.ResponseData['headers'];
 
 interface Outgoing {
   endpoint: Endpoint;
   method: 'GET' | 'POST';
   path: string;
-  body?: () => Form;
-}
-
-/** A request body with its content type. */
-interface Form {
-  contentType: string;
-  bytes: Buffer;
+  /** Built per attempt: a FormData body is read once. */
+  body?: () => FormData;
 }
 
 /** One answer: status, headers and the body as text (at most the endpoint's limit). */
 interface Answer {
   status: number;
-  headers: IncomingHttpHeaders;
+  headers: Headers;
   text: string;
 }
 
@@ -140,20 +143,24 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const clock = options.clock ?? systemClock;
   const maxBody = { ...DEFAULT_MAX_BODY, ...options.maxBodyBytes };
   const random = options.random ?? Math.random;
-  const target = requestTarget(url);
-  const agent = keepAliveAgent(target.protocol, positive(options.connections, DEFAULTS.connections));
+  const pool = new Pool(url.origin, {
+    connections: positive(options.connections, DEFAULTS.connections),
+    keepAliveTimeout: IDLE_SOCKET_MS,
+    keepAliveTimeoutThreshold: 1_000,
+    connect: { timeout: timeoutMs },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
   const headers = { 'account-secret-key': secret, accept: 'application/json' };
+  // Checked here, not left to undici, so that the error names the header and never quotes the key.
+  const keyProblem = INVALID_HEADER_CHAR.test(secret) ? Object.assign(new TypeError('Invalid character in header content ["account-secret-key"]'), { code: 'ERR_INVALID_CHAR' }) : undefined;
   const prefix = url.pathname.replace(/\/+$/, '') + API_PREFIX;
   /** Errors known to have happened before any byte of the request was written. */
   const notSent = new WeakSet<GatewayError>();
   /** No request before this time: the end of the last `Retry-After` the gateway gave (any endpoint). */
   let notBefore = 0;
-  /** Exchanges under way: close() waits until none is left. */
-  let inFlight = 0;
   let closed = false;
-  /** Called when the last exchange under way ends, once close() waits for it. */
-  let drained: (() => void) | undefined;
-  let draining: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
 
   /** A client-side check failed: no request is sent. Inputs are echoed, so the key is cut out. */
   const invalidArgument = (endpoint: Endpoint, message: string): GatewayError =>
@@ -164,72 +171,54 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   };
 
   /**
-   * One request and its answer, read up to the endpoint's body limit, within `timeoutMs` from now
-   * (one timer), counted in `inFlight` until it ends. Rejects with a GatewayError, or with the
-   * signal's reason when the caller aborts.
+   * One request and its answer, read up to the endpoint's body limit, within `timeoutMs` from now.
+   * Rejects with a GatewayError, or with the signal's reason when the caller aborts.
    */
-  function exchange(call: Outgoing, signal: AbortSignal | undefined): Promise<Answer> {
+  async function exchange(call: Outgoing, signal: AbortSignal | undefined): Promise<Answer> {
     if (closed) {
-      return Promise.reject(new GatewayError('unavailable', `the gateway client is closed (${call.endpoint})`, { endpoint: call.endpoint, retryable: false }));
+      throw new GatewayError('unavailable', `the gateway client is closed (${call.endpoint})`, { endpoint: call.endpoint, retryable: false });
     }
-    return new Promise<Answer>((resolveAnswer, rejectAnswer) => {
-      signal?.throwIfAborted();
-      const form = call.body?.();
-      // Counted from here on: every way out below calls `ended` once (a throw between the count
-      // and them would leave close() waiting for ever, so the body is built before it).
-      inFlight += 1;
-      const ended = (): void => {
-        inFlight -= 1;
-        if (inFlight === 0) drained?.();
-      };
-      const resolve = (answer: Answer): void => {
-        ended();
-        resolveAnswer(answer);
-      };
-      const reject = (err: unknown): void => {
-        ended();
-        rejectAnswer(err);
-      };
-      let req: ClientRequest;
-      try {
-        req = startRequest(target, {
-          agent,
-          method: call.method,
-          path: prefix + call.path,
-          headers: form === undefined ? headers : { ...headers, 'content-type': form.contentType, 'content-length': form.bytes.length },
-          ...(form && { body: form.bytes }),
-        });
-      } catch (err) {
-        // Node refused to start it (ERR_INVALID_CHAR: a key with a newline, bypassing the
-        // configuration's check): nothing was sent, and trying again cannot help.
-        reject(unreachable(call, err, false));
-        return;
-      }
-      const guard = guardRequest(req, {
-        timeoutMs,
-        signal,
-        timeoutError: () => timedOut(call, req),
-        requestError: (err) => unreachable(call, err),
-        onFail: reject,
+    signal?.throwIfAborted();
+    // Nothing can be sent, and trying again cannot help.
+    if (keyProblem !== undefined) throw unreachable(call, keyProblem, false);
+    const deadline = new AbortController();
+    // Whether the request may have been written is judged when the time runs out: the abort closes its connection.
+    let connectedAtDeadline = false;
+    const timer = setTimeout(() => {
+      connectedAtDeadline = pool.stats.connected > 0;
+      deadline.abort();
+    }, timeoutMs);
+    try {
+      const res = await pool.request({
+        method: call.method,
+        path: prefix + call.path,
+        headers,
+        body: call.body?.(),
+        // AbortSignal.any adds no listener to the caller's signal, which a whole cycle shares.
+        signal: signal === undefined ? deadline.signal : AbortSignal.any([signal, deadline.signal]),
       });
-      req.on('response', (res: IncomingMessage) => {
-        readBounded(res, maxBody[call.endpoint], call.endpoint, (err, text) => {
-          if (text === undefined) guard.fail(err instanceof GatewayError ? err : unreachable(call, err));
-          else if (guard.release()) resolve({ status: res.statusCode ?? 0, headers: res.headers, text });
-        });
-      });
-    });
+      const text = await readBounded(res, maxBody[call.endpoint], call.endpoint);
+      return { status: res.statusCode, headers: res.headers, text };
+    } catch (err) {
+      if (signal?.aborted === true) throw signal.reason;
+      if (err instanceof GatewayError) throw err;
+      const code = (err as { code?: unknown } | null)?.code;
+      if (deadline.signal.aborted || (typeof code === 'string' && TIMEOUT_CODES.has(code))) throw timedOut(call, connectedAtDeadline || !deadline.signal.aborted);
+      throw unreachable(call, err);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
-  /** The attempt's time ran out. Not sent when no connection was made yet (make-call may retry). */
-  function timedOut(call: Outgoing, req: ClientRequest): GatewayError {
+  /** The attempt's time ran out. Not sent when no connection to the gateway was open (make-call may retry). */
+  function timedOut(call: Outgoing, connected: boolean): GatewayError {
     const error = new GatewayError('unavailable', `gateway did not answer ${call.endpoint} within ${timeoutMs} ms`, { endpoint: call.endpoint });
-    if (!connected(req)) notSent.add(error);
+    if (!connected) notSent.add(error);
     return error;
   }
 
   /**
-   * A network failure (refused, reset, TLS, DNS), or a request Node would not start (`retryable`
+   * A network failure (refused, reset, TLS, DNS), or a request that cannot be sent (`retryable`
    * false), with a sanitized copy of the low-level error.
    */
   function unreachable(call: Outgoing, err: unknown, retryable = true): GatewayError {
@@ -245,7 +234,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     call: Outgoing,
     schema: T,
     signal: AbortSignal | undefined,
-  ): Promise<{ body: z.infer<T>; headers: IncomingHttpHeaders }> {
+  ): Promise<{ body: z.infer<T>; headers: Headers }> {
     for (let attempt = 1; ; attempt += 1) {
       signal?.throwIfAborted();
       // A new request first waits out a Retry-After given earlier (retries wait in delayFor).
@@ -284,7 +273,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   function interpret<T extends z.ZodType>(
     endpoint: Endpoint,
     status: number,
-    headers: IncomingHttpHeaders,
+    headers: Headers,
     json: unknown,
     schema: T,
   ): z.infer<T> {
@@ -355,7 +344,13 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         endpoint: 'make_call',
         method: 'POST',
         path: '/call/make-call',
-        body: () => multipartForm({ from: input.from, to: input.to, agent_id: String(input.agentId) }),
+        body: () => {
+          const form = new FormData();
+          form.append('from', input.from);
+          form.append('to', input.to);
+          form.append('agent_id', String(input.agentId));
+          return form;
+        },
       };
       return (await send(call, ENVELOPES.makeCall, opts?.signal)).body.data;
     },
@@ -363,8 +358,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     /** Waits for the requests under way, then closes the connections; later requests fail. */
     async close() {
       closed = true;
-      if (inFlight > 0) await (draining ??= new Promise<void>((resolve) => (drained = resolve)));
-      agent.destroy();
+      await (closing ??= pool.close());
     },
   };
 }
@@ -397,64 +391,32 @@ function parseBaseUrl(baseUrl: string): URL {
 }
 
 /**
- * Reads a body up to `limit` bytes, then calls `done` with the text or with the error. A larger
- * body (by its Content-Length, or as it arrives) fails with `too_large` at once; the caller then
- * cuts the connection (later calls of `done` are ignored), so an endless body costs at most
- * `limit` bytes of memory.
+ * Reads a body up to `limit` bytes. A larger one (by its Content-Length, or as it arrives) fails
+ * with `too_large` at once and its connection is cut, so an endless body costs at most `limit`
+ * bytes of memory.
  */
-function readBounded(res: IncomingMessage, limit: number, endpoint: Endpoint, done: (err: unknown, text?: string) => void): void {
+async function readBounded(res: Dispatcher.ResponseData, limit: number, endpoint: Endpoint): Promise<string> {
   const declared = res.headers['content-length'];
-  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) return done(tooLarge(endpoint, limit));
-  const body = new BoundedBody(limit, endpoint, done);
-  res.on('data', body.data.bind(body));
-  res.on('end', body.end.bind(body));
-  // The connection closed before the end of the body.
-  res.on('error', done);
-}
-
-/**
- * A body being read by readBounded. Its listeners are its methods, bound, not closures made per
- * response: V8 drops the optimized code of those once a cycle's responses are garbage and
- * compiles it again the next cycle.
- */
-class BoundedBody {
-  private readonly chunks: Buffer[] = [];
-  private total = 0;
-
-  constructor(
-    private readonly limit: number,
-    private readonly endpoint: Endpoint,
-    private readonly done: (err: unknown, text?: string) => void,
-  ) {}
-
-  data(chunk: Buffer): void {
-    this.total += chunk.length;
-    if (this.total > this.limit) this.done(tooLarge(this.endpoint, this.limit));
-    else this.chunks.push(chunk);
+  if (typeof declared === 'string' && /^\d+$/.test(declared) && Number(declared) > limit) {
+    // Its connection is closed; undici reports that as an error nobody needs.
+    res.body.on('error', () => undefined).destroy();
+    throw tooLarge(endpoint, limit);
   }
-
-  end(): void {
-    // A small answer (a device's details) arrives in one chunk: decoded as it is, not copied first.
-    const { chunks } = this;
-    this.done(undefined, (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.total)).toString('utf8'));
+  const chunks: Buffer[] = [];
+  let total = 0;
+  // Leaving the loop early (the throw) destroys the body, which closes its connection.
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > limit) throw tooLarge(endpoint, limit);
+    chunks.push(chunk);
   }
+  // A small answer (a device's details) arrives in one chunk: decoded as it is, not copied first.
+  return (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)).toString('utf8');
 }
 
 /** The error of a body larger than its endpoint's limit (`gateway.max_body`). */
 function tooLarge(endpoint: Endpoint, limit: number): GatewayError {
   return new GatewayError('too_large', `the ${endpoint} response is larger than ${limit} bytes (gateway.max_body.${endpoint}); aborted`, { endpoint });
-}
-
-/** True once the request has a connected socket: from then on some of it may have been written. */
-function connected(req: ClientRequest): boolean {
-  return req.socket !== null && !req.socket.connecting;
-}
-
-/** A multipart/form-data body of plain text fields (the caller has checked the values). */
-function multipartForm(fields: Record<string, string>): Form {
-  const boundary = `boxwatch-${randomBytes(12).toString('hex')}`;
-  const parts = Object.entries(fields).map(([name, value]) => `--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
-  return { contentType: `multipart/form-data; boundary=${boundary}`, bytes: Buffer.from(`${parts.join('')}--${boundary}--\r\n`) };
 }
 
 /**
@@ -538,4 +500,3 @@ function positive(value: number | undefined, fallback: number): number {
   return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
-export { parseRetryAfter };

@@ -9,15 +9,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DownloadError, downloadAgents, openRecording, type DownloadOptions } from '../../src/archive/download.js';
+import { DownloadError, downloadAgent, openRecording, type DownloadOptions } from '../../src/archive/download.js';
 import { Throttle } from '../../src/archive/throttle.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { caught } from '../gateway/leak.js';
 
 let server: Server | undefined;
-const agents = downloadAgents(2);
+let agent = downloadAgent(2);
 afterEach(async () => {
-  for (const agent of Object.values(agents)) agent.destroy();
+  await agent.destroy();
+  agent = downloadAgent(2);
   server?.closeAllConnections();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = undefined;
@@ -30,7 +31,7 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => voi
 }
 
 const options = (overrides: Partial<DownloadOptions> = {}): DownloadOptions => ({
-  agents,
+  agent,
   allowHosts: [],
   maxBytes: 1 << 20,
   timeoutMs: 1_000,
@@ -128,26 +129,26 @@ describe('a recording download', () => {
     expect(await readAll(opened.body)).toBe(3);
   });
 
-  it('a request Node refuses to start (an agent of the other protocol) fails as a DownloadError naming only the host, and the next download goes ahead', async () => {
+  it('a request undici refuses to make fails as a DownloadError naming only the host, not retried, and the next download goes ahead', async () => {
     const base = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': 3 });
       res.end('abc');
     });
-    // node:http throws at once (ERR_INVALID_PROTOCOL), before anything is sent: before the fix
-    // the raw TypeError came out, recorded by the archive as an `internal` failure.
-    const err = await caught(() => openRecording(`${base}/r.wav?token=secret-token`, options({ agents: { ...agents, 'http:': agents['https:'] } })));
+    // A raw library error would be recorded by the archive as an `internal` failure.
+    const err = await caught(() => openRecording(`${base}/r.wav?token=secret-token`, options({ timeoutMs: -1 })));
     expect(err).toBeInstanceOf(DownloadError);
-    expect(err).toMatchObject({ code: 'network', retryable: false, message: `downloading from ${new URL(base).host} failed: ERR_INVALID_PROTOCOL` });
+    expect(err).toMatchObject({ code: 'network', retryable: false, message: `downloading from ${new URL(base).host} failed: UND_ERR_INVALID_ARG` });
     const opened = await openRecording(`${base}/r.wav?token=secret-token`, options());
     expect(await readAll(opened.body)).toBe(3);
   });
 
   describe('with one connection to the host, nothing holds it', () => {
-    const one = downloadAgents(1);
+    let one = downloadAgent(1);
     const timers: NodeJS.Timeout[] = [];
     afterEach(() => {
       for (const t of timers.splice(0)) clearInterval(t);
-      for (const agent of Object.values(one)) agent.destroy();
+      void one.destroy();
+      one = downloadAgent(1);
     });
     /** A body that never ends: a byte every 50 ms. */
     const trickle = (res: ServerResponse): void => void timers.push(setInterval(() => res.write('.'), 50));
@@ -160,9 +161,9 @@ describe('a recording download', () => {
         res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': RECORDING.length });
         res.end(RECORDING);
       });
-      const first = await openRecording(`${base}/1.wav`, options({ agents: one, maxBytes: 64 << 20 }));
+      const first = await openRecording(`${base}/1.wav`, options({ agent: one, maxBytes: 64 << 20 }));
       first.close();
-      const second = await openRecording(`${base}/2.wav`, options({ agents: one, maxBytes: 64 << 20 }));
+      const second = await openRecording(`${base}/2.wav`, options({ agent: one, maxBytes: 64 << 20 }));
       expect(await readAll(second.body)).toBe(RECORDING.length);
       expect(requests).toBe(2);
     });
@@ -174,9 +175,9 @@ describe('a recording download', () => {
           trickle(res);
         } else res.end('RIFF');
       });
-      const err = await caught(() => openRecording(`${base}/bad.wav`, options({ agents: one })));
+      const err = await caught(() => openRecording(`${base}/bad.wav`, options({ agent: one })));
       expect(err).toMatchObject({ code: 'http_503', retryable: true });
-      const next = await openRecording(`${base}/good.wav`, options({ agents: one }));
+      const next = await openRecording(`${base}/good.wav`, options({ agent: one }));
       expect(await readAll(next.body)).toBe(4);
     });
 
@@ -187,7 +188,7 @@ describe('a recording download', () => {
           trickle(res);
         } else res.end('RIFF');
       });
-      const opened = await openRecording(`${base}/old/r.wav`, options({ agents: one }));
+      const opened = await openRecording(`${base}/old/r.wav`, options({ agent: one }));
       expect(opened.url.pathname).toBe('/new/r.wav');
       expect(await readAll(opened.body)).toBe(4);
     });

@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { downloadAgents, openRecording } from '../../src/archive/download.js';
+import { downloadAgent, openRecording } from '../../src/archive/download.js';
 import { Throttle } from '../../src/archive/throttle.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
@@ -38,9 +38,9 @@ describe('Throttle', () => {
 
 describe('a download under archive.bandwidth', () => {
   let server: Server | undefined;
-  const agents = downloadAgents(1);
+  const agent = downloadAgent(1);
   afterEach(async () => {
-    for (const agent of Object.values(agents)) agent.destroy();
+    await agent.close();
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   });
 
@@ -53,7 +53,7 @@ describe('a download under archive.bandwidth', () => {
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/r.wav`;
     const clock = new FakeClock();
-    const opened = await openRecording(url, { agents, allowHosts: [], maxBytes: 1 << 20, timeoutMs: 5_000, throttle: new Throttle(10_000, clock) });
+    const opened = await openRecording(url, { agent, allowHosts: [], maxBytes: 1 << 20, timeoutMs: 5_000, throttle: new Throttle(10_000, clock) });
     let received = 0;
     let finished = false;
     const reading = (async () => {

@@ -102,7 +102,9 @@ describe('requests', () => {
   });
 
   it('reuses keep-alive connections for sequential requests', async () => {
-    const { client, server } = await setup((_req, res) => deviceList(res));
+    // One connection: undici may open a second one for the request right after the first (the first
+    // connection is still marked busy then), which would hide whether the first one is reused.
+    const { client, server } = await setup((_req, res) => deviceList(res), { connections: 1 });
     for (let i = 0; i < 20; i += 1) await client.listDevices();
     expect(server.requests).toHaveLength(20);
     expect(server.sockets()).toBe(1);
@@ -115,7 +117,9 @@ describe('requests', () => {
     ['announcing no timeout (closed after 4 s)', {}],
   ])('closes an idle socket by itself, the gateway %s; the next request opens a new one', async (_name, hint) => {
     server = await startLocalServer((_req, res) => deviceList(res, hint), { keepAliveTimeoutMs: 0 });
-    client = createGatewayClient({ baseUrl: server.url, secretKey: KEY, retries: 0 });
+    // One connection: undici may open a second one for the request right after the first (the first
+    // connection is still marked busy then), which would hide whether the first one is reused.
+    client = createGatewayClient({ baseUrl: server.url, secretKey: KEY, retries: 0, connections: 1 });
     await client.listDevices();
     await client.listDevices();
     expect(server.sockets()).toBe(1); // kept alive between requests in a row
@@ -173,7 +177,7 @@ describe('requests', () => {
       if (served.has(req.socket)) return void req.socket.destroy(); // a reused socket: closed unanswered
       served.add(req.socket);
       deviceList(res);
-    });
+    }, { connections: 1 });
     await client.listDevices();
     expect((await client.listDevices()).devices).toHaveLength(1);
     expect(server.requests).toHaveLength(3);
@@ -192,7 +196,7 @@ describe('requests', () => {
       if (served.has(req.socket)) return void req.socket.destroy();
       served.add(req.socket);
       json(res, 200, CALL_OK);
-    });
+    }, { connections: 1 });
     await client.makeCall(CALL_INPUT);
     expect(await gatewayError(client.makeCall(CALL_INPUT))).toMatchObject({ code: 'unavailable', endpoint: 'make_call' });
     expect(server.requests).toHaveLength(2);
@@ -223,17 +227,19 @@ describe('requests', () => {
     expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 
-  it('holds one abort listener on a signal shared by many requests, and its abort fails every one of them', async () => {
+  it('adds no abort listener to a signal shared by many requests, and its abort fails every one of them', async () => {
     // A poll cycle gives one signal to all its requests: no listener per request (Node warns
     // of a leak past 10 listeners), and an abort still cuts each request under way.
     const { client, server } = await setup(() => undefined, { connections: 30 }); // never answers
     const controller = new AbortController();
     const waiting = Array.from({ length: 30 }, () => caught(() => client.listDevices({ signal: controller.signal })));
     await vi.waitFor(() => expect(server.requests).toHaveLength(30));
-    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     controller.abort(new Error('shutting down'));
     for (const err of await Promise.all(waiting)) expect(err).toEqual(new Error('shutting down'));
-    await vi.waitFor(() => expect(server.openNow()).toBe(0));
+    // Each request's connection is cut. undici may open idle ones again (nodejs/undici#5845), not
+    // counted here: no request is sent on them.
+    await vi.waitFor(() => expect(server.sockets() - server.openNow()).toBeGreaterThanOrEqual(30));
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     expect(server.requests).toHaveLength(30); // none was sent again
   });
