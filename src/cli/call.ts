@@ -8,7 +8,7 @@
  */
 import { BoxwatchError, UsageError } from '../errors.js';
 import { requireConnected } from '../calls/place.js';
-import { E164 } from '../gateway/messages.js';
+import { E164 } from '../phone.js';
 import type { CliContext, RegisterCommand } from './context.js';
 import { accountOption, accountPart, boxSerial, configOption, gatewayOption, positiveInt, terminalSafe, withAccountGateway } from './call-gateway.js';
 import { formatOption, formatTable, type OutputFormat } from './output.js';

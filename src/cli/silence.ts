@@ -13,32 +13,20 @@
 import { boxMatches, isFleetKey } from '../box-id.js';
 import { alertId } from '../alerts/types.js';
 import type { Command } from 'commander';
-import { GATEWAY_RULE_NAMES, openAlertsMatching, silenceMatchesEverything, silenceState, validateSilence, type Silence } from '../alerts/index.js';
-import { STORE_SECTIONS, loadConfig, type Config } from '../config/index.js';
-import { formatDuration, readDuration } from '../duration.js';
-import { readTime, TIME_HELP } from '../time.js';
+import { openAlertsMatching, silenceState, type Silence } from '../alerts/index.js';
+import { STORE_SECTIONS, loadConfig } from '../config/index.js';
+import { formatDuration } from '../duration.js';
+import { TIME_HELP } from '../time.js';
 import { isoTime as iso } from '../time-format.js';
 import { UsageError } from '../errors.js';
-import { globProblem, matchesAny } from '../glob.js';
 import { terminalSafe } from './output.js';
 import { clockOf, type CliContext, type RegisterCommand } from './context.js';
 import { formatOption, printRows, type OutputFormat } from './output.js';
 import { dbOption, withStore } from './store-access.js';
 import { relativeTime } from './time-range.js';
+import { silenceFromOptions, silenceJson, type SilenceRequest } from '../views/silences.js';
 
-interface AddOptions {
-  box: string[];
-  rule: string[];
-  for?: string;
-  comment?: string;
-  start?: string;
-  by?: string;
-  config?: string;
-  force?: boolean;
-}
-
-/** A silence longer than this, or one that matches everything, needs `--force`. */
-export const FORCE_SILENCE_OVER_MS = 365 * 86_400_000;
+type AddOptions = SilenceRequest & { config?: string };
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 /** ISO 8601 to the second, for tables. */
@@ -50,72 +38,6 @@ export function matchersText(s: Pick<Silence, 'matchers'>): string {
   if (s.matchers.boxes?.length) parts.push(`boxes ${s.matchers.boxes.join(', ')}`);
   if (s.matchers.rules?.length) parts.push(`rules ${s.matchers.rules.join(', ')}`);
   return terminalSafe(parts.join(' & '));
-}
-
-/**
- * Checks `silence add` arguments against the configuration and the time; returns the silence to
- * store (without id). Throws UsageError (exit 2) naming the bad argument.
- */
-export function silenceFromOptions(opts: AddOptions, config: Config, now: number, env: NodeJS.ProcessEnv): Omit<Silence, 'id'> {
-  const boxes = opts.box.map((b) => b.trim());
-  const rules = opts.rule.map((r) => r.trim());
-  if (boxes.length === 0 && rules.length === 0) throw new UsageError('give at least one --box GLOB or --rule NAME');
-  if ([...boxes, ...rules].some((m) => m === '')) throw new UsageError('--box and --rule must not be empty');
-  for (const [option, list] of [['--box', boxes], ['--rule', rules]] as const) {
-    for (const m of list) {
-      const problem = globProblem(m);
-      if (problem !== undefined) throw new UsageError(`${option}: ${problem}`);
-    }
-  }
-  if (opts.for === undefined) throw new UsageError('--for is required (how long the silence lasts, e.g. 2h)');
-  const forRead = readDuration(opts.for, { min: 1 });
-  if (!forRead.ok) throw new UsageError(`--for: ${forRead.message}`);
-  const forMs = forRead.ms;
-  if (forMs > FORCE_SILENCE_OVER_MS && opts.force !== true) {
-    throw new UsageError(`--for ${opts.for} is longer than a year; add --force if you mean it`);
-  }
-  if (opts.comment === undefined || opts.comment.trim() === '') throw new UsageError('--comment is required (why the alerts are silenced)');
-  let startsAt = now;
-  if (opts.start !== undefined) {
-    const start = readTime(opts.start);
-    if (!start.ok) throw new UsageError(`--start: ${start.message}`);
-    startsAt = start.ms;
-  }
-  const endsAt = startsAt + forMs;
-  if (endsAt <= now) throw new UsageError(`the silence would have ended already (${iso(endsAt)}); check --start and --for`);
-  const known = [...config.rules.map((r) => r.name), ...GATEWAY_RULE_NAMES];
-  for (const rule of rules) {
-    if (!known.some((name) => matchesAny(name, [rule]))) {
-      throw new UsageError(`--rule "${rule}" matches no configured rule (rules: ${known.join(', ')})`);
-    }
-  }
-  const silence: Omit<Silence, 'id'> = {
-    matchers: { ...(boxes.length > 0 ? { boxes } : {}), ...(rules.length > 0 ? { rules } : {}) },
-    startsAt,
-    endsAt,
-    comment: opts.comment.trim(),
-    createdBy: opts.by ?? env['USER'] ?? env['LOGNAME'] ?? null,
-  };
-  const problems = validateSilence({ id: '-', ...silence });
-  if (problems.length > 0) throw new UsageError(problems.join('; '));
-  if (silenceMatchesEverything(silence) && opts.force !== true) {
-    throw new UsageError('this silence matches every box and every rule (the gateway alerts too); add --force if you mean it');
-  }
-  return silence;
-}
-
-/** A silence as `silence list --format json` and the HTTP API show it. */
-export function silenceJson(s: Silence, now: number): Record<string, unknown> {
-  return {
-    id: s.id,
-    state: silenceState(s, now),
-    boxes: s.matchers.boxes ?? [],
-    rules: s.matchers.rules ?? [],
-    startsAt: iso(s.startsAt),
-    endsAt: iso(s.endsAt),
-    comment: s.comment,
-    createdBy: s.createdBy ?? null,
-  };
 }
 
 export const registerSilence: RegisterCommand = (program: Command, ctx: CliContext) => {

@@ -8,11 +8,10 @@ import { z } from 'zod';
 import { readDuration, tryParseDuration } from '../duration.js';
 import { globProblem } from '../glob.js';
 import { readSize } from '../size.js';
-import { templateProblem } from '../notify/templates.js';
-import { DEFAULT_MAX_BODY } from '../gateway/client.js';
-import { E164 } from '../gateway/messages.js';
+import { templateProblem } from '../liquid.js';
+import { E164 } from '../phone.js';
 import { ACCOUNT_NAME, DEFAULT_ACCOUNT } from '../box-id.js';
-import { isCronExpression } from '../poller/scheduler.js';
+import { isCronExpression } from '../cron.js';
 
 import { isArchiveRuleKind, isCallRuleKind, SEVERITIES, type RuleKind } from '../vocabulary.js';
 
@@ -81,6 +80,15 @@ function sizeValue() {
       return bytes;
     });
 }
+
+/** The gateway client's body limits per endpoint, when not configured: a device list of 100,000 boxes is about 20 MiB. */
+export const DEFAULT_MAX_BODY = {
+  device_list: 32 * 1024 * 1024,
+  device_details: 256 * 1024,
+  call_list: 8 * 1024 * 1024,
+  call_details: 8 * 1024 * 1024,
+  make_call: 64 * 1024,
+} as const;
 
 /** The largest response body read per gateway endpoint (defaults fit a fleet of 100,000 boxes). */
 const maxBodySchema = z.strictObject({
@@ -458,7 +466,7 @@ const alertingSchema = z.strictObject({
     .prefault({}),
 });
 
-/** A LiquidJS template (src/notify/templates.ts); one that does not parse is an error naming the line. */
+/** A LiquidJS template (src/notify/templates.ts, checked by src/liquid.ts); one that does not parse is an error naming the line. */
 const template = z.string().superRefine((text, ctx) => {
   const problem = templateProblem(text);
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });

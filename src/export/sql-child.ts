@@ -6,7 +6,7 @@
  * sent to the parent over IPC (exit 2 for a refused or invalid query, 1 for anything else).
  */
 import { BoxwatchError, UsageError, errorMessage } from '../errors.js';
-import { csvRow, formatTable } from '../cli/output.js';
+import { csvRow, formatTable } from '../table.js';
 import { streamSink } from './sink.js';
 import { openSqlSession, prepareQuery } from './sql.js';
 

@@ -15,7 +15,9 @@ import { systemClock, type Clock } from '../clock.js';
 import { GatewayError, classifyErrorResponse, type GatewayErrorCode } from './errors.js';
 import { redact, safeCause } from '../redact.js';
 import { isoTime } from '../time-format.js';
-import { API_PREFIX, BOX_FROM, E164 } from './messages.js';
+import { API_PREFIX, BOX_FROM } from './messages.js';
+import { E164 } from '../phone.js';
+import { DEFAULT_MAX_BODY } from '../config/schema.js';
 import {
   callListEnvelopeSchema,
   callSchema,
@@ -80,15 +82,6 @@ const DEFAULTS = {
   maxMs: 5_000,
   maxRetryAfterMs: 30_000,
   connections: 16,
-};
-
-/** Default body limits: a device list of 100,000 boxes is about 20 MiB. */
-export const DEFAULT_MAX_BODY: Readonly<Record<Endpoint, number>> = {
-  device_list: 32 * 1024 * 1024,
-  device_details: 256 * 1024,
-  call_list: 8 * 1024 * 1024,
-  call_details: 8 * 1024 * 1024,
-  make_call: 64 * 1024,
 };
 
 /**

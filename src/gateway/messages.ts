@@ -15,8 +15,5 @@ export const MESSAGES = {
 
 export const API_PREFIX = '/api/gateway/v1';
 
-/** `+` then 8 to 15 digits, the first not 0. */
-export const E164 = /^\+[1-9]\d{7,14}$/;
-
 /** `box:<serial>`; a serial is letters, digits, dash, underscore and dot. */
 export const BOX_FROM = /^box:([A-Za-z0-9._-]+)$/;

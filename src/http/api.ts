@@ -9,7 +9,7 @@ import { ackFromRequest, withAcks, type AckRepository } from '../alerts/acks.js'
 import { openAlertsMatching } from '../alerts/silences.js';
 import { ackJson } from '../views/acks.js';
 import { SEVERITY_RANK, type AlertState, type Severity } from '../alerts/types.js';
-import { silenceFromOptions, silenceJson } from '../cli/silence.js';
+import { silenceFromOptions, silenceJson } from '../views/silences.js';
 import { BOX_CONDITIONS, boxAlertJson, boxCondition, boxView, boxViews, DEFAULT_STALE_AFTER_MS, openAlertsBySerial, sortByTrouble, staleAfterMs, type BoxCondition, type BoxViewJson, boxViewJson } from '../views/boxes.js';
 import { transitionJson } from '../views/alerts.js';
 import { historyResultJson, type HistoryJson } from '../views/history.js';

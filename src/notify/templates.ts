@@ -4,7 +4,7 @@
  *
  * Sandbox: templates come from the configuration only (an in-memory empty template map, so
  * `include`/`render`/`layout` find nothing), only own properties of the plain data below are
- * visible, and parse and render are bounded in time and memory (`LIMITS`).
+ * visible, and parse and render are bounded in time and memory (`LIMITS`, src/liquid.ts).
  *
  * Variables (docs/notifications.md#templates): `status`, `kind`, `severity`, `counts`, `alerts[]`
  * (rule, kind, severity, status, serial, name, location, value, threshold, since, resolved_at,
@@ -12,22 +12,19 @@
  * `source`, `created_at`, and `default.title` / `default.body` (the built-in texts).
  *
  * A template that does not parse is a configuration error naming the notifier and the line
- * (`templateProblem`, called by the config schema). A template that fails at render time (a
+ * (`templateProblem` of src/liquid.ts, called by the config schema). A template that fails at render time (a
  * limit, a bad filter argument) falls back to the default text and is logged: never a lost
  * notification.
  */
 import { isFleetKey } from '../box-id.js';
-import { createRequire } from 'node:module';
-import type { Liquid, Template } from 'liquidjs';
+import type { Template } from 'liquidjs';
 import { formatDuration } from '../duration.js';
+import { liquidEngine } from '../liquid.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { cleanText } from './escape.js';
 import { defaultText, formatTime, highestSeverity, itemLine, splitByStatus, thresholdText, valueText, type MessageText } from './format.js';
 import type { AlertItem, NotificationMessage } from '../domain/notifications.js';
-
-/** Bounds of one template: parse length (characters), render time (ms) and memory (bytes of output and arrays). */
-export const LIMITS = { parse: 20_000, renderMs: 500, memory: 1_000_000 } as const;
 
 /** Counts of the fleet at the time of sending (from the store); absent where no store is at hand. */
 export interface FleetStats {
@@ -35,41 +32,6 @@ export interface FleetStats {
   connected: number;
   disconnected: number;
   firingAlerts: number;
-}
-
-/**
- * LiquidJS is loaded on first use, not at start: most configurations have no template, and a
- * daemon without one is spared its memory.
- */
-const load = createRequire(import.meta.url);
-
-function engine(outputEscape?: (value: unknown) => string): Liquid {
-  const { Liquid: Engine } = load('liquidjs') as { Liquid: typeof Liquid };
-  return new Engine({
-    templates: {},
-    ownPropertyOnly: true,
-    strictFilters: true,
-    parseLimit: LIMITS.parse,
-    renderLimit: LIMITS.renderMs,
-    memoryLimit: LIMITS.memory,
-    ...(outputEscape ? { outputEscape } : {}),
-  });
-}
-
-let checker: Liquid | undefined;
-
-/** Why a template does not parse (`line 3, column 5: ...`), or undefined when it parses. */
-export function templateProblem(text: string): string | undefined {
-  try {
-    (checker ??= engine()).parse(text);
-    return undefined;
-  } catch (err) {
-    const token = (err as { token?: { getPosition?: () => [number, number] } }).token;
-    const position = token?.getPosition?.();
-    // LiquidJS messages end with ", line:3, col:5": say it in words instead.
-    const message = errorMessage(err).replace(/,?\s*line:\d+, col:\d+$/, '');
-    return position ? `template does not parse at line ${position[0]}, column ${position[1]}: ${message}` : `template does not parse: ${message}`;
-  }
 }
 
 /** One alert as templates see it: plain strings and numbers only. */
@@ -163,7 +125,7 @@ export type TemplateRenderer = (message: NotificationMessage) => Partial<Message
 /** Compiles a notifier's templates. Throws when one does not parse (the config schema reports it first). */
 export function templateRenderer(notifier: string, templates: NotifierTemplates, options: TemplateRendererOptions = {}): TemplateRenderer | undefined {
   if (templates.title === undefined && templates.body === undefined) return undefined;
-  const liquid = engine(options.outputEscape);
+  const liquid = liquidEngine(options.outputEscape);
   const compiled: { part: keyof MessageText; template: Template[] }[] = [];
   for (const part of ['title', 'body'] as const) {
     const text = templates[part];

@@ -7,8 +7,8 @@
  * (see `scheduleTimer`), and tests advance a fake clock. In UTC the
  * times are computed without `Intl` (a fixed offset), which spares the daemon loading ICU's data.
  */
-import { Cron } from 'croner';
 import type { Clock } from '../clock.js';
+import { DEFAULT_TIMEZONE, parseSchedule } from '../cron.js';
 import type { Logger } from '../log.js';
 import { isoTime } from '../time-format.js';
 
@@ -21,9 +21,6 @@ export interface Scheduler {
   nextRun(): number | null;
   stop(): Promise<void>;
 }
-
-/** The time zone schedules are read in unless configured (`poll.timezone`). */
-export const DEFAULT_TIMEZONE = 'UTC';
 
 export interface SchedulerOptions {
   /** Cron expression (5 fields, or 6 with seconds first); omit to drive ticks only by calling tick() (tests). */
@@ -92,31 +89,8 @@ export function scheduleIntervalMs(expression: string, timezone = DEFAULT_TIMEZO
   return a && b ? b.getTime() - a.getTime() : 30_000;
 }
 
-/** True for an expression the scheduler accepts: 5 fields, or 6 with seconds first (config validation). */
-export function isCronExpression(expression: string): boolean {
-  try {
-    parseSchedule(expression, DEFAULT_TIMEZONE);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A run late by more than this was missed: it is logged, not run late. */
 const MISSED_AFTER_MS = 1_000;
-
-/**
- * The expression as croner reads it, without a job of its own: in UTC as a fixed offset (no
- * `Intl`), elsewhere in the IANA zone. Day of month and day of week must both match
- * (`0 0 0 13 * fri`: Fridays the 13th), not either one as in classic cron.
- */
-function parseSchedule(expression: string, timezone: string): Cron {
-  const zone = timezone === 'UTC' || timezone === 'Etc/UTC' ? { utcOffset: 0 } : { timezone };
-  return new Cron(expression.replace(FULL_NAME, (name) => name.slice(0, 3)), { ...zone, mode: '5-or-6-parts', domAndDow: true, paused: true });
-}
-
-/** Month and day names written in full (`monday`, `january`), which croner reads as `mon`, `jan` only. */
-const FULL_NAME = /\b(?:january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/gi;
 
 /**
  * Calls `run` at each time of the schedule. A timer that fires more than a second after its time

@@ -6,7 +6,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { BOX_FROM, E164 } from '../gateway/messages.js';
+import { BOX_FROM } from '../gateway/messages.js';
+import { E164 } from '../phone.js';
 import type { Endpoint } from '../gateway/types.js';
 import { CallBook, findActiveAgent, phoneNumber, type SimCall } from './calls.js';
 import { Fleet, type SimBox } from './fleet.js';
