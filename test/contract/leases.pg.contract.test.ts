@@ -14,6 +14,7 @@ import { CYCLE_WRITE_LOCK } from '../../src/store/postgres/store.js';
 import { describeWithPostgres, PostgresServer } from '../helpers/postgres.js';
 import { okCycle, snap } from '../store/model.js';
 import { fencingContract, leasesContract } from './leases.contract.js';
+import { until } from '../helpers/wait.js';
 
 describeWithPostgres('PostgreSQL leases', () => {
   let server: PostgresServer;
@@ -49,7 +50,9 @@ describeWithPostgres('PostgreSQL leases', () => {
     const [a, b] = [await PostgresStore.open(url), await PostgresStore.open(url)];
     const { default: pg } = await import('pg');
     const client = new pg.Client({ connectionString: url });
+    const watcher = new pg.Client({ connectionString: url });
     await client.connect();
+    await watcher.connect();
     try {
       const T = Date.parse('2026-05-01T09:00:00Z');
       const old = fenceOf((await a.leases.acquire('acme', 'replica-a', T, 30_000)) as Lease & { holder: string });
@@ -61,7 +64,7 @@ describeWithPostgres('PostgreSQL leases', () => {
         tookOver = true;
         return l;
       });
-      await new Promise((r) => setTimeout(r, 300));
+      await until('the takeover waiting for a lock', async () => (await watcher.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows.length > 0);
       expect(tookOver).toBe(false); // the takeover waits for A's transaction
       await client.query('COMMIT');
       expect((await takeover)?.holder).toBe('replica-b');
@@ -71,6 +74,7 @@ describeWithPostgres('PostgreSQL leases', () => {
       expect(await b.lastCycle()).toBeUndefined();
     } finally {
       await client.end();
+      await watcher.end();
       await a.close();
       await b.close();
     }
@@ -87,12 +91,12 @@ describeWithPostgres('PostgreSQL leases', () => {
     /** Resolves once a statement starting with `sql` waits for a lock (pg_stat_activity), or never. */
     let watching = true;
     const waitingFor = async (sql: string): Promise<void> => {
-      while (watching) {
-        const { rows } = await watcher.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1", [`${sql}%`]);
-        if (rows.length > 0) return;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      await new Promise(() => undefined);
+      const seen = await until(
+        `"${sql}" waiting for a lock`,
+        async () => (!watching ? 'stopped' : (await watcher.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1", [`${sql}%`])).rows.length > 0 && 'waiting'),
+        { timeoutMs: 60_000 },
+      );
+      if (seen === 'stopped') await new Promise(() => undefined);
     };
     try {
       const T = Date.parse('2026-05-01T09:00:00Z');

@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { until } from './wait.js';
 
 export const ALERTMANAGER_BIN = process.env.ALERTMANAGER_BIN ?? '/usr/bin/prometheus-alertmanager';
 
@@ -69,19 +70,15 @@ export async function startAlertmanager(webhookUrl: string): Promise<RunningAler
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      const res = await fetch(`${url}/-/ready`);
-      if (res.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`Alertmanager did not become ready:\n${output.join('')}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  // Ready, or exited: either ends the wait.
+  const settled = async (): Promise<'ready' | 'exited' | false> => {
+    if (child.exitCode !== null) return 'exited';
+    return (await fetch(`${url}/-/ready`).catch(() => null))?.ok === true && 'ready'; // not listening yet: null
+  };
+  const state = await until('Alertmanager to become ready', settled, { timeoutMs: 20_000, everyMs: 100 }).catch(() => 'timed out');
+  if (state !== 'ready') {
+    await stop();
+    throw new Error(`Alertmanager did not become ready (${state}):\n${output.join('')}`);
   }
   return { url, output, stop };
 }

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { MAIN, ROOT } from '../e2e/build.js';
+import { until } from './wait.js';
 
 export interface ExitStatus {
   code: number | null;
@@ -46,13 +47,9 @@ export class DaemonProcesses {
     }
   }
 
-  /** Polls `check` every 50 ms until it holds (rejects after `timeoutMs`, with the daemons' output; the default is generous for a loaded machine: a condition that holds sooner ends the wait sooner). */
+  /** Waits until `check` holds (rejects after `timeoutMs`, with the daemons' output; the default is generous for a loaded machine: a condition that holds sooner ends the wait sooner). */
   async until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${this.tail()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(what, check, { timeoutMs, everyMs: 50, detail: () => this.tail() });
   }
 
   killAll(): void {

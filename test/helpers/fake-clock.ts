@@ -33,6 +33,11 @@ export class FakeClock implements Clock {
     });
   }
 
+  /** How many sleeps wait on this clock now: a loop that has reached its wait shows here (instead of a test guessing how long it takes). */
+  get sleeping(): number {
+    return this.sleepers.length;
+  }
+
   /** Moves time forward and wakes every sleeper whose deadline has passed. */
   advance(ms: number): void {
     this.current += ms;

@@ -10,6 +10,7 @@ import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.j
 import { channelRig, deliverThrough429 } from './channel-rig.js';
 import { T0, batteryItem, item, message } from './fixtures.js';
 import { collectChain } from './secrets.js';
+import { until as waitUntil } from '../helpers/wait.js';
 
 const MINUTE = 60_000;
 
@@ -104,15 +105,8 @@ describe.skipIf(!available)(
       return (await res.json()) as { labels: Record<string, string>; endsAt: string; status: { state: string } }[];
     }
 
-    async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const value = await probe();
-        if (value !== undefined) return value;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${am.output.join('')}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    const until = <T>(probe: () => Promise<T | undefined>, what: string): Promise<T> =>
+      waitUntil(what, probe, { timeoutMs: 20_000, everyMs: 100, detail: () => am.output.join('') }) as Promise<T>;
 
     it('a forwarded alert is active in Alertmanager, its webhook has our format, and it resolves', async () => {
       const now = Date.now();

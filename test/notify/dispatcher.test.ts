@@ -11,17 +11,12 @@ import { SLACK_TEST_PATH, startSlackReceiver, type SlackReceiver } from '../help
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { T0, item, message } from './fixtures.js';
 import { MemoryOutbox } from './memory-outbox.js';
+import { until as waitUntil } from '../helpers/wait.js';
 
 const policy = { baseMs: 10_000, maxMs: 60_000, maxAgeMs: 600_000, random: () => 0.5 };
 
 /** Waits (bounded) for a condition that real I/O will make true. */
-async function until(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+const until = (condition: () => boolean, what: string, timeoutMs = 5_000): Promise<unknown> => waitUntil(what, condition, { timeoutMs, everyMs: 5 });
 
 const subjectOf = (body: unknown): string => (body as { text: string }).text;
 

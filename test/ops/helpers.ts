@@ -1,5 +1,6 @@
 /** Shared bits of the operations tests: a CliContext the test controls, and waiting for output. */
 import type { CliContext } from '../../src/cli/context.js';
+import { until } from '../helpers/wait.js';
 
 export interface TestContext extends CliContext {
   /** Everything written to stdout (JSON logs and console notifications), in order. */
@@ -50,11 +51,5 @@ export function testContext(env: NodeJS.ProcessEnv = {}): TestContext {
 
 /** Resolves with the predicate's first truthy value; rejects after `timeoutMs` naming `what`. */
 export async function waitFor<T>(what: string, predicate: () => T | undefined | null | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = predicate();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  return (await until(what, predicate, { timeoutMs })) as T;
 }

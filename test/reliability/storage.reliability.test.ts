@@ -24,6 +24,7 @@ import { startRig, subjects, type Rig } from './rig.js';
 import { connectionOf } from '../helpers/sqlite.js';
 import { lockFromAnotherProcess } from '../helpers/sqlite-processes.js';
 import type { NotificationMessage, Notifier } from '../../src/domain/notifications.js';
+import { until } from '../helpers/wait.js';
 
 let rig: Rig | undefined;
 const cleanups: (() => void)[] = [];
@@ -149,21 +150,21 @@ describe('database locked while a delivery is recorded', () => {
 
     dispatcher.start();
     await slack.waitFor(1); // sent, but "delivered" cannot be written
-    // Give a runaway loop time to show itself: it would re-send every busy_timeout (50 ms).
-    await new Promise((r) => setTimeout(r, 400));
+    // The loop goes back to waiting a poll interval (a runaway loop would re-send every busy_timeout instead).
+    await until('the dispatcher waits for its next pass', () => clock.sleeping === 1);
     expect(slack.requests).toHaveLength(1);
     expect(alerts.stats()).toEqual([expect.objectContaining({ notifier: 'ops-slack', pending: 1 })]);
 
     // Still refused a poll interval later: nothing is sent, the send stays remembered.
     clock.advance(5_000);
-    await new Promise((r) => setTimeout(r, 200));
+    await until('the dispatcher waits again after that pass', () => clock.sleeping === 1);
     expect(slack.requests).toHaveLength(1);
 
     other.exec('COMMIT');
     clock.advance(5_000); // the next pass records the remembered delivery before anything else
     await expect.poll(() => alerts.stats()).toEqual([expect.objectContaining({ notifier: 'ops-slack', pending: 0, delivered: 1 })]);
     clock.advance(5 * 10_000 + 60_000); // long after the claim's lease: still one copy
-    await new Promise((r) => setTimeout(r, 100));
+    await until('the dispatcher waits again after that pass', () => clock.sleeping === 1);
     await dispatcher.stop();
     expect(slack.requests).toHaveLength(1);
   });

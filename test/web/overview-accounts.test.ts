@@ -15,6 +15,7 @@ import { silentLogger } from '../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { requestArrives } from '../helpers/wait.js';
 
 const KEYS = { acme: 'acme-overview-key', globex: 'globex-overview-key' };
 const sims: RunningSimulator[] = [];
@@ -72,8 +73,9 @@ it('the overview shows an account whose cycle started first and committed last a
   acme.sim.fleet.apply(acme.sim.fleet.boxes, { kind: 'battery', level: 30 });
   globex.sim.fleet.apply(globex.sim.fleet.boxes, { kind: 'battery', level: 20 });
   acme.sim.inject({ latencyMs: 1_500, endpoints: ['device_list'] });
+  const acmeAsked = requestArrives(acme.sim, 'device_list');
   const slow = running.runOnce('acme');
-  await new Promise((r) => setTimeout(r, 100));
+  await acmeAsked;
   await running.runOnce('globex');
   expect((await batteries('/api/overview?per=100'))['globex/BX-00001']).toBe(20); // the page asks after globex's event
   await slow;
@@ -87,8 +89,9 @@ it.each([
 ] as const)('two runOnce calls under way at once each return their own account\'s cycle ($slow slow, started first)', async ({ slow, fast }) => {
   const accounts = await startTwoAccounts();
   accounts[slow].sim.inject({ latencyMs: 1_000, endpoints: ['device_list'] });
+  const slowAsked = requestArrives(accounts[slow].sim, 'device_list');
   const slowCycle = accounts.app.runOnce(slow);
-  await new Promise((r) => setTimeout(r, 100));
+  await slowAsked;
   const fastCycle = await accounts.app.runOnce(fast);
   expect(fastCycle?.cycle.account).toBe(fast);
   expect(fastCycle?.seen.map((b) => b.serial)).toEqual([`${fast}/BX-00001`]);
@@ -100,8 +103,9 @@ it.each([
 it('a runOnce of an account whose cycle is under way is skipped (undefined) and leaves that cycle to the first call', async () => {
   const accounts = await startTwoAccounts();
   accounts.acme.sim.inject({ latencyMs: 1_000, endpoints: ['device_list'] });
+  const asked = requestArrives(accounts.acme.sim, 'device_list');
   const first = accounts.app.runOnce('acme');
-  await new Promise((r) => setTimeout(r, 100));
+  await asked;
   expect(await accounts.app.runOnce('acme')).toBeUndefined();
   expect((await first)?.cycle.account).toBe('acme');
 }, 60_000);
