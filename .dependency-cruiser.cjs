@@ -74,6 +74,14 @@ module.exports = {
       from: { path: '^src/' },
       to: { circular: true },
     },
+    {
+      name: 'no-circular-folders',
+      severity: 'error',
+      comment: 'folders that import each other: they are one module, or one of the imports goes the wrong way',
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
     ...upward,
     {
       name: 'unlayered',

@@ -8,7 +8,7 @@
 import type { Config } from '../config/index.js';
 import type { CallFacts } from '../rules/facts.js';
 import type { TestCallVerdict } from '../domain/test-calls.js';
-import { testCallEvaluations } from '../rules/test-call-failed.js';
+import { testCallEvaluations } from './test-call-failed.js';
 import { TEST_CALL_FAILED } from '../vocabulary.js';
 import { boxesToForget, evaluateFleetRule, evaluateRule, fleetContext, isFleetRule, rulesOfAccount, type FleetContext } from '../rules/index.js';
 import { accountOf, DEFAULT_ACCOUNT, fleetKey } from '../box-id.js';

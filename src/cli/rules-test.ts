@@ -1,6 +1,6 @@
 /**
  * `boxwatch rules test FILE [--config FILE]`: runs the unit tests of a rule configuration (see
- * src/alerts/rules-test.ts and docs/cli-alerts.md) and prints one PASS/FAIL line per case, with
+ * src/cli/rules-test-runner.ts and docs/cli-alerts.md) and prints one PASS/FAIL line per case, with
  * the missing and unexpected alerts under a failure. Exit 0 when all pass, 1 on any failure,
  * 2 when the test file (or the rules it names) is invalid.
  */
@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { resolveConfigPath } from '../config/index.js';
 import { BoxwatchError, ConfigError, errorMessage } from '../errors.js';
-import { parseRulesTest, runRulesTests } from '../alerts/rules-test.js';
+import { parseRulesTest, runRulesTests } from './rules-test-runner.js';
 import { terminalSafe } from './call-gateway.js';
 import type { CliContext, RegisterCommand } from './context.js';
 

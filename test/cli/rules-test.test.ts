@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expandTimeline } from '../../src/alerts/rules-test.js';
+import { expandTimeline } from '../../src/cli/rules-test-runner.js';
 import { run } from './run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'boxwatch-rules-test-'));

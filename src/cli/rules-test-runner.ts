@@ -3,7 +3,7 @@
  * `promtool test rules`: box observations over a fake timeline replay the daemon's own pipeline
  * stages — evaluate (cycleEvaluations), the alert engine (evaluateCycle) and hold back
  * (holdBack) — with no gateway and no database file, and the alerts open at given times are
- * compared with the expected ones. It lives next to the pipeline it replays.
+ * compared with the expected ones. It sits with the CLI, above the store it opens.
  *
  * Everything here is pure except for `readFile`, which the caller passes to load `rule_files`,
  * and the in-memory SQLite database that holds a test case's calls for the call rules.
@@ -24,12 +24,12 @@ import type { RuleConfig } from '../config/index.js';
 import { readCallFacts, type CallFacts } from '../rules/facts.js';
 import type { CallObservation } from '../domain/calls.js';
 import { openStore } from '../store/index.js';
-import { evaluateCycle } from './engine.js';
-import type { GatewayCycle } from './gateway.js';
-import { holdBack } from './hold-back.js';
-import { accountScope, cycleEvaluations } from './pipeline.js';
-import type { Silence } from './silences.js';
-import type { AlertState, HeldBackReason } from './types.js';
+import { evaluateCycle } from '../alerts/engine.js';
+import type { GatewayCycle } from '../alerts/gateway.js';
+import { holdBack } from '../alerts/hold-back.js';
+import { accountScope, cycleEvaluations } from '../alerts/pipeline.js';
+import type { Silence } from '../alerts/silences.js';
+import type { AlertState, HeldBackReason } from '../alerts/types.js';
 
 /** The start of every test's timeline (the absolute time matters only for printed times). */
 export const TEST_EPOCH = Date.parse('2026-01-01T00:00:00Z');

@@ -5,7 +5,7 @@
  * the box completed. The verdicts come from src/calls/test-calls.ts; a box without one is not
  * judged. Fires at once (no `for`); the engine's silences, inhibition and grouping apply.
  */
-import { alertRuleRef, ruleEvaluation, type RuleEvaluation } from '../alerts/types.js';
+import { alertRuleRef, ruleEvaluation, type RuleEvaluation } from './types.js';
 import type { TestCallVerdict } from '../domain/test-calls.js';
 import { TEST_CALL_FAILED } from '../vocabulary.js';
 
