@@ -23,8 +23,11 @@ import type { AlertWrite, CycleScope, CycleView } from './repositories.js';
 import { alertRuleRef, ruleEvaluation, type AlertRuleRef, type AlertState, type RuleEvaluation } from './types.js';
 import { DEFAULT_LEASE_MS, leaseInUse, type Lease } from '../domain/leases.js';
 
+/** What the alert stage reads of the configuration (`boxwatch rules test` builds one without keys or addresses). */
+export type AlertPipelineConfig = Pick<Config, 'rules' | 'alerting' | 'notifiers' | 'testCalls' | 'cluster'> & { gateways: readonly { name: string }[] };
+
 export interface AlertPipelineDeps {
-  config: Config;
+  config: AlertPipelineConfig;
   /** The call rules' facts of the account's boxes from its last successful call sync (src/rules/facts.ts); null or absent: none. */
   callFacts?: (account: string) => CallFacts | null;
   /** The test calls' verdicts per box of the account (src/calls/test-calls.ts); null or absent: none fresh (test_call_failed says unknown). */

@@ -1,9 +1,9 @@
 /**
  * Unit tests for a rule configuration (`boxwatch rules test FILE`), in the spirit of
- * `promtool test rules`: box observations over a fake timeline replay the daemon's own pipeline
- * stages — evaluate (cycleEvaluations), the alert engine (evaluateCycle) and hold back
- * (holdBack) — with no gateway and no database file, and the alerts open at given times are
- * compared with the expected ones. It sits with the CLI, above the store it opens.
+ * `promtool test rules`: box observations over a fake timeline go through the daemon's own alert
+ * stage (`AlertPipeline.decide`: rules, engine, forgetting, acknowledgements) with no gateway and
+ * no database file, and the alerts open at given times are compared with the expected ones. It
+ * sits with the CLI, above the store it opens.
  *
  * Everything here is pure except for `readFile`, which the caller passes to load `rule_files`,
  * and the in-memory SQLite database that holds a test case's calls for the call rules.
@@ -24,10 +24,9 @@ import type { RuleConfig } from '../config/index.js';
 import { readCallFacts, type CallFacts } from '../rules/facts.js';
 import type { CallObservation } from '../domain/calls.js';
 import { openStore } from '../store/index.js';
-import { evaluateCycle } from '../alerts/engine.js';
 import type { GatewayCycle } from '../alerts/gateway.js';
 import { holdBack } from '../alerts/hold-back.js';
-import { accountScope, cycleEvaluations } from '../alerts/pipeline.js';
+import { AlertPipeline } from '../alerts/pipeline.js';
 import type { Silence } from '../alerts/silences.js';
 import type { AlertState, HeldBackReason } from '../alerts/types.js';
 
@@ -461,7 +460,11 @@ function boxAt(serial: string, id: number, changes: readonly Change[], t: number
   };
 }
 
-/** Runs one test case: the engine at every evaluation interval up to the last `at`. */
+/**
+ * Runs one test case: at every evaluation interval up to the last `at`, one cycle per account
+ * through the daemon's own `AlertPipeline.decide` (forgetting missing boxes, acknowledgements and
+ * retired accounts included), its write applied as the store applies it.
+ */
 export async function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index: number): Promise<CaseResult[]> {
   const ei = suite.evaluationIntervalMs;
   const changes = changesByBox(t, t.interval ?? ei);
@@ -473,12 +476,18 @@ export async function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index
     endsAt: TEST_EPOCH + s.to,
     comment: 'rules test',
   }));
-  const ruleNames = [...suite.config.rules.map((r) => r.name), ...GATEWAY_RULES];
   const wanted = new Set(t.alert_tests.map((a) => Math.floor(a.at / ei)));
   const lastStep = Math.max(...wanted);
   const snapshots = new Map<number, ObservedAlert[]>();
-  let prev = new Map<string, AlertState>();
+  let states = new Map<string, AlertState>();
+  /** Boxes the pipeline forgot, until they are listed again. */
+  const forgotten = new Set<string>();
   const calls = testCalls(suite.config.rules, t);
+  let facts: CallFacts | null = null;
+  const pipeline = new AlertPipeline({
+    config: { rules: suite.config.rules, alerting: suite.config.alerting, notifiers: [], gateways: suite.config.accounts.map((name) => ({ name })) },
+    callFacts: () => facts,
+  });
   try {
     for (let k = 0; k <= lastStep; k++) {
       const at = k * ei;
@@ -486,19 +495,20 @@ export async function runTestCase(suite: RulesTestSuite, t: RulesTestCase, index
       const down = t.gateway_down.some((d) => at >= d.from && at < d.to);
       const cycle: GatewayCycle = down ? { outcome: 'failed', errorCode: 'unavailable' } : { outcome: 'ok', errorCode: null };
       const boxes = serials.map((serial, i) => boxAt(serial, i + 1, changes.get(serial) ?? [], at)).filter((b): b is BoxState => b !== undefined);
-      const ctx = { now, gatewayDown: down, silences, inhibit: suite.config.alerting.inhibit, repeatIntervalMs: suite.config.alerting.repeatInterval, ruleNames };
+      for (const b of boxes) if (b.missingSince === null) forgotten.delete(b.serial);
+      const fleet = boxes.filter((b) => !forgotten.has(b.serial));
       // One cycle per account, as the daemon polls them: each judges its own boxes and alerts.
-      const next = new Map<string, AlertState>();
       for (const account of suite.config.accounts) {
-        const scope = accountScope(suite.config.rules, account, boxes, prev);
-        const evaluations = cycleEvaluations(suite.config, { ...cycle, account }, scope.boxes, scope.prev, now, now, (await calls?.factsAt(at, account)) ?? null);
-        for (const [key, state] of evaluateCycle(scope.prev, evaluations, ctx).states) next.set(key, state);
+        facts = (await calls?.factsAt(at, account)) ?? null;
+        const { alerts } = pipeline.decide({ ...cycle, account }, { boxes: fleet, states, silences }, now, now);
+        states = new Map([...states, ...alerts.states]);
+        for (const key of alerts.dropped) states.delete(key);
+        for (const serial of alerts.forget ?? []) forgotten.add(serial);
       }
-      prev = next;
       if (!wanted.has(k)) continue;
-      const heldBack = holdBack(prev.values(), ctx);
+      const heldBack = holdBack(states.values(), { now, gatewayDown: down, silences, inhibit: suite.config.alerting.inhibit });
       const open: ObservedAlert[] = [];
-      for (const s of prev.values()) {
+      for (const s of states.values()) {
         if (s.status !== 'pending' && s.status !== 'firing') continue;
         open.push({ rule: s.rule, box: s.serial, state: s.status, severity: s.severity, value: s.value, heldBack: heldBack.get(s.key)?.reason ?? 'none' });
       }

@@ -135,6 +135,28 @@ tests:
     expect(wrong.out).toMatch(/FAIL {2}calls @ 7m\n\s+missing: {4}call-failures SN-1 firing/);
   });
 
+  it('forgets a box missing past forget_after as the daemon does: its alerts end, and it is judged again once listed', async () => {
+    const path = file(`rules:
+  - { name: box-missing, kind: missing, forget_after: 10m, severity: warning }
+  - { name: box-offline, kind: disconnected, severity: critical }
+evaluation_interval: 1m
+tests:
+  - name: decommissioned
+    boxes: [{ serial: SN-1 }, { serial: SN-2 }]
+    series:
+      - { box: SN-1, at: 2m, missing: true, connected: false }
+      - { box: SN-1, at: 30m, missing: false }
+    alert_tests:
+      - { at: 5m, box: SN-1, expected: [{ rule: box-missing, box: SN-1, state: firing }] }
+      - { at: 20m, box: SN-1, expected: [] }
+      - { at: 31m, box: SN-1, expected: [{ rule: box-offline, box: SN-1, state: firing }] }
+`);
+    const r = await run(['rules', 'test', path]);
+    expect(r.out).not.toContain('FAIL');
+    expect(r.out).toContain('3 passed, 0 failed');
+    expect(r.code).toBe(0);
+  });
+
   it('takes the rules from --config when the file names none (without needing its secrets)', async () => {
     const config = file(`gateway: { secret_key: "\${UNSET_SECRET}" }\nnotifiers: [{ name: s, type: slack, webhook_url: "\${UNSET_URL}" }]\n${RULES}`);
     const path = file(`tests:
