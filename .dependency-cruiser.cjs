@@ -12,8 +12,8 @@ const LAYERS = [
     name: 'leaf',
     comment: 'helpers (time, text, durations, globs, errors, the clock, box ids, words, YAML, cron, templates): import only other helpers',
     paths: ['^src/[^/]+[.]ts$'],
-    // The top-level files that are not helpers belong to the layers below.
-    except: ['^src/(app|main|metrics|young-generation)[.]ts$'],
+    // The top-level files that are not helpers: app.ts (and app-*.ts), main.ts, metrics.ts, in the layers above.
+    except: ['^src/(app|app-[a-z-]+|main|metrics)[.]ts$'],
   },
   {
     name: 'domain',
@@ -31,14 +31,16 @@ const LAYERS = [
     paths: ['^src/(poller|gateway|calls|archive|notify|cluster|views)/', '^src/metrics[.]ts$'],
   },
   {
-    name: 'app',
-    comment: 'the composition root: wires the stages to a store',
-    paths: ['^src/app[.]ts$'],
+    name: 'edge',
+    comment: 'the adapters users reach: the HTTP API and dashboard (served by the daemon), export and the simulator (run by the CLI)',
+    paths: ['^src/(http|web|export|sim)/'],
   },
   {
-    name: 'edge',
-    comment: 'what users reach: the HTTP API and dashboard, export, the simulator',
-    paths: ['^src/(http|web|export|sim)/'],
+    // Above the HTTP edge, not below it: the composition root wires everything it composes, the
+    // daemon's HTTP server included, and nothing but the CLI imports it.
+    name: 'app',
+    comment: 'the composition root (app.ts, and app-*.ts beside it): wires the stages, the store and the HTTP server',
+    paths: ['^src/(app|app-[a-z-]+)[.]ts$'],
   },
   {
     name: 'cli',
@@ -48,7 +50,7 @@ const LAYERS = [
   {
     name: 'main',
     comment: 'the executable: process I/O and signals',
-    paths: ['^src/(main|young-generation)[.]ts$'],
+    paths: ['^src/main[.]ts$'],
   },
 ];
 
