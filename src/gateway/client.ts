@@ -6,6 +6,7 @@
  * The account secret key is sent only in the `account-secret-key` header. Errors carry our own
  * words, the vendor's message and sanitized copies of low-level errors, never the key.
  */
+import { abortWith } from '../abort.js';
 import { jitteredBackoff } from '../backoff.js';
 import { parseRetryAfter } from '../retry-after.js';
 import { FormData, Pool, type Dispatcher } from 'undici';
@@ -181,15 +182,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       connectedAtDeadline = pool.stats.connected > 0;
       deadline.abort();
     }, timeoutMs);
+    const unlink = abortWith(signal, deadline);
     try {
-      const res = await pool.request({
-        method: call.method,
-        path: prefix + call.path,
-        headers,
-        body: call.body?.(),
-        // AbortSignal.any adds no listener to the caller's signal, which a whole cycle shares.
-        signal: signal === undefined ? deadline.signal : AbortSignal.any([signal, deadline.signal]),
-      });
+      const res = await pool.request({ method: call.method, path: prefix + call.path, headers, body: call.body?.(), signal: deadline.signal });
       const text = await readBounded(res, maxBody[call.endpoint], call.endpoint);
       return { status: res.statusCode, headers: res.headers, text };
     } catch (err) {
@@ -200,6 +195,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       throw unreachable(call, err);
     } finally {
       clearTimeout(timer);
+      unlink();
     }
   }
 

@@ -11,6 +11,7 @@
  * message (dead at once, not retried).
  */
 import { request } from 'undici';
+import { abortWith } from '../abort.js';
 import { parseRetryAfter } from '../retry-after.js';
 import { cleanText, truncate } from './escape.js';
 import { NotifyError, abortKind, redact, safeCause } from './errors.js';
@@ -81,18 +82,22 @@ export async function post(
   // As fetch does: credentials in a URL are refused, not dropped (Alertmanager turns its own into a header).
   if (hasCredentials(url)) throw transportError(channel, new TypeError(`Request cannot be constructed from a URL that includes credentials: ${url}`));
   const timeoutMs = channel.timeoutMs ?? 10_000;
-  const deadline = AbortSignal.timeout(timeoutMs);
-  const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
+  const send = new AbortController();
+  const unlinkDeadline = abortWith(AbortSignal.timeout(timeoutMs), send);
+  const unlinkCaller = abortWith(options.signal, send);
   let status: number;
   let retryAfter: string | string[] | undefined;
   let text: string;
   try {
-    const res = await request(url, { method: 'POST', body, headers, signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    const res = await request(url, { method: 'POST', body, headers, signal: send.signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     status = res.statusCode;
     retryAfter = res.headers['retry-after'];
     text = await readAnswer(res.body);
   } catch (err) {
     throw transportError(channel, err);
+  } finally {
+    unlinkDeadline();
+    unlinkCaller();
   }
   // A webhook URL that redirects is misconfigured or hijacked: its body is not sent on.
   if (status >= 300 && status < 400) throw transportError(channel, new Error(`unexpected redirect (HTTP ${status})`));

@@ -98,7 +98,7 @@ function cycleSignal(deps: CycleDeps): { signal: AbortSignal | undefined; deadli
     () => undefined, // the cycle ended first
   );
   const signal = deps.signal === undefined ? deadline.signal : AbortSignal.any([deps.signal, deadline.signal]);
-  setMaxListeners(0, signal); // the gateway client's one, and one per backoff sleep of a request in flight (gateway.concurrency may exceed 10)
+  setMaxListeners(0, signal); // one per gateway request and one per backoff sleep in flight (gateway.concurrency may exceed 10)
   return {
     signal,
     deadlinePassed: () => passed,

@@ -7,6 +7,7 @@ import { webhookMessageSchema } from '../helpers/alertmanager-format.js';
 import { channelRig, deliverThrough429 } from './channel-rig.js';
 import { HOSTILE, T0, batteryItem, item, message, powerCut } from './fixtures.js';
 import { collectChain } from './secrets.js';
+import { dependantSignals } from '../helpers/signal-refs.js';
 
 const SECRET = 'whsec_0123456789abcdef';
 
@@ -147,6 +148,14 @@ describe('WebhookNotifier against a real receiver', () => {
     const err = (await notifier.send(message([item()])).catch((e: unknown) => e)) as NotifyError;
     expect([err.code, err.retryable]).toEqual(['notify_server_error', true]);
     expect(err.message.length).toBeLessThan(400);
+  });
+
+  it('keeps nothing of its sends in a long-lived signal the send\'s signal is made from', async () => {
+    const notifier = new WebhookNotifier({ name: 'ops-hook', url: receiver.url });
+    const daemon = new AbortController();
+    const attempt = AbortSignal.any([daemon.signal, new AbortController().signal]); // as the dispatcher makes it
+    for (let i = 0; i < 30; i++) await notifier.send(message([item()]), attempt);
+    expect(dependantSignals(daemon.signal)).toBe(1); // the attempt's own signal, nothing per send
   });
 
   it('a custom body replaces the format', async () => {
