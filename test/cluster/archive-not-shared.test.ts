@@ -38,6 +38,7 @@ import { ensureBuilt } from '../e2e/build.js';
 import { runBuilt } from '../helpers/cli-process.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { appTeardown } from '../helpers/app-teardown.js';
+import { until } from '../helpers/wait.js';
 
 const KEY = 'archive-replicas-key';
 const M = 60_000;
@@ -135,8 +136,7 @@ http: false
 
   /** Once the replica has read its archive id (at start, on the real file system), and its next heartbeats carry it. */
   const announced = async (app: App<SqliteStore>): Promise<void> => {
-    for (let i = 0; i < 1_000 && app.archive?.id() === null; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    if (app.archive?.id() === null) throw new Error('the replica read no archive id');
+    await until('the replica to read its archive id', () => app.archive?.id() !== null);
     await run(2_000);
   };
   return { clock, dbPath, archiveOf, logs, replica, run, holders, minutes, elsewhere, announced };

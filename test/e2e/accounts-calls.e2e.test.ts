@@ -22,6 +22,7 @@ import { fileRows } from '../helpers/sqlite.js';
 import { runCommand } from '../helpers/cli.js';
 import { startSlackReceiver, type SlackReceiver } from '../helpers/slack-receiver.js';
 import { slackTexts } from './harness.js';
+import { until } from '../helpers/wait.js';
 
 const M = 60_000;
 const PHONE = '+14155550123';
@@ -271,7 +272,7 @@ describe('calls of several accounts with the same serials', () => {
     const app = r.daemon('cluster: { lease: 3s, replica_id: here }\n');
     r.app = app;
     await app.start();
-    for (let i = 0; i < 2_000 && !(app.replica?.holds('acme') ?? false); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until('this replica leads acme', () => app.replica?.holds('acme') ?? false);
     expect([app.replica?.holds('acme'), app.replica?.holds('globex')]).toEqual([true, false]);
 
     await app.runCallsOnce();

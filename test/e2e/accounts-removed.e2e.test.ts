@@ -162,17 +162,11 @@ describe('an account removed from gateways:', () => {
     // The other replica lets acme go: this one takes it at its next round and retires globex.
     other.leases.release({ account: 'acme', holder: 'other', token: (lease as { token: number }).token });
     other.close();
-    for (let i = 0; i < 2_000 && !(app.replica?.holds('acme') ?? false); i++) {
-      r.clock.advance(1_000); // the coordinator's rounds run on the clock
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    for (let i = 0; i < 2_000 && !(app.replica?.holds('acme') ?? false); i++) await r.clock.advanceAndSettle(1_000); // the coordinator's rounds run on the clock
     expect(app.replica?.holds('acme')).toBe(true);
     for (let c = 0; c < 2; c++) {
       // Time moves a second at a time, so that the lease is renewed as it would be.
-      for (let i = 0; i < 30; i++) {
-        r.clock.advance(1_000);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      for (let i = 0; i < 30; i++) await r.clock.advanceAndSettle(1_000);
       await app.runOnce();
       await app.deliverNow();
     }

@@ -1,4 +1,5 @@
 import type { Clock } from '../../src/clock.js';
+import { until } from './wait.js';
 
 /** A clock that moves only when told to. Sleepers wake when `advance` passes their deadline. */
 export class FakeClock implements Clock {
@@ -44,6 +45,16 @@ export class FakeClock implements Clock {
     const due = this.sleepers.filter((s) => s.until <= this.current);
     this.sleepers = this.sleepers.filter((s) => s.until > this.current);
     for (const s of due) s.resolve();
+  }
+
+  /**
+   * Advances and waits until every loop it woke is waiting on the clock again (as many sleeps as
+   * before): what a test wants between steps of a world that runs on this clock.
+   */
+  async advanceAndSettle(ms: number): Promise<void> {
+    const before = this.sleeping;
+    this.advance(ms);
+    await until(`the loops woken at ${new Date(this.current).toISOString()} to wait again`, () => this.sleeping >= before);
   }
 
   set(time: number | string): void {

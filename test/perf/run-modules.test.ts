@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
 import { MAIN, ROOT, ensureBuilt } from '../e2e/build.js';
+import { until } from '../helpers/wait.js';
 
 const KEY = 'run-modules-key';
 let dir: string;
@@ -58,14 +59,14 @@ describe('boxwatch run', () => {
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    const deadline = Date.now() + 60_000;
-    // Healthy: /healthz answers 200 once a cycle succeeded.
-    for (;;) {
+    // Healthy: /healthz answers 200 once a cycle succeeded (or the daemon ended: the check below says so).
+    const healthy = async (): Promise<'healthy' | 'exited' | false> => {
+      if (child.exitCode !== null) return 'exited';
       const url = /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1];
-      if (url !== undefined && (await fetch(`${url}/healthz`).then((r) => r.ok, () => false))) break;
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the daemon did not become healthy:\n${output.slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      return url !== undefined && (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) && 'healthy';
+    };
+    const state = await until('the daemon to become healthy', healthy, { timeoutMs: 60_000, everyMs: 100 }).catch(() => 'timed out');
+    if (state !== 'healthy') throw new Error(`the daemon did not become healthy (${state}):\n${output.slice(-2000)}`);
     child.kill('SIGTERM');
     await once(child, 'exit');
 
