@@ -92,6 +92,13 @@ module.exports = {
       from: { path: '^src/' },
       to: { path: '^src/', pathNot: layered },
     },
+    {
+      name: 'unlayered-imports',
+      severity: 'error',
+      comment: 'a folder of src/ in no layer imports from src/: add it to a layer here and in docs/architecture.md',
+      from: { path: '^src/', pathNot: layered },
+      to: { path: '^src/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
