@@ -22,6 +22,7 @@
  */
 import { isLeaseLost, type Fence } from '../domain/leases.js';
 import type { Clock } from '../clock.js';
+import { abortWith } from '../abort.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { NotifyError } from './errors.js';
@@ -307,27 +308,32 @@ export class Dispatcher {
   private async sleep(name: string, ms: number, paused: boolean): Promise<void> {
     const controller = new AbortController();
     if (!paused) this.sleepers.set(name, controller);
-    const signal = AbortSignal.any([controller.signal, this.stopController.signal]);
+    const unlink = abortWith(this.stopController.signal, controller);
     try {
-      await this.options.clock.sleep(ms, signal);
+      await this.options.clock.sleep(ms, controller.signal);
     } catch {
       // woken up
     } finally {
+      unlink();
       if (this.sleepers.get(name) === controller) this.sleepers.delete(name);
     }
   }
 
   /** Sends one row; returns the failure as a NotifyError, or undefined on success. */
   private async attempt(notifier: Notifier, row: OutboxRow): Promise<NotifyError | undefined> {
-    const timeout = AbortSignal.timeout(this.sendTimeoutMs());
-    const signal = this.options.signal ? AbortSignal.any([timeout, this.options.signal]) : timeout;
+    const send = new AbortController();
+    const unlinkTimeout = abortWith(AbortSignal.timeout(this.sendTimeoutMs()), send);
+    const unlinkDaemon = abortWith(this.options.signal, send);
     try {
-      await notifier.send(row.message, signal);
+      await notifier.send(row.message, send.signal);
       return undefined;
     } catch (err) {
       if (err instanceof NotifyError) return err;
       // A channel bug or an unexpected error: retried, with only its message (channels never put secrets there).
       return new NotifyError('notify_failed', notifier.name, errorMessage(err), { retryable: true });
+    } finally {
+      unlinkTimeout();
+      unlinkDaemon();
     }
   }
 

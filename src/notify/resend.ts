@@ -9,6 +9,7 @@
  */
 import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
+import { abortWith } from '../abort.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { AlertItem, Notifier } from '../domain/notifications.js';
@@ -45,14 +46,19 @@ export class Resender {
       return false;
     }
     if (items.length === 0) return true;
-    const signals = [AbortSignal.timeout(60_000), ...(this.options.signal ? [this.options.signal] : [])];
+    const send = new AbortController();
+    const unlinkTimeout = abortWith(AbortSignal.timeout(60_000), send);
+    const unlinkDaemon = abortWith(this.options.signal, send);
     try {
-      await notifier.send({ kind: 'alert', items, createdAt: now }, AbortSignal.any(signals));
+      await notifier.send({ kind: 'alert', items, createdAt: now }, send.signal);
       return true;
     } catch (err) {
       // NotifyError messages carry no secrets.
       this.logger.warn({ notifier: notifier.name, alerts: items.length, err: errorMessage(err) }, 'resending firing alerts failed; next try at the next interval');
       return false;
+    } finally {
+      unlinkTimeout();
+      unlinkDaemon();
     }
   }
 

@@ -12,6 +12,7 @@
  * MAX_CLOCK_SKEW_MS from our clock is ignored and reported (gateway_clock).
  */
 import { setMaxListeners } from 'node:events';
+import { abortWith } from '../abort.js';
 import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
 import { BoxwatchError, errorMessage } from '../errors.js';
@@ -97,12 +98,16 @@ function cycleSignal(deps: CycleDeps): { signal: AbortSignal | undefined; deadli
     },
     () => undefined, // the cycle ended first
   );
-  const signal = deps.signal === undefined ? deadline.signal : AbortSignal.any([deps.signal, deadline.signal]);
+  const unlink = abortWith(deps.signal, deadline);
+  const signal = deadline.signal;
   setMaxListeners(0, signal); // one per gateway request and one per backoff sleep in flight (gateway.concurrency may exceed 10)
   return {
     signal,
     deadlinePassed: () => passed,
-    end: () => ended.abort(),
+    end: () => {
+      unlink();
+      ended.abort();
+    },
   };
 }
 

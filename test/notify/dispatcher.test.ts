@@ -11,6 +11,7 @@ import { SLACK_TEST_PATH, startSlackReceiver, type SlackReceiver } from '../help
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { T0, item, message } from './fixtures.js';
 import { MemoryOutbox } from './memory-outbox.js';
+import { dependantSignals } from '../helpers/signal-refs.js';
 import { until as waitUntil } from '../helpers/wait.js';
 
 const policy = { baseMs: 10_000, maxMs: 60_000, maxAgeMs: 600_000, random: () => 0.5 };
@@ -187,5 +188,29 @@ describe('Dispatcher with real receivers', () => {
     expect(subjectOf(received[1]?.body)).toBe('[RESOLVED] critical: box SN-0042 "Lobby" disconnected');
     await dispatcher.stop();
     expect(outbox.rows.every((r) => r.state === 'delivered')).toBe(true);
+  });
+});
+
+describe('Dispatcher and the daemon\'s signal', () => {
+  it('keeps nothing of its attempts in the signal it is given', async () => {
+    const daemon = new AbortController();
+    const clock = new FakeClock(T0);
+    const outbox = new MemoryOutbox();
+    const signals: AbortSignal[] = [];
+    const notifier: Notifier = { name: 'n', type: 'console', send: (_m, signal) => {
+        if (signal) signals.push(signal);
+        return Promise.resolve();
+      },
+    };
+    const dispatcher = new Dispatcher({ notifiers: [notifier], queue: outbox, clock, policy, signal: daemon.signal });
+    for (let i = 0; i < 20; i++) {
+      outbox.enqueue('n', message([item()], clock.now()), clock.now());
+      await dispatcher.runOnce('n');
+    }
+    expect(signals).toHaveLength(20);
+    expect(dependantSignals(daemon.signal)).toBe(0);
+    daemon.abort(new Error('stopping'));
+    expect(signals.filter((s) => s.aborted)).toHaveLength(0); // an ended attempt no longer follows the daemon's signal
+    await dispatcher.close();
   });
 });
