@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { startScheduler, type Scheduler } from '../poller/scheduler.js';
 import type { CallSyncResult } from './sync.js';
-import type { TestCallAttempt, TestCalls } from './test-calls.js';
+import { createTestCalls, type TestCallAttempt, type TestCalls, type TestCallsDeps } from './test-calls.js';
 
 export interface TestCallSchedules {
   /** Starts every entry's schedule (ticks only by runOnce until then). */
@@ -65,4 +65,17 @@ export function refreshTestCalls(testCalls: TestCalls | null): ((account: string
   return async (_account, result) => {
     if (result.outcome === 'ok') await testCalls.refresh();
   };
+}
+
+/**
+ * The test calls' verdicts an account's cycle judges with: only after a successful call sync of
+ * the account (its call facts) are its test calls' ends known; null otherwise or when test calls are off.
+ */
+export function testCallVerdictsOf(testCalls: TestCalls | null, callFacts: (account: string) => unknown, now: () => number): (account: string) => ReturnType<TestCalls['verdicts']> | null {
+  return (account) => (testCalls !== null && callFacts(account) ? testCalls.verdicts(now()) : null);
+}
+
+/** Test calls of a `test_calls:` section; null without one, or without `calls:` (their ends are read by the call sync). */
+export function testCallsOf(entries: readonly TestCallConfig[] | undefined, calls: object | null, deps: Omit<TestCallsDeps, 'entries'>): TestCalls | null {
+  return calls !== null && entries !== undefined ? createTestCalls({ ...deps, entries }) : null;
 }

@@ -10,4 +10,4 @@ export { pruneGradually, type RetentionMs, type PruneOptions } from './history/r
 export type { SqliteOutbox } from './sqlite/outbox.js';
 export type { SqliteGroupQueue } from './sqlite/group-queue.js';
 export type { DataStore } from './data-store.js';
-export { openDataStore, openSqliteFile, type OpenOptions } from './open.js';
+export { openDataStore, openSqliteFile, openSqliteOf, type OpenOptions } from './open.js';

@@ -45,6 +45,12 @@ export async function openDataStore(storage: Pick<StorageConfig, 'path' | 'url'>
   }
 }
 
+/** The SQLite store a configuration names, opened at once (an app created without a store: tests); PostgreSQL is opened by openDataStore. */
+export function openSqliteOf(storage: Pick<StorageConfig, 'path' | 'url'>, options: OpenOptions = {}): SqliteStore {
+  if (storage.url !== undefined) throw new Error('createApp: a PostgreSQL store (storage.url) is opened by openApp');
+  return openSqliteFile(storage.path ?? ':memory:', options);
+}
+
 /** A SQLite file: read-only (it must exist), or read-write (created, with its folder, when missing). */
 export function openSqliteFile(path: string, options: OpenOptions = {}): SqliteStore {
   const memory = path === ':memory:';
