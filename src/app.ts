@@ -30,7 +30,7 @@ import { createAccountLoop, logPolling } from './poller/account-loop.js';
 import { clientsOf, createAccountRuns, maxGapMsOf } from './poller/accounts.js';
 import { beatHeart, groupWhenQueued, liveAnnouncer, prepareMetrics, publishCommitted, recordCycle } from './poller/observers.js';
 import { createHousekeeping, sqlitePathOf } from './store/housekeeping.js';
-import { openDataStore, openSqliteOf, type DataStore, type SqliteStore } from './store/index.js';
+import { DAEMON_HEARTBEAT_MS, openDataStore, openSqliteOf, type DataStore, type SqliteStore } from './store/index.js';
 import { createLiveEvents } from './web/live.js';
 
 export type { App, AppCycle, AppDeps } from './app-types.js';
@@ -138,7 +138,7 @@ export function createApp(deps: AppDeps): App {
       () => housekeeping.pruneWhenDue(),
     ],
   });
-  const tenure = createTenure({ replica, hold: deps.hold ?? store.hold, db: store.name, logger, identifyArchive: () => void archive?.identify(), onLost: (err) => void app.stop().finally(() => deps.onLockLost?.(err)) });
+  const tenure = createTenure({ replica, hold: deps.hold ?? store.hold, beatEveryMs: DAEMON_HEARTBEAT_MS, db: store.name, logger, identifyArchive: () => void archive?.identify(), onLost: (err) => void app.stop().finally(() => deps.onLockLost?.(err)) });
   let stopping: Promise<void> | null = null;
 
   const app: App = {

@@ -3,11 +3,19 @@
  * database, src/store/daemon-hold.ts) with its heartbeat; as a replica (`cluster:`), per-account
  * leases (replica.ts) and no hold.
  */
+import type { Awaitable } from '../awaitable.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import { DAEMON_HEARTBEAT_MS, type DaemonHold } from '../store/daemon-hold.js';
 import { StoreError, storeFailureCode } from '../store/errors.js';
 import type { Replica } from './replica.js';
+
+/** The database's hold as the store keeps it (src/store/daemon-hold.ts). */
+export interface Hold {
+  take(): Awaitable<{ tookOver: { pid: number; host: string } | null }>;
+  /** StoreError `store_in_use` when another daemon took the database over. */
+  beat(): Awaitable<void>;
+  release(): Awaitable<void>;
+}
 
 export interface Tenure {
   /** At start: takes the database (StoreError `store_in_use` while another daemon holds it), or starts the replica's leases. */
@@ -22,7 +30,9 @@ export interface Tenure {
 
 export function createTenure(o: {
   replica: Replica | null;
-  hold: DaemonHold;
+  hold: Hold;
+  /** How often the hold's heartbeat is refreshed. */
+  beatEveryMs: number;
   /** The database's name in log lines. */
   db: string;
   logger: Logger;
@@ -58,7 +68,7 @@ export function createTenure(o: {
       }
       const { tookOver } = await hold.take();
       if (tookOver !== null) logger.warn({ db: o.db, previous: tookOver }, `took the database over from a daemon that is gone (pid ${tookOver.pid} on ${tookOver.host})`);
-      timer = setInterval(() => void beat(), DAEMON_HEARTBEAT_MS);
+      timer = setInterval(() => void beat(), o.beatEveryMs);
       timer.unref();
     },
     halt() {

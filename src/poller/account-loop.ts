@@ -6,6 +6,8 @@
  * Replicas: an account is polled only by the replica that leads it, its write fenced.
  */
 import type { AlertPipeline, CycleAlerts } from '../alerts/pipeline.js';
+import type { CycleCommitter } from '../alerts/repositories.js';
+import type { AlertItem } from '../domain/notifications.js';
 import type { AlertState } from '../alerts/types.js';
 import type { Awaitable } from '../awaitable.js';
 import type { Clock } from '../clock.js';
@@ -14,9 +16,8 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { redactUrl } from '../redact.js';
-import type { DataStore } from '../store/data-store.js';
 import { storeFailureCode } from '../store/errors.js';
-import type { BoxState } from '../domain/store.js';
+import type { BoxState, Store } from '../domain/store.js';
 import { isoTime } from '../time-format.js';
 import type { AccountRun } from './accounts.js';
 import { gatewaySkew, runCycle, type CycleResult } from './cycle.js';
@@ -69,7 +70,8 @@ export interface AccountLoop {
 
 export interface AccountLoopOptions {
   accounts: readonly AccountRun[];
-  store: DataStore;
+  /** The store: what a cycle reads, and its write with the alert stage in one transaction. */
+  store: Store & CycleCommitter<AlertItem>;
   /** The alert stage run inside each cycle's transaction (AlertPipeline). */
   pipeline: Pick<AlertPipeline, 'decide' | 'scope'>;
   detailsEveryMs: number;

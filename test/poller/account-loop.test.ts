@@ -37,6 +37,7 @@ function loopWith(o: { observers: CycleObserver[]; commitFails?: boolean; led?: 
     detailsEveryMs: config.poll.detailsEvery,
     timezone: 'UTC',
     clock,
+    scheduleClock: clock,
     logger: silentLogger,
     metrics,
     leadership: { claim: () => (o.led === false ? null : { fence: undefined }), lost: () => {} },
