@@ -79,8 +79,8 @@ export async function post(
   headers: Record<string, string>,
   options: { signal?: AbortSignal; now?: () => number; retryAfterFromBody?: (text: string) => number | undefined } = {},
 ): Promise<HttpAnswer> {
-  // As fetch does: credentials in a URL are refused, not dropped (Alertmanager turns its own into a header).
-  if (hasCredentials(url)) throw transportError(channel, new TypeError(`Request cannot be constructed from a URL that includes credentials: ${url}`));
+  // As fetch does: credentials in a URL are refused, not dropped (Alertmanager turns its own into a header); the URL is not quoted.
+  if (hasCredentials(url)) throw transportError(channel, new TypeError('Request cannot be constructed from a URL that includes credentials'));
   const timeoutMs = channel.timeoutMs ?? 10_000;
   const send = new AbortController();
   const unlinkDeadline = abortWith(AbortSignal.timeout(timeoutMs), send);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BoxwatchError } from '../../src/errors.js';
 import { NotifyError } from '../../src/notify/errors.js';
+import { post } from '../../src/notify/http.js';
 import { redact, safeCause, urlSecrets } from '../../src/redact.js';
 import { collectChain } from './secrets.js';
 
@@ -37,5 +38,17 @@ describe('redaction', () => {
     expect(dump).toContain('ERR_NETWORK');
     expect(dump).toContain('ENOTFOUND');
     expect(dump).toContain('Request to [redacted] failed');
+  });
+});
+
+describe('the JSON POST of the HTTP channels', () => {
+  it('refuses a URL with credentials without quoting it, even a password too short to redact', async () => {
+    const url = 'http://ops:pw1@127.0.0.1:1/hooks/T0K3N-abcdefgh';
+    const err = await post({ notifier: 'hook', service: 'the webhook', secrets: [] }, url, '{}', {}).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'notify_unreachable', retryable: true });
+    expect((err as Error).message).toMatch(/includes credentials$/);
+    const dump = collectChain(err).join('\n');
+    expect(dump).not.toContain('pw1');
+    expect(dump).not.toContain('T0K3N');
   });
 });
