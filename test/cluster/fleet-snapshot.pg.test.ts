@@ -19,17 +19,12 @@ import { appTeardown } from '../helpers/app-teardown.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { describeWithPostgres, PostgresServer } from '../helpers/postgres.js';
 import { bySerial, parsePromText } from '../http/prom-text.js';
+import { until } from '../helpers/wait.js';
 
 const ACCOUNTS = ['acme', 'globex'] as const;
 const KEYS = { acme: 'acme-snapshot-key', globex: 'globex-snapshot-key' };
 
-async function waitUntil(what: string, cond: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitUntil = (what: string, cond: () => boolean, timeoutMs = 30_000): Promise<unknown> => until(what, cond, { timeoutMs, everyMs: 50 });
 
 describeWithPostgres('two replicas on PostgreSQL: the fleet each one shows', () => {
   let server: PostgresServer;

@@ -19,6 +19,7 @@ import { runBuilt } from '../helpers/cli-process.js';
 import { findPostgres, freePort, pgRows, PostgresServer } from '../helpers/postgres.js';
 import { countByBoxAndStatus, Flapping, sqliteRows, startReplicaRig, webhookAlertCounts, writeReplicaConfig, type ReplicaRig, expectEachDeliveredOnce } from '../helpers/replica-config.js';
 import { ensureBuilt } from './build.js';
+import { until } from '../helpers/wait.js';
 
 const ACCOUNTS = ['acme', 'globex', 'initech', 'umbrella'];
 
@@ -85,16 +86,8 @@ for (const kind of STORES) {
       new Map((await store.rows<{ account: string; holder: string | null; token: number | string }>('SELECT account, holder, token FROM leases')).map((l) => [l.account, { holder: l.holder, token: Number(l.token) }]));
 
     /** The JSON of `url`, retried while the server is not listening yet. */
-    async function getJson(url: string): Promise<Record<string, unknown>> {
-      for (let i = 0; ; i++) {
-        try {
-          return (await (await fetch(url)).json()) as Record<string, unknown>;
-        } catch (err) {
-          if (i > 100) throw err;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-    }
+    const getJson = (url: string): Promise<Record<string, unknown>> =>
+      until(`an answer from ${url}`, async () => (await (await fetch(url)).json()) as Record<string, unknown>, { everyMs: 100 });
 
     it('the leader of an account is killed while boxes flap: its accounts are taken over, every transition is delivered once (a send in flight at most twice)', async () => {
       const { daemons, sims, slack, hook, dir } = rig;
@@ -197,7 +190,7 @@ for (const kind of STORES) {
       }, 90_000).catch((err: unknown) => {
         throw new Error(`${JSON.stringify(last)} ${String(err)}`);
       });
-      await new Promise((r) => setTimeout(r, 1_000)); // a late copy would arrive now
+      // Stopped, they finish what they have in flight: no copy can arrive after this.
       for (const n of survivors) children.get(n)!.kill('SIGTERM');
       for (const n of survivors) expect(await daemons.exited(children.get(n)!)).toEqual({ code: 0, signal: null });
 

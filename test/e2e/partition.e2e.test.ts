@@ -14,6 +14,7 @@ import { describeWithPostgres, freePort, pgRows, PostgresServer } from '../helpe
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { countByBoxAndStatus, Flapping, replicaKeyVar, startReplicaRig, webhookAlertCounts, writeReplicaConfig, type ReplicaRig } from '../helpers/replica-config.js';
 import { ensureBuilt } from './build.js';
+import { until as waitUntil } from '../helpers/wait.js';
 
 const ACCOUNTS = ['acme', 'globex'];
 const KEYS = Object.fromEntries(ACCOUNTS.map((a) => [replicaKeyVar(a), `${a}-secret-key`]));
@@ -47,11 +48,7 @@ describeWithPostgres('a partition between the leading replica and PostgreSQL', (
   const rows = <R>(sql: string): Promise<R[]> => pgRows<R>(url, sql);
 
   async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}\n${daemons.map((d) => d.output.join('').slice(-2000)).join('\n')}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitUntil(what, check, { timeoutMs, everyMs: 100, detail: () => daemons.map((d) => d.output.join('').slice(-2000)).join('\n') });
     return Date.now();
   }
 
@@ -67,7 +64,7 @@ describeWithPostgres('a partition between the leading replica and PostgreSQL', (
     daemons.push(a, b);
     const replicaA = a.spawn(writeConfig('replica-a', await freePort()));
     await until('replica-a leads both accounts', async () => (await leading('replica-a')).length === 2, 90_000);
-    b.spawn(writeConfig('replica-b', await freePort()));
+    const replicaB = b.spawn(writeConfig('replica-b', await freePort()));
     await until('the accounts are shared 1, 1', async () => (await leading('replica-a')).length === 1 && (await leading('replica-b')).length === 1);
 
     // Boxes of both accounts flap, one change every 500 ms.
@@ -102,7 +99,11 @@ describeWithPostgres('a partition between the leading replica and PostgreSQL', (
       const got = hooked();
       return firing === 0 && (await quiet()) && [...(await notified())].every(([key, n]) => (got.get(key) ?? 0) >= n);
     }, 90_000);
-    await new Promise((r) => setTimeout(r, 1_000)); // a late copy would arrive now
+    // Both stopped (replica-a's database calls hang for ever: no clean stop to wait for; replica-b
+    // finishes what it has in flight): no copy can arrive after this.
+    replicaA.kill('SIGKILL');
+    replicaB.kill('SIGTERM');
+    expect(await b.exited(replicaB)).toEqual({ code: 0, signal: null });
 
     // Exactly once: nothing was in flight at the cut, and the cut replica sent nothing after it.
     const expected = await notified();
@@ -112,7 +113,6 @@ describeWithPostgres('a partition between the leading replica and PostgreSQL', (
     const slackRows = Number((await rows<{ n: string }>("SELECT count(*) AS n FROM outbox WHERE notifier = 'ops-slack' AND status = 'delivered'"))[0]?.n);
     expect(slack.requests.length).toBe(slackRows);
     expect(hook.requests.length).toBeGreaterThan(deliveredByCut);
-    replicaA.kill('SIGKILL'); // its database calls hang for ever: no clean stop to wait for
     console.log(
       `partition (2 replicas, 2 accounts, 3 s lease, PostgreSQL): replica-a stopped ${cutAccount} ${stepDownAt - cutAt} ms after the cut ` +
         `(${Number(lease.expires_at) - stepDownAt} ms before its lease expired); replica-b led it ${takeoverAt - cutAt} ms after the cut; ` +

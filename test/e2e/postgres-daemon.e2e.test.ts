@@ -103,10 +103,7 @@ log: { level: info, format: json }
     await daemons.until('the first daemon listening', () => httpUrl() !== undefined, 60_000);
     const base = httpUrl() as string;
     // A first cycle sees the whole fleet connected.
-    for (let polled = false; !polled; ) {
-      polled = (JSON.parse((await get(`${base}/api/boxes`)).text) as { boxes: unknown[] }).boxes.length === 6;
-      if (!polled) await new Promise((r) => setTimeout(r, 200));
-    }
+    await daemons.until('a first cycle', async () => (JSON.parse((await get(`${base}/api/boxes`)).text) as { boxes: unknown[] }).boxes.length === 6, 60_000);
 
     sim.sim.fleet.apply([a], { kind: 'disconnect' });
     await daemons.until('A firing on Slack', () => slacks(a.serial, 'FIRING') === 1, 60_000);
@@ -130,14 +127,14 @@ log: { level: info, format: json }
     expect(silenced.code).toBe(0);
     expect(silenced.out).toContain('added silence');
     sim.sim.fleet.apply([b], { kind: 'disconnect' });
-    let heldBack = false;
-    const deadline = Date.now() + 60_000;
-    while (!heldBack && Date.now() < deadline) {
-      const now = JSON.parse((await cli('alerts', '--active', '--format', 'json')).out) as { alerts: { box: string; state: string; heldBack: { reason: string } | null }[] };
-      heldBack = now.alerts.some((x) => x.box === b.serial && x.state === 'firing' && x.heldBack?.reason === 'silenced');
-      if (!heldBack) await new Promise((r) => setTimeout(r, 500));
-    }
-    expect(heldBack).toBe(true);
+    await daemons.until(
+      "B's alert firing, held back by the silence",
+      async () => {
+        const now = JSON.parse((await cli('alerts', '--active', '--format', 'json')).out) as { alerts: { box: string; state: string; heldBack: { reason: string } | null }[] };
+        return now.alerts.some((x) => x.box === b.serial && x.state === 'firing' && x.heldBack?.reason === 'silenced');
+      },
+      60_000,
+    );
 
     // The HTTP API and the dashboard answer from PostgreSQL.
     const boxes = await get(`${base}/api/boxes`);

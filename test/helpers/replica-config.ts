@@ -182,7 +182,7 @@ export class Flapping {
     loop.done = (async () => {
       while (loop.running) {
         this.flap();
-        await new Promise((r) => setTimeout(r, 500));
+        await new Promise((r) => setTimeout(r, 500)); // the world's pace (one change every 500 ms), not a wait for something
       }
     })();
     this.loop = loop;
