@@ -13,7 +13,7 @@ import { createCallIngests, createCallSchedules } from './calls/schedule.js';
 import { createTestCallSchedules, refreshTestCalls, testCallsOf, testCallVerdictsOf } from './calls/test-call-schedule.js';
 import { systemClock } from './clock.js';
 import { leadershipOf } from './cluster/leadership.js';
-import { createReplica, type Replica } from './cluster/replica.js';
+import { replicaOf, type Replica } from './cluster/replica.js';
 import { createTenure, idleInTransactionTimeoutOf } from './cluster/tenure.js';
 import { feedMetrics, startDaemonHttp } from './http/daemon.js';
 import { fleetSnapshot, type RunningHttpServer } from './http/index.js';
@@ -61,23 +61,21 @@ export function createApp(deps: AppDeps): App {
   const controller = new AbortController(); // aborted by stop() once the grace period is over: the requests in flight are abandoned
   const signal = controller.signal;
   setMaxListeners(0, signal); // one listener per notification, archive request or sleep in flight
-  const replica: Replica | null = config.cluster
-    ? createReplica({
-        config: config.cluster, repo: store.leases, accounts: () => names, clock, logger, metrics, archive: () => archive?.id() ?? null,
-        work: {
-          // What this process knew of the account's calls is from before: another replica may have worked it since.
-          start: (account) => {
-            callIngests.get(account)?.forget();
-            dispatcher.wake();
-            void grouping.run();
-          },
-          stop: async (account) => {
-            callIngests.get(account)?.forget();
-            await Promise.all([loop.inFlight(account), dispatcher.idle()]);
-          },
-        },
-      })
-    : null;
+  const replica: Replica | null = replicaOf(config.cluster, {
+    repo: store.leases, accounts: () => names, clock, logger, metrics, archive: () => archive?.id() ?? null,
+    work: {
+      // What this process knew of the account's calls is from before: another replica may have worked it since.
+      start: (account) => {
+        callIngests.get(account)?.forget();
+        dispatcher.wake();
+        void grouping.run();
+      },
+      stop: async (account) => {
+        callIngests.get(account)?.forget();
+        await Promise.all([loop.inFlight(account), dispatcher.idle()]);
+      },
+    },
+  });
   const leadership = leadershipOf(replica);
   const holds = (account: string): boolean => leadership.holds(account);
   const clientOf = clientsOf(accounts, holds);

@@ -86,3 +86,8 @@ export function createReplica(o: ReplicaOptions): Replica {
     stop: () => coordinator.stop(),
   };
 }
+
+/** This process as a replica (`cluster:`); null without a `cluster:` section: it holds the database alone. */
+export function replicaOf(cluster: ReplicaOptions['config'] | undefined, options: Omit<ReplicaOptions, 'config'>): Replica | null {
+  return cluster === undefined ? null : createReplica({ ...options, config: cluster });
+}
