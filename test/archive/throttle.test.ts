@@ -9,9 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { downloadAgent, openRecording } from '../../src/archive/download.js';
 import { Throttle } from '../../src/archive/throttle.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { until } from '../helpers/wait.js';
 
-/** Lets pending promise callbacks and I/O run. */
-const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));
 
 describe('Throttle', () => {
   it('lets one second of bytes through at once, then paces at the rate', async () => {
@@ -20,10 +19,9 @@ describe('Throttle', () => {
     await throttle.take(1000); // the first second's worth: no wait
     let done = false;
     const second = throttle.take(500).then(() => (done = true));
-    await settle();
-    expect(done).toBe(false);
+    await until('the take to wait on the clock', () => clock.sleeping === 1);
     clock.advance(499);
-    await settle();
+    expect(clock.sleeping).toBe(1); // still waiting: nothing but the clock can end it
     expect(done).toBe(false);
     clock.advance(1);
     await second;
@@ -55,23 +53,20 @@ describe('a download under archive.bandwidth', () => {
     const clock = new FakeClock();
     const opened = await openRecording(url, { agent, allowHosts: [], maxBytes: 1 << 20, timeoutMs: 5_000, throttle: new Throttle(10_000, clock) });
     let received = 0;
-    let finished = false;
+    let finishedAt: number | undefined;
     const reading = (async () => {
       for await (const chunk of opened.body) received += chunk.length;
-      finished = true;
+      finishedAt = clock.now();
     })();
-    // 40,000 bytes at 10,000 bytes/s: one second's worth passes at once, the rest takes 3 s.
-    for (let t = 0; t < 2_900; t += 100) {
-      await settle();
-      expect(finished).toBe(false);
-      clock.advance(100);
-    }
-    while (!finished) {
-      clock.advance(100);
-      await settle();
+    // 40,000 bytes at 10,000 bytes/s: one second's worth passes at once, the rest takes 3 s of the
+    // clock, which moves only while the download waits on it.
+    const start = clock.now();
+    while (finishedAt === undefined) {
+      await until('the download to wait for the throttle, or to end', () => clock.sleeping > 0 || finishedAt !== undefined);
+      if (finishedAt === undefined) clock.advance(100);
     }
     await reading;
     expect(received).toBe(body.length);
-    expect(clock.now() - Date.parse('2026-01-01T00:00:00Z')).toBeGreaterThanOrEqual(3_000);
+    expect(finishedAt - start).toBeGreaterThanOrEqual(3_000);
   });
 });

@@ -162,7 +162,7 @@ describe('requests', () => {
       res.on('finish', () => setTimeout(() => req.socket.destroy(), 5)); // the gateway's idle timeout, early
     });
     await client.listDevices();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await vi.waitFor(() => expect(server.openNow()).toBe(0), { interval: 5 }); // the gateway closed it
     await client.listDevices();
     expect(server.sockets()).toBe(2);
     expect(events.map((e) => [e.outcome, e.attempt])).toEqual([
@@ -208,13 +208,12 @@ describe('requests', () => {
     const { client, server } = await setup((_req, res) => (answer = () => deviceList(res)));
     const listing = client.listDevices();
     await vi.waitFor(() => expect(server.requests).toHaveLength(1));
-    let closed = false;
-    const closing = client.close().then(() => (closed = true));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(closed).toBe(false);
+    const order: string[] = [];
+    const closing = client.close().then(() => order.push('closed'));
+    const listed = listing.then((l) => order.push(`listed ${l.devices.length}`));
     answer?.();
-    expect((await listing).devices).toHaveLength(1);
-    await closing;
+    await Promise.all([closing, listed]);
+    expect(order).toEqual(['listed 1', 'closed']); // close() waited for the answer
     await vi.waitFor(() => expect(server.openNow()).toBe(0));
     expect(await gatewayError(client.listDevices())).toMatchObject({ code: 'unavailable', retryable: false });
     expect(server.requests).toHaveLength(1);
@@ -257,15 +256,13 @@ describe('requests', () => {
     const { client, server } = await setup((_req, res) => (answer = () => deviceList(res)));
     const listing = client.listDevices();
     await vi.waitFor(() => expect(server.requests).toHaveLength(1));
-    const closed: string[] = [];
-    const first = client.close().then(() => closed.push('first'));
-    const second = client.close().then(() => closed.push('second'));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(closed).toEqual([]);
+    const order: string[] = [];
+    const first = client.close().then(() => order.push('closed'));
+    const second = client.close().then(() => order.push('closed'));
+    const listed = listing.then((l) => order.push(`listed ${l.devices.length}`));
     answer?.();
-    expect((await listing).devices).toHaveLength(1);
-    await Promise.all([first, second]);
-    expect(closed.sort()).toEqual(['first', 'second']);
+    await Promise.all([first, second, listed]);
+    expect(order).toEqual(['listed 1', 'closed', 'closed']); // both waited for the answer
   });
 
   it('tolerates unknown extra fields and keeps them', async () => {
