@@ -9,11 +9,12 @@
  * Labels: alertname, rule, kind, severity, serial, box, location (src/notify/alert-records.ts).
  */
 import { alertRecords } from './alert-records.js';
-import { urlSecrets } from './errors.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { TemplateRenderer } from './templates.js';
 import type { NotificationMessage, Notifier } from '../domain/notifications.js';
 import { isoTime } from '../time-format.js';
+import { urlSecrets } from '../redact.js';
+import { systemClock } from '../clock.js';
 
 /** Alertmanager's postableAlert (api/v2/openapi.yaml). */
 export interface PostableAlert {
@@ -85,7 +86,7 @@ export class AlertmanagerNotifier implements Notifier {
   }
 
   private alerts(message: NotificationMessage): PostableAlert[] {
-    return buildAlertmanagerAlerts(message, this.name, (this.options.now ?? Date.now)(), this.resendIntervalMs, this.options);
+    return buildAlertmanagerAlerts(message, this.name, (this.options.now ?? systemClock.now)(), this.resendIntervalMs, this.options);
   }
 
   preview(message: NotificationMessage): string[] {

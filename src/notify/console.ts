@@ -9,9 +9,10 @@
 import { isFleetKey, fleetLabel } from '../box-id.js';
 import { formatDuration } from '../duration.js';
 import { cleanText } from './escape.js';
-import { NotifyError, safeCause } from './errors.js';
+import { NotifyError } from './errors.js';
 import { ackText, boxLabel, failureLines, formatTime, highestSeverity, splitByStatus, testText, type MessageText } from './format.js';
 import type { AlertItem, NotificationMessage, Notifier, Severity } from '../domain/notifications.js';
+import { safeCause } from '../redact.js';
 
 const ANSI = { red: 31, green: 32, yellow: 33, cyan: 36, bold: 1 } as const;
 type Style = keyof typeof ANSI;

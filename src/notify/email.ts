@@ -7,8 +7,8 @@ import { isFleetKey, fleetLabel } from '../box-id.js';
 import { createRequire } from 'node:module';
 import type nodemailerModule from 'nodemailer';
 import type { Mail } from 'nodemailer';
-import { cleanText, escapeHtml } from './escape.js';
-import { NotifyError, type NotifyErrorCode, abortKind, redact, safeCause, urlSecrets } from './errors.js';
+import { cleanText } from './escape.js';
+import { NotifyError, type NotifyErrorCode, abortKind } from './errors.js';
 import {
   failureLines,
   formatTime,
@@ -24,6 +24,8 @@ import {
   type MessageText,
 } from './format.js';
 import type { AlertItem, NotificationMessage, Notifier, Severity } from '../domain/notifications.js';
+import { escapeHtml } from '../text.js';
+import { redact, safeCause, urlSecrets } from '../redact.js';
 
 /** nodemailer is loaded when an e-mail notifier is built, not at start: a daemon without one keeps its memory. */
 const load = createRequire(import.meta.url);

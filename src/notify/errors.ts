@@ -41,8 +41,6 @@ export class NotifyError extends BoxwatchError {
   }
 }
 
-export { redact, safeCause, urlSecrets } from '../redact.js';
-
 /** Whether an error (or one of its causes) is an abort or a timeout from an AbortSignal. */
 export function abortKind(err: unknown): 'timeout' | 'abort' | undefined {
   for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {

@@ -13,7 +13,6 @@
 import { safeText as cleanText } from '../text.js';
 
 export { cleanText };
-export { escapeHtml, truncate } from '../text.js';
 
 /** Zero-width space: invisible, and breaks Slack's pairing of formatting characters. */
 const ZWSP = '\u200b';

@@ -3,7 +3,6 @@ import type { Config } from '../config/index.js';
 import { AlertmanagerNotifier } from './alertmanager.js';
 import { ConsoleNotifier, type LineSink } from './console.js';
 import { EmailNotifier } from './email.js';
-import { urlSecrets } from './errors.js';
 import { SlackNotifier } from './slack.js';
 import { jsonStringEscape, templateRenderer, type FleetStats, type TemplateFailure } from './templates.js';
 import { NtfyNotifier } from './ntfy.js';
@@ -12,6 +11,7 @@ import { TeamsNotifier } from './teams.js';
 import { TelegramNotifier } from './telegram.js';
 import type { Notifier } from '../domain/notifications.js';
 import { WebhookNotifier } from './webhook.js';
+import { urlSecrets } from '../redact.js';
 
 type NotifierEntry = Config['notifiers'][number];
 

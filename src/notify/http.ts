@@ -13,8 +13,11 @@
 import { request } from 'undici';
 import { abortWith } from '../abort.js';
 import { parseRetryAfter } from '../retry-after.js';
-import { cleanText, truncate } from './escape.js';
-import { NotifyError, abortKind, redact, safeCause } from './errors.js';
+import { cleanText } from './escape.js';
+import { NotifyError, abortKind } from './errors.js';
+import { truncate } from '../text.js';
+import { redact, safeCause } from '../redact.js';
+import { systemClock } from '../clock.js';
 
 /** The most of an answer read: only its start is shown in errors; the rest is not waited for. */
 export const MAX_ANSWER_BYTES = 64 * 1024;
@@ -102,7 +105,7 @@ export async function post(
   // A webhook URL that redirects is misconfigured or hijacked: its body is not sent on.
   if (status >= 300 && status < 400) throw transportError(channel, new Error(`unexpected redirect (HTTP ${status})`));
   if (status >= 200 && status < 300) return { status, text };
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemClock.now;
   const retryAfterMs = parseRetryAfter(retryAfter, now()) ?? options.retryAfterFromBody?.(text);
   throw statusError(channel, status, text, retryAfterMs);
 }

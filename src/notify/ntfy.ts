@@ -8,11 +8,13 @@
  * nothing firing (resolved) 2 (low). Tags show an emoji. Plain text (no Markdown): box text only
  * has its control characters removed. An optional access token is sent as `Authorization: Bearer`.
  */
-import { cleanText, truncate } from './escape.js';
-import { NotifyError, urlSecrets } from './errors.js';
+import { cleanText } from './escape.js';
+import { NotifyError } from './errors.js';
 import { defaultText, highestSeverity, splitByStatus, type MessageText } from './format.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { NotificationMessage, Notifier, Severity } from '../domain/notifications.js';
+import { truncate } from '../text.js';
+import { urlSecrets } from '../redact.js';
 
 export interface NtfyPayload {
   topic: string;

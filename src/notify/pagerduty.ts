@@ -9,12 +9,12 @@
  * Severity: critical, warning and info map to PagerDuty's of the same name.
  */
 import { alertRecords, type AlertRecord } from './alert-records.js';
-import { truncate } from './escape.js';
-import { urlSecrets } from './errors.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { TemplateRenderer } from './templates.js';
 import type { NotificationMessage, Notifier } from '../domain/notifications.js';
 import { isoTime } from '../time-format.js';
+import { truncate } from '../text.js';
+import { urlSecrets } from '../redact.js';
 
 export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
 

@@ -10,8 +10,7 @@
  * `SlackNotifier` sends it; its errors never carry the webhook URL.
  */
 import { isFleetKey, fleetLabel } from '../box-id.js';
-import { cleanText, escapeMrkdwn, truncate } from './escape.js';
-import { urlSecrets } from './errors.js';
+import { cleanText, escapeMrkdwn } from './escape.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import {
   boxLabel,
@@ -26,6 +25,8 @@ import {
   type MessageText,
 } from './format.js';
 import type { AlertItem, NotificationMessage, Notifier, Severity } from '../domain/notifications.js';
+import { truncate } from '../text.js';
+import { urlSecrets } from '../redact.js';
 
 export interface SlackText {
   type: 'plain_text' | 'mrkdwn';

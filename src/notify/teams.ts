@@ -10,11 +10,12 @@
  * Markdown subset cards render (escapeCardMarkdown).
  */
 import { isFleetKey, fleetLabel } from '../box-id.js';
-import { cleanText, escapeCardMarkdown, truncate } from './escape.js';
-import { urlSecrets } from './errors.js';
+import { cleanText, escapeCardMarkdown } from './escape.js';
 import { boxLabel, defaultText, formatTime, highestSeverity, splitByStatus, thresholdText, timeText, valueText, type MessageText } from './format.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { AlertItem, NotificationMessage, Notifier } from '../domain/notifications.js';
+import { truncate } from '../text.js';
+import { urlSecrets } from '../redact.js';
 
 export const TEAMS_MAX_LISTED_ITEMS = 20;
 

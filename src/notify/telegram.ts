@@ -10,11 +10,13 @@
  * The bot token is part of the URL path: a secret, redacted from every error. A 429 carries
  * `parameters.retry_after` (seconds) in its JSON body, which the dispatcher's backoff honours.
  */
-import { escapeHtml, escapeTelegramMarkdownV2, truncate } from './escape.js';
-import { NotifyError, urlSecrets } from './errors.js';
+import { escapeTelegramMarkdownV2 } from './escape.js';
+import { NotifyError } from './errors.js';
 import { defaultText, type MessageText } from './format.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { NotificationMessage, Notifier } from '../domain/notifications.js';
+import { escapeHtml, truncate } from '../text.js';
+import { urlSecrets } from '../redact.js';
 
 export const TELEGRAM_API_URL = 'https://api.telegram.org';
 export type TelegramParseMode = 'HTML' | 'MarkdownV2';

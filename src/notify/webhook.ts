@@ -12,11 +12,12 @@
  */
 import { createHmac } from 'node:crypto';
 import { alertRecords, commonPairs, idempotencyKey, type AlertRecord } from './alert-records.js';
-import { urlSecrets } from './errors.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { TemplateRenderer } from './templates.js';
 import type { NotificationMessage, Notifier } from '../domain/notifications.js';
 import { isoTime } from '../time-format.js';
+import { urlSecrets } from '../redact.js';
+import { systemClock } from '../clock.js';
 
 /** Alertmanager's zero time, written as endsAt of firing alerts. */
 export const ZERO_TIME = '0001-01-01T00:00:00Z';
@@ -127,7 +128,7 @@ export class WebhookNotifier implements Notifier {
       'idempotency-key': idempotencyKey(this.name, message),
     };
     if (this.options.hmacSecret) {
-      const timestamp = Math.floor((this.options.now ?? Date.now)() / 1000);
+      const timestamp = Math.floor((this.options.now ?? systemClock.now)() / 1000);
       headers['x-boxwatch-timestamp'] = String(timestamp);
       headers['x-boxwatch-signature'] = webhookSignature(this.options.hmacSecret, timestamp, body);
     }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { cleanText, escapeHtml, escapeMrkdwn, truncate } from '../../src/notify/escape.js';
+import { cleanText, escapeMrkdwn } from '../../src/notify/escape.js';
 import { HOSTILE } from './fixtures.js';
+import { escapeHtml, truncate } from '../../src/text.js';
 
 const ZWSP = '\u200b';
 
