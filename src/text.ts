@@ -8,7 +8,8 @@
  *   `exe.png`) become visible escapes such as `\x1b` or `\u202e`. Nothing else changes.
  * - `escapeHtml`: sanitised, then escaped for HTML (e-mail bodies, the dashboard's pages).
  * - `truncate`: cuts text longer than a cap and marks the cut (`…`, or TRUNCATED_MARK for the
- *   stored fields whose caps TEXT_CAPS documents, docs/reliability.md#bounds).
+ *   stored fields whose caps TEXT_CAPS documents, docs/reliability.md#bounds); `truncateBytes`
+ *   the same for a cap in UTF-8 bytes.
  */
 
 // eslint-disable-next-line no-control-regex
@@ -52,6 +53,17 @@ export const TEXT_CAPS = {
 export function truncate(text: string, max: number, mark = '…'): string {
   if (text.length <= max) return text;
   let end = Math.max(0, max - mark.length);
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}${mark}`;
+}
+
+/** `text` if its UTF-8 form fits in `maxBytes`, else its start followed by `mark`, within `maxBytes` in all (for limits in bytes). */
+export function truncateBytes(text: string, maxBytes: number, mark = '…'): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  const room = maxBytes - Buffer.byteLength(mark);
+  let end = Math.min(text.length, maxBytes);
+  while (end > 0 && Buffer.byteLength(text.slice(0, end)) > room) end -= 1;
   const code = text.charCodeAt(end - 1);
   if (code >= 0xd800 && code <= 0xdbff) end -= 1;
   return `${text.slice(0, end)}${mark}`;

@@ -13,7 +13,7 @@ import { NotifyError } from './errors.js';
 import { defaultText, highestSeverity, splitByStatus, type MessageText } from './format.js';
 import { assertHttpUrl, post, type HttpChannel } from './http.js';
 import type { NotificationMessage, Notifier, Severity } from '../domain/notifications.js';
-import { truncate } from '../text.js';
+import { truncate, truncateBytes } from '../text.js';
 import { urlSecrets } from '../redact.js';
 
 export interface NtfyPayload {
@@ -57,17 +57,6 @@ export function buildNtfyPayload(message: NotificationMessage, notifier: string,
     tags = [firing.length === 0 ? 'white_check_mark' : TAG[severity]];
   }
   return { topic, title: truncate(title, 250), message: truncateBytes(body, 3800), priority, tags };
-}
-
-/** Shortens text to at most `max` UTF-8 bytes (on a character boundary), with an ellipsis when cut. */
-function truncateBytes(text: string, max: number): string {
-  if (Buffer.byteLength(text) <= max) return text;
-  let end = Math.min(text.length, max);
-  // The ellipsis takes 3 bytes.
-  while (end > 0 && Buffer.byteLength(text.slice(0, end)) > max - 3) end -= 1;
-  const cut = text.slice(0, end);
-  // Do not keep half of a surrogate pair.
-  return `${/[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
 }
 
 export interface NtfyNotifierOptions {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cleanText, escapeMrkdwn } from '../../src/notify/escape.js';
 import { HOSTILE } from './fixtures.js';
-import { escapeHtml, truncate } from '../../src/text.js';
+import { TRUNCATED_MARK, escapeHtml, truncate, truncateBytes } from '../../src/text.js';
 
 const ZWSP = '\u200b';
 
@@ -59,5 +59,12 @@ describe('cleanText and truncate', () => {
     expect(truncate('abc', 3)).toBe('abc');
     const cut = truncate('ab😀cd', 4);
     expect(cut).toBe('ab…');
+  });
+
+  it('one cut for every mark and unit: a stored field says [truncated], a byte limit counts UTF-8', () => {
+    expect(truncate('x'.repeat(30), 20, TRUNCATED_MARK)).toBe(`${'x'.repeat(8)}${TRUNCATED_MARK}`);
+    expect(truncateBytes('ééééé', 7)).toBe('éé…'); // 2 bytes each, the ellipsis 3
+    expect(truncateBytes('ab😀cd', 6)).toBe('ab…');
+    expect(truncateBytes('abc', 3)).toBe('abc');
   });
 });
