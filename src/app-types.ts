@@ -16,7 +16,8 @@ import type { LineSink } from './notify/console.js';
 import type { OutboxRepository } from './domain/outbox.js';
 import type { Notifier } from './domain/notifications.js';
 import type { AccountCycle } from './poller/account-loop.js';
-import type { DaemonHold, DataStore } from './store/index.js';
+import type { DaemonHold } from './domain/daemon-hold.js';
+import type { DataStore } from './store/index.js';
 
 export interface AppDeps<S extends DataStore = DataStore> {
   config: Config;

@@ -3,19 +3,11 @@
  * database, src/store/daemon-hold.ts) with its heartbeat; as a replica (`cluster:`), per-account
  * leases (replica.ts) and no hold.
  */
-import type { Awaitable } from '../awaitable.js';
+import type { DaemonHold } from '../domain/daemon-hold.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { StoreError, storeFailureCode } from '../store/errors.js';
 import type { Replica } from './replica.js';
-
-/** The database's hold as the store keeps it (src/store/daemon-hold.ts). */
-export interface Hold {
-  take(): Awaitable<{ tookOver: { pid: number; host: string } | null }>;
-  /** StoreError `store_in_use` when another daemon took the database over. */
-  beat(): Awaitable<void>;
-  release(): Awaitable<void>;
-}
 
 export interface Tenure {
   /** At start: takes the database (StoreError `store_in_use` while another daemon holds it), or starts the replica's leases. */
@@ -30,7 +22,7 @@ export interface Tenure {
 
 export function createTenure(o: {
   replica: Replica | null;
-  hold: Hold;
+  hold: DaemonHold;
   /** How often the hold's heartbeat is refreshed. */
   beatEveryMs: number;
   /** The database's name in log lines. */

@@ -5,48 +5,19 @@
  * DAEMON_STALE_AFTER_MS (on any host), or whose process is gone or a zombie (on this host), is
  * taken over; the daemon taken over learns it at its next heartbeat and stops.
  *
- * `DaemonHold` is what the app holds (src/app.ts); each store keeps the holder its way (SQLite:
+ * `DaemonHold` (src/domain/daemon-hold.ts) is what the app holds; each store keeps the holder
+ * its way (SQLite:
  * `meta` key `daemon`, src/store/sqlite/store.ts; PostgreSQL: the `daemon_hold` row,
  * src/store/postgres/daemon-hold.ts). What counts as gone and what the refusals say is decided
  * here, once, for both.
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { Awaitable } from '../awaitable.js';
+import type { DaemonHolder } from '../domain/daemon-hold.js';
 import { systemClock } from '../clock.js';
 import { formatDuration } from '../duration.js';
 import { StoreError } from './errors.js';
 import { isoTime } from '../time-format.js';
-
-/** Who holds a database for a daemon. */
-export interface DaemonHolder {
-  pid: number;
-  host: string;
-  /** When it took the database (ms, the store's clock). */
-  since: number;
-  /**
-   * Its last heartbeat (ms, the wall clock of its host, whatever clock the store runs on: the
-   * demo's is simulated). Absent in a holder written by a boxwatch from before heartbeats.
-   */
-  beat?: number;
-}
-
-/** How the daemon's hold on a database started. */
-export interface DaemonLock {
-  holder: DaemonHolder;
-  /** The holder this daemon took over (its process was gone, or its heartbeat stopped); null when the database was free. */
-  tookOver: DaemonHolder | null;
-}
-
-/** The hold as the daemon uses it. */
-export interface DaemonHold {
-  /** Takes the database, or refuses (StoreError `store_in_use`) naming the live holder. Claims on outbox rows left by an earlier daemon are voided. */
-  take(): Awaitable<DaemonLock>;
-  /** Refreshes the heartbeat; StoreError `store_in_use` when another daemon took the database over (this one must stop). */
-  beat(): Awaitable<void>;
-  /** Gives the database up, if this daemon still holds it. */
-  release(): Awaitable<void>;
-}
 
 /** A daemon refreshes its heartbeat this often (a timer of the app, never shorter than 1 s). */
 export const DAEMON_HEARTBEAT_MS = 5_000;

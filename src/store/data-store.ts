@@ -12,7 +12,7 @@ import type { Fence, LeaseRepository } from '../domain/leases.js';
 import type { OutboxRepository } from '../domain/outbox.js';
 import type { AlertItem, NotificationMessage } from '../domain/notifications.js';
 import type { CallsRepo } from '../domain/calls.js';
-import type { DaemonHold } from './daemon-hold.js';
+import type { DaemonHold } from '../domain/daemon-hold.js';
 import type { DamagedRows } from './damaged-rows.js';
 import type { RecordingsRepo } from '../domain/recordings.js';
 import type { TestCallsRepo } from '../domain/test-calls.js';

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createTenure, type Hold } from '../../src/cluster/tenure.js';
+import { createTenure } from '../../src/cluster/tenure.js';
+import type { DaemonHold } from '../../src/domain/daemon-hold.js';
 import type { Replica } from '../../src/cluster/replica.js';
 import { silentLogger } from '../../src/log.js';
 import { StoreError } from '../../src/store/errors.js';
@@ -10,8 +11,8 @@ afterEach(() => {
 
 function hold(beat: () => void = () => {}) {
   const calls: string[] = [];
-  const h: Hold = {
-    take: () => (calls.push('take'), { tookOver: null }),
+  const h: DaemonHold = {
+    take: () => (calls.push('take'), { holder: { pid: 1, host: 'here', since: 0 }, tookOver: null }),
     beat: () => (calls.push('beat'), beat()),
     release: () => void calls.push('release'),
   };

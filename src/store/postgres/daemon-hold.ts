@@ -1,11 +1,12 @@
 /**
- * The daemon's hold on a PostgreSQL database (DaemonHold of src/store/daemon-hold.ts, whose rules
+ * The daemon's hold on a PostgreSQL database (DaemonHold of src/domain/daemon-hold.ts, whose rules
  * it applies): the one row of `daemon_hold` (migrations/postgres/0005_daemon_hold.sql). Every
  * step is one transaction that first locks the table, so that two daemons starting together
  * never both find it free; the lock goes with the transaction (or the lost connection).
  */
 import { systemClock } from '../../clock.js';
-import { inUse, isStale, sameHolder, takenOver, thisDaemon, type DaemonHold, type DaemonHolder, type DaemonLock } from '../daemon-hold.js';
+import { inUse, isStale, sameHolder, takenOver, thisDaemon } from '../daemon-hold.js';
+import type { DaemonHold, DaemonHolder, DaemonLock } from '../../domain/daemon-hold.js';
 import type { PostgresDatabase, Transaction } from './database.js';
 
 export class PostgresDaemonHold implements DaemonHold {

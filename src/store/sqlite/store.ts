@@ -38,7 +38,8 @@ import { Retention } from './retention.js';
 import { prepareStatements, SqliteHistoryRows, type Statements } from './rows.js';
 import { SqliteSilences } from './silences.js';
 import { SqliteTransitions } from './transitions.js';
-import { inUse, isStale, sameHolder, takenOver, thisDaemon, type DaemonHold, type DaemonHolder, type DaemonLock } from '../daemon-hold.js';
+import { inUse, isStale, sameHolder, takenOver, thisDaemon } from '../daemon-hold.js';
+import type { DaemonHold, DaemonHolder, DaemonLock } from '../../domain/daemon-hold.js';
 import { SqliteHistoryWriter } from './writer.js';
 
 
