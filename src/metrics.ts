@@ -11,13 +11,7 @@ import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 import type { RequestEvent } from './gateway/types.js';
 import type { BoxState, CycleRecord } from './domain/store.js';
-import type { AlertState } from './alerts/types.js';
-
-export interface FiringAlertCount {
-  rule: string;
-  severity: string;
-  count: number;
-}
+import type { FiringAlertCount } from './alerts/firing.js';
 
 export interface OutboxDepth {
   notifier: string;
@@ -387,17 +381,4 @@ function lastAnswer<T>(initial: T): (read: () => Awaitable<T>) => Promise<T> {
     }
     return last;
   };
-}
-
-/** Firing alerts counted by rule and severity (the boxwatch_alerts_firing gauge). */
-export function firingCounts(states: Iterable<AlertState>): FiringAlertCount[] {
-  const counts = new Map<string, FiringAlertCount>();
-  for (const s of states) {
-    if (s.status !== 'firing') continue;
-    const key = `${s.rule}\u0000${s.severity}`;
-    const c = counts.get(key) ?? { rule: s.rule, severity: s.severity, count: 0 };
-    c.count += 1;
-    counts.set(key, c);
-  }
-  return [...counts.values()];
 }

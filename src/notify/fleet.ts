@@ -1,4 +1,5 @@
 /** The fleet's counts as templates see them (`fleet.*`): read at start, then kept by each cycle. */
+import { countFiring } from '../alerts/firing.js';
 import type { AlertState } from '../alerts/types.js';
 import type { BoxState } from '../domain/store.js';
 import type { FleetStats } from './templates.js';
@@ -31,7 +32,5 @@ export function fleetStats(boxes: readonly BoxState[], states: Iterable<AlertSta
     present += 1;
     if (b.connected === true) connected += 1;
   }
-  let firingAlerts = 0;
-  for (const s of states) if (s.status === 'firing') firingAlerts += 1;
-  return { boxes: present, connected, disconnected: present - connected, firingAlerts };
+  return { boxes: present, connected, disconnected: present - connected, firingAlerts: countFiring(states) };
 }

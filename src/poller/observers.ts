@@ -2,7 +2,7 @@
  * The usual observers of a stored cycle (src/poller/account-loop.ts), each a small function over
  * the port it feeds. src/app.ts lists them in the order they run.
  */
-import type { AlertState } from '../alerts/types.js';
+import { countFiring } from '../alerts/firing.js';
 import type { CycleRecord } from '../domain/store.js';
 import { isoTime } from '../time-format.js';
 import type { CommittedPart, CycleObserver, FleetView, StoredCycle } from './account-loop.js';
@@ -72,10 +72,4 @@ export function liveAnnouncer(o: {
       }
     },
   };
-}
-
-function countFiring(states: Iterable<AlertState>): number {
-  let n = 0;
-  for (const s of states) if (s.status === 'firing') n += 1;
-  return n;
 }
