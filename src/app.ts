@@ -28,7 +28,7 @@ import { firingToResend } from './notify/resend-firing.js';
 import { logTemplateFailure } from './notify/templates.js';
 import { createAccountLoop, logPolling } from './poller/account-loop.js';
 import { clientsOf, createAccountRuns, maxGapMsOf } from './poller/accounts.js';
-import { beatHeart, groupWhenQueued, liveAnnouncer, prepareMetrics, publishCommitted, recordCycle } from './poller/observers.js';
+import { beatHeart, groupWhenQueued, liveAnnouncer, loopFleet, prepareMetrics, recordCycle } from './poller/observers.js';
 import { createHousekeeping, sqlitePathOf } from './store/housekeeping.js';
 import { DAEMON_HEARTBEAT_MS, openDataStore, openSqliteOf, type DataStore, type SqliteStore } from './store/index.js';
 import { createLiveEvents } from './web/live.js';
@@ -121,12 +121,11 @@ export function createApp(deps: AppDeps): App {
   const loop = createAccountLoop({
     accounts, store, pipeline, detailsEveryMs: config.poll.detailsEvery, timezone, clock, scheduleClock, logger, metrics, leadership, signal,
     notLed: () => live.others(),
-    view: () => snapshot.view(),
+    fleet: loopFleet(snapshot),
     // In this order after every stored cycle.
     observers: [
       recordCycle(metrics),
       () => housekeeping.checkWal(),
-      publishCommitted(snapshot),
       beatHeart,
       fleet.afterCycle,
       prepareMetrics(metrics, () => http !== null),

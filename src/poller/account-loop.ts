@@ -1,7 +1,8 @@
 /**
  * Each account's polling on its schedule: a tick runs the account's cycle (src/poller/cycle.ts),
- * whose commit is one store transaction with the alert stage (`commitCycle`); then the observers
- * run in the order given (metrics, the fleet snapshot, the heartbeat, the live event, grouping, ...).
+ * whose commit is one store transaction with the alert stage (`commitCycle`); then the cycle's part
+ * of the fleet is published, and the observers run in the order given (metrics, the heartbeat, the
+ * live event, grouping, ...).
  * A cycle that stored nothing (the transaction failed, the lease was lost, shutdown) runs none.
  * Replicas: an account is polled only by the replica that leads it, its write fenced.
  */
@@ -49,7 +50,7 @@ export interface StoredCycle {
   run: AccountRun;
   cycle: AccountCycle;
   committed: CommittedPart;
-  /** The whole fleet after this cycle, read once per cycle (an observer that publishes the committed part runs before the first reader). */
+  /** The whole fleet after this cycle (its committed part published before any observer runs), read once per cycle. */
   view(): Promise<FleetView>;
 }
 
@@ -85,8 +86,8 @@ export interface AccountLoopOptions {
   leadership: { claim(account: string): { fence: Fence | undefined } | null; lost(fence: Fence): void };
   /** What a tick of an account another replica leads does instead. */
   notLed: () => Promise<void>;
-  /** The whole fleet as of the last cycles (the fleet snapshot's view). */
-  view: () => Promise<FleetView>;
+  /** The fleet snapshot: each stored cycle's committed part is published into it, and its view read after. */
+  fleet: { publish(committed: CommittedPart): void; view(): Promise<FleetView> };
   observers: readonly CycleObserver[];
   /** Aborted at shutdown: the cycle in flight is abandoned and records nothing. */
   signal: AbortSignal;
@@ -192,10 +193,12 @@ export function createAccountLoop(o: AccountLoopOptions): AccountLoop {
     const waiter = awaited.get(run);
     if (waiter !== undefined) waiter.result = done;
     if (result.serverTime !== null) run.skewMs = gatewaySkew(result.serverTime, result.cycle.startedAt);
+    // Published before any observer runs, so that whichever reads the view first sees this cycle in it.
+    o.fleet.publish(committed);
     // The whole fleet's alerts and boxes, brought up to date once (one read of the latest cycles)
     // for every observer that asks.
     let view: Promise<FleetView> | undefined;
-    const stored: StoredCycle = { run, cycle: done, committed, view: () => (view ??= o.view()) };
+    const stored: StoredCycle = { run, cycle: done, committed, view: () => (view ??= o.fleet.view()) };
     for (const observe of o.observers) {
       const pending = observe(stored);
       if (pending instanceof Promise) await pending;

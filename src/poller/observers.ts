@@ -5,16 +5,19 @@
 import { countFiring } from '../alerts/firing.js';
 import type { CycleRecord } from '../domain/store.js';
 import { isoTime } from '../time-format.js';
-import type { CommittedPart, CycleObserver, FleetView, StoredCycle } from './account-loop.js';
+import type { AccountLoopOptions, CommittedPart, CycleObserver, FleetView, StoredCycle } from './account-loop.js';
 
 /** The cycle's record into the cycle metrics. */
 export function recordCycle(metrics: { observeCycle(record: CycleRecord): void }): CycleObserver {
   return (s) => metrics.observeCycle(s.cycle.cycle);
 }
 
-/** The committed part of the fleet into the fleet snapshot (/metrics and the heavy API answers are rendered from it). */
-export function publishCommitted(snapshot: { publish(startedAt: number, accounts: readonly string[], boxes: CommittedPart['boxes'], states: CommittedPart['states']): void }): CycleObserver {
-  return (s) => snapshot.publish(s.committed.startedAt, s.committed.accounts, s.committed.boxes, s.committed.states);
+/** The fleet snapshot as the account loop feeds it (/metrics and the heavy API answers are rendered from it). */
+export function loopFleet(snapshot: {
+  publish(startedAt: number, accounts: readonly string[], boxes: CommittedPart['boxes'], states: CommittedPart['states']): void;
+  view(): Promise<FleetView>;
+}): AccountLoopOptions['fleet'] {
+  return { publish: (c) => snapshot.publish(c.startedAt, c.accounts, c.boxes, c.states), view: () => snapshot.view() };
 }
 
 /** The account's heartbeat in the log (src/poller/heartbeat.ts), with the fleet's firing alerts. */

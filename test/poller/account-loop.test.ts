@@ -8,7 +8,7 @@ import { defaultConfig } from '../../src/config/index.js';
 import type { GatewayClient } from '../../src/gateway/types.js';
 import { silentLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
-import { createAccountLoop, type AccountLoopOptions, type CycleObserver, type FleetView } from '../../src/poller/account-loop.js';
+import { createAccountLoop, type AccountLoopOptions, type CommittedPart, type CycleObserver, type FleetView } from '../../src/poller/account-loop.js';
 import { createAccountRuns } from '../../src/poller/accounts.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
@@ -20,7 +20,7 @@ afterEach(() => {
   for (const s of stores.splice(0)) s.close();
 });
 
-function loopWith(o: { observers: CycleObserver[]; commitFails?: boolean; led?: boolean; notLed?: () => Promise<void>; view?: () => Promise<FleetView> }) {
+function loopWith(o: { observers: CycleObserver[]; commitFails?: boolean; led?: boolean; notLed?: () => Promise<void>; fleet?: AccountLoopOptions['fleet'] }) {
   const clock = new FakeClock('2026-03-01T12:00:00Z');
   const config = defaultConfig('key');
   const store = openStore(':memory:', { clock });
@@ -42,7 +42,7 @@ function loopWith(o: { observers: CycleObserver[]; commitFails?: boolean; led?: 
     metrics,
     leadership: { claim: () => (o.led === false ? null : { fence: undefined }), lost: () => {} },
     notLed: o.notLed ?? (async () => {}),
-    view: o.view ?? (async (): Promise<FleetView> => ({ boxes: [], states: new Map(), version: 1 })),
+    fleet: o.fleet ?? { publish: () => {}, view: async (): Promise<FleetView> => ({ boxes: [], states: new Map(), version: 1 }) },
     observers: o.observers,
     signal: new AbortController().signal,
   };
@@ -71,11 +71,25 @@ describe('the account loop', () => {
     let reads = 0;
     const views: FleetView[] = [];
     const view = async (): Promise<FleetView> => ({ boxes: [], states: new Map(), version: (reads += 1) });
-    const { loop } = loopWith({ view, observers: [async (s) => void views.push(await s.view()), async (s) => void views.push(await s.view())] });
+    const { loop } = loopWith({ fleet: { publish: () => {}, view }, observers: [async (s) => void views.push(await s.view()), async (s) => void views.push(await s.view())] });
     await loop.runOnce();
     await loop.runOnce();
     expect(reads).toBe(2);
     expect(views.map((v) => v.version)).toEqual([1, 1, 2, 2]);
+  });
+
+  it('publishes the cycle\'s part of the fleet before the first observer, which sees this cycle in the view', async () => {
+    const published: CommittedPart[] = [];
+    const fleet: AccountLoopOptions['fleet'] = {
+      publish: (c) => void published.push(c),
+      view: async () => ({ boxes: published.flatMap((c) => c.boxes), states: new Map(), version: published.length }),
+    };
+    const versions: number[] = [];
+    const { loop } = loopWith({ fleet, observers: [async (s) => void versions.push((await s.view()).version)] });
+    await loop.runOnce();
+    await loop.runOnce();
+    expect(published.map((c) => c.accounts)).toEqual([['default'], ['default']]);
+    expect(versions).toEqual([1, 2]);
   });
 
   it('runs no observer after a cycle whose transaction failed, and counts it as a failed cycle', async () => {
