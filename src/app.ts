@@ -100,7 +100,7 @@ export function createApp(deps: AppDeps): App {
   const dispatcher = new Dispatcher({
     notifiers, queue: outbox, clock, logger, signal, policy: { baseMs, maxMs, maxAgeMs },
     onOutcome: (o) => metrics.observeNotification(o.notifier, o.result),
-    ...(replica && { fences: () => replica.fences(), onLeaseLost: (f) => replica.lost(f) }),
+    leadership,
   });
   const grouping = createGrouping({ queue: store.groupQueue(), groupWaitMs: config.alerting.groupWait, configured: new Set(config.notifiers.map((n) => n.name)), fences: () => leadership.fences(), lost: (f) => leadership.lost(f), wake: () => dispatcher.wake(), clock, logger });
   // /metrics and the heavy API answers are rendered once per cycle from this snapshot.

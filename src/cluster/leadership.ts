@@ -16,7 +16,8 @@ export interface Leadership {
   lost(fence: Fence): void;
 }
 
-const ALONE: Leadership = {
+/** A process that runs alone: every account, unfenced. */
+export const ALONE: Leadership = {
   holds: () => true,
   claim: () => ({ fence: undefined }),
   fences: () => [undefined],

@@ -11,15 +11,16 @@
  * A send that worked but could not be recorded (the database locked or full) is remembered in
  * memory: the notifier sends nothing more until that record is written, then carries on, so a
  * database that refuses writes never turns one message into a storm of copies.
- * Replicas (src/cluster/): with `fences`, a pass claims per account this process leads, each
- * claim fenced (the store refuses it once the lease changed hands), and checks before every send
- * that the account is still led: a replica that steps down sends nothing more, at most the one
- * send already in flight.
+ * Replicas (src/cluster/): a pass claims per fence of the `leadership` (one unfenced pass alone,
+ * one per led account as a replica), each claim fenced (the store refuses it once the lease
+ * changed hands), and checks before every send that the account is still led: a replica that
+ * steps down sends nothing more, at most the one send already in flight.
  * Dead messages (permanent error, older than maxAge when an attempt fails, or their notifier was
  * removed from the configuration: `retireRemoved`) are reported on the other notifiers as one
  * `delivery_failure` message, at most once per `failureNoticeIntervalMs`. Both the dead rows and
  * whether they were reported are in the outbox, so a restart neither loses nor repeats a notice.
  */
+import { ALONE, type Leadership } from '../cluster/leadership.js';
 import { isLeaseLost, type Fence } from '../domain/leases.js';
 import type { Clock } from '../clock.js';
 import { abortWith } from '../abort.js';
@@ -65,12 +66,10 @@ export interface DispatcherOptions {
   /** Aborts the sends in flight (shutdown after a grace period); an aborted send is retried later. */
   signal?: AbortSignal;
   /**
-   * Replicas: the fences of the accounts this process leads now (src/cluster/coordinator.ts).
-   * Only their rows are claimed and sent. Absent: every row (one daemon).
+   * Which accounts' rows this process claims and sends, under which fences, and whom to tell when
+   * a fenced claim is refused (src/cluster/leadership.ts). Absent: it runs alone, every row unfenced.
    */
-  fences?: () => readonly Fence[];
-  /** A fenced claim was refused: the lease changed hands (the coordinator stops the account). */
-  onLeaseLost?: (fence: Fence) => void;
+  leadership?: Pick<Leadership, 'fences' | 'lost'>;
 }
 
 export interface PassResult {
@@ -85,6 +84,7 @@ export class Dispatcher {
   private readonly notifiers: ReadonlyMap<string, Notifier>;
   private readonly policy: RetryPolicy;
   private readonly log: Logger;
+  private readonly leadership: Pick<Leadership, 'fences' | 'lost'>;
   private readonly pausedUntil = new Map<string, number>();
   /** Per notifier: rows sent but not yet recorded as delivered (row id -> when it was sent). */
   private readonly unrecorded = new Map<string, Map<number, number>>();
@@ -100,6 +100,7 @@ export class Dispatcher {
     this.notifiers = new Map(options.notifiers.map((n) => [n.name, n]));
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
     this.log = options.logger ?? silentLogger;
+    this.leadership = options.leadership ?? ALONE;
   }
 
   /** When the notifier may send again after a transient failure (undefined: not paused). */
@@ -136,8 +137,7 @@ export class Dispatcher {
     await this.recordUnrecorded(name); // throws while the database still refuses: nothing is sent
 
     const limit = this.options.batchSize ?? 20;
-    const fences = this.options.fences;
-    for (const fence of fences === undefined ? [undefined] : fences()) {
+    for (const fence of this.leadership.fences()) {
       if (this.stopping || this.pausedUntil.has(name)) break;
       await this.passOf(notifier, fence, limit, result);
     }
@@ -155,7 +155,7 @@ export class Dispatcher {
     } catch (err) {
       if (fence === undefined || !isLeaseLost(err)) throw err;
       this.log.warn({ notifier: name, account: fence.account }, 'outbox claim refused: this replica no longer leads the account');
-      this.options.onLeaseLost?.(fence);
+      this.leadership.lost(fence);
       return;
     }
     let i = 0;
@@ -199,10 +199,9 @@ export class Dispatcher {
     if (rows.length === limit && result.retried === 0 && !this.stopping) result.more = true;
   }
 
-  /** Whether this process still leads the fence's account (always, without fences). */
+  /** Whether this process still leads the fence's account (the unfenced pass of a process alone: always). */
   private leads(fence: Fence | undefined): boolean {
-    if (fence === undefined) return true;
-    return (this.options.fences?.() ?? []).some((f) => f.account === fence.account && f.token === fence.token);
+    return this.leadership.fences().some((f) => f?.account === fence?.account && f?.token === fence?.token);
   }
 
   private remember(name: string, id: number, at: number): void {
@@ -352,9 +351,10 @@ export class Dispatcher {
   private async reportFailures(): Promise<void> {
     const now = this.options.clock.now();
     // Replicas: the notices belong to an account this process leads (so that it sends them); one
-    // that leads none leaves the reporting to the others.
-    const account = this.options.fences === undefined ? undefined : this.options.fences()[0]?.account;
-    if (this.options.fences !== undefined && account === undefined) return;
+    // that leads none leaves the reporting to the others. Alone: unfenced, no account.
+    const fences = this.leadership.fences();
+    if (fences.length === 0) return;
+    const account = fences[0]?.account;
     const interval = this.options.failureNoticeIntervalMs ?? 3_600_000;
     const ready = (await this.options.queue.unreportedFailures()).filter((f) => f.lastReportedAt === null || now - f.lastReportedAt >= interval);
     if (ready.length === 0) return;

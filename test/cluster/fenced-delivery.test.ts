@@ -1,5 +1,5 @@
 /**
- * Delivery by replicas (src/notify/dispatcher.ts with `fences`): each replica's dispatcher sends
+ * Delivery by replicas (src/notify/dispatcher.ts with a replica's `leadership`): each replica's dispatcher sends
  * only the messages of the accounts it leads, stops sending the moment it no longer leads one
  * (the rest of its claimed batch goes to the next leader, each message once), and a claim refused
  * because the lease changed hands is reported, nothing sent. A real SQLite store shared by two
@@ -54,8 +54,7 @@ describe('delivery by replicas, each for the accounts it leads', () => {
       notifiers: [createNotifier({ name: 'ops-slack', type: 'slack', webhook_url: slack.url })],
       queue: store.outbox<NotificationMessage>(looksLikeNotificationMessage),
       clock,
-      fences,
-      onLeaseLost: options.onLeaseLost,
+      leadership: { fences, lost: (f) => options.onLeaseLost?.(f) },
       onOutcome: (o) => {
         if (o.result === 'delivered') options.onDelivered?.();
       },

@@ -70,7 +70,7 @@ describeWithPostgres('a partition between the leader and PostgreSQL', () => {
       queue: store.outbox<NotificationMessage>(looksLikeNotificationMessage),
       clock: systemClock,
       pollIntervalMs: 100,
-      fences,
+      leadership: { fences, lost: () => {} },
       onOutcome: (o) => {
         if (o.result === 'delivered') r.delivered += 1;
       },
