@@ -1,6 +1,6 @@
 /**
  * The gateway client's CPU per request against the floor's (issue 14): boxwatch's client
- * (src/gateway/client.ts: node:http, timeouts, retries, bounded reads, zod) and the floor's bare
+ * (src/gateway/client.ts: undici's Pool, timeouts, retries, bounded reads, zod) and the floor's bare
  * request (bench/naive-get.ts: undici's Pool and `JSON.parse`) fetch the same device details and
  * device lists from a simulator process, in the same process, in alternating rounds, so that the
  * ratio holds on a shared machine where the absolute times do not.

@@ -177,12 +177,7 @@ function benchConfig(url: string, dbPath: string, boxes: number, http: boolean):
  * nothing between cycles and checks nothing: no poller can do less for the same data.
  */
 class NaivePoller {
-  /**
-   * undici's Pool, not boxwatch's node:http Agent: measured on this machine it costs about 20 µs
-   * less CPU per request, and the floor is the cheapest poller we
-   * know. boxwatch pays node:http's cost for the memory it saves (undici alone adds 6 MiB and
-   * more buffers); that cost shows in the ratio. (undici is a devDependency, for this bench only.)
-   */
+  /** undici's Pool, the client boxwatch uses too: the cheapest HTTP client measured here. */
   private readonly pool: Pool;
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
@@ -282,8 +277,8 @@ async function runCycle(app: App): Promise<number> {
 
 /**
  * Warms the simulator up (its JIT, its fleet model) with Node's built-in fetch, whose HTTP code is
- * neither boxwatch's node:http client nor the floor's undici package: their first cycles stay cold, as a
- * daemon's first cycle is, while the simulator answers as a gateway in service would.
+ * Node's own bundled copy, not the undici package boxwatch and the floor load: their first cycles
+ * stay cold, as a daemon's first cycle is, while the simulator answers as a gateway in service would.
  */
 async function warmUp(url: string, boxes: number): Promise<void> {
   const get = async (path: string): Promise<unknown> => (await fetch(`${url}${API_PREFIX}${path}`, { headers: { 'account-secret-key': KEY } })).json();
