@@ -102,7 +102,7 @@ export function createApp(deps: AppDeps): App {
     onOutcome: (o) => metrics.observeNotification(o.notifier, o.result),
     leadership,
   });
-  const grouping = createGrouping({ queue: store.groupQueue(), groupWaitMs: config.alerting.groupWait, configured: new Set(config.notifiers.map((n) => n.name)), fences: () => leadership.fences(), lost: (f) => leadership.lost(f), wake: () => dispatcher.wake(), clock, logger });
+  const grouping = createGrouping({ queue: store.groupQueue(), groupWaitMs: config.alerting.groupWait, configured: new Set(config.notifiers.map((n) => n.name)), leadership, wake: () => dispatcher.wake(), clock, logger });
   // /metrics and the heavy API answers are rendered once per cycle from this snapshot.
   const snapshot = fleetSnapshot(store, (account) => alerts.states(account), names);
   feedMetrics(metrics, snapshot, outbox);

@@ -6,11 +6,12 @@
 import { releaseReadyGroups } from '../alerts/grouper.js';
 import type { GroupQueue } from '../alerts/repositories.js';
 import { timerDelay, type Clock } from '../clock.js';
-import { isLeaseLost, type Fence } from '../domain/leases.js';
+import { isLeaseLost } from '../domain/leases.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { storeFailureCode } from '../store/errors.js';
 import type { AlertItem, NotificationMessage } from '../domain/notifications.js';
+import type { Leadership } from '../cluster/leadership.js';
 
 /** After a failed write of the group_wait queue (database locked or full), try again this much later. */
 export const GROUP_RETRY_MS = 5_000;
@@ -29,9 +30,8 @@ export function createGrouping(o: {
   groupWaitMs: number;
   /** The configured notifiers (items of removed ones are dropped). */
   configured: ReadonlySet<string>;
-  /** The fences to release under (src/cluster/leadership.ts): one unfenced pass alone. */
-  fences: () => readonly (Fence | undefined)[];
-  lost: (fence: Fence) => void;
+  /** The fences to release under, and whom to tell of a lost one: one unfenced pass alone (`ALONE`). */
+  leadership: Pick<Leadership, 'fences' | 'lost'>;
   /** Something was released: the dispatcher has work. */
   wake: () => void;
   clock: Clock;
@@ -45,10 +45,10 @@ export function createGrouping(o: {
     let next: number | null;
     try {
       next = null;
-      for (const fence of o.fences()) {
+      for (const fence of o.leadership.fences()) {
         const { released, nextReadyAt } = await releaseReadyGroups(o.queue, clock.now(), o.groupWaitMs, o.configured, fence).catch((err: unknown) => {
           if (fence === undefined || !isLeaseLost(err)) throw err;
-          o.lost(fence);
+          o.leadership.lost(fence);
           return { released: [], nextReadyAt: null };
         });
         if (released.length > 0) o.wake();

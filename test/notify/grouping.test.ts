@@ -26,7 +26,7 @@ function queue(lostFences: Fence[] = []) {
 describe('grouping', () => {
   it('alone: one unfenced pass', async () => {
     const q = queue();
-    const g = createGrouping({ queue: q.queue, groupWaitMs: 30_000, configured: new Set(), fences: () => [undefined], lost: () => {}, wake: () => {}, clock: new FakeClock(), logger: silentLogger });
+    const g = createGrouping({ queue: q.queue, groupWaitMs: 30_000, configured: new Set(), leadership: { fences: () => [undefined], lost: () => {} }, wake: () => {}, clock: new FakeClock(), logger: silentLogger });
     await g.run();
     expect(q.asked).toEqual([undefined]);
   });
@@ -34,7 +34,7 @@ describe('grouping', () => {
   it('a replica: one pass per led account; a lease lost on one is reported and the others still pass', async () => {
     const q = queue([A]);
     const lost: Fence[] = [];
-    const g = createGrouping({ queue: q.queue, groupWaitMs: 30_000, configured: new Set(), fences: () => [A, B], lost: (f) => void lost.push(f), wake: () => {}, clock: new FakeClock(), logger: silentLogger });
+    const g = createGrouping({ queue: q.queue, groupWaitMs: 30_000, configured: new Set(), leadership: { fences: () => [A, B], lost: (f) => void lost.push(f) }, wake: () => {}, clock: new FakeClock(), logger: silentLogger });
     await g.run();
     expect(q.asked).toEqual(['a', 'b']);
     expect(lost).toEqual([A]);
