@@ -88,7 +88,7 @@ export class Dispatcher {
   private readonly pausedUntil = new Map<string, number>();
   /** Per notifier: rows sent but not yet recorded as delivered (row id -> when it was sent). */
   private readonly unrecorded = new Map<string, Map<number, number>>();
-  /** The pass in flight per notifier: a second pass waits for it. */
+  /** The delivery in flight per notifier: the next one waits for it. */
   private readonly passes = new Map<string, Promise<PassResult>>();
   private flushing: Promise<void> | null = null;
   private readonly sleepers = new Map<string, AbortController>();

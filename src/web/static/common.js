@@ -4,21 +4,19 @@
 
 export const base = document.documentElement.dataset.base || '/';
 
-// The daemon's clock minus the browser's, from the `x-boxwatch-now` header of every answer: relative
-// times ("2m ago") are measured on the daemon's clock, which is simulated time in the demo.
-let serverOffset = 0;
-
-/** The browser's clock: the one place the page reads it (it cannot share the daemon's Clock). */
-const browserNow = () => Date.now();
+// Relative times ("2m ago") are measured on the daemon's clock (simulated time in the demo): the
+// `x-boxwatch-now` header of the latest answer, moved on by the page's monotonic timer since then.
+// Until the first answer the anchor is the page's own start time.
+let anchor = { server: performance.timeOrigin, at: 0 };
 
 /** Now on the daemon's clock, in milliseconds. */
-export const serverNow = () => browserNow() + serverOffset;
+export const serverNow = () => anchor.server + (performance.now() - anchor.at);
 
 /** GET (or another method) of an API path below the base; throws an Error with the API's message. */
 export async function api(path, init = {}) {
   const res = await fetch(base + path.replace(/^\//, ''), { ...init, headers: { accept: 'application/json', ...(init.headers || {}) } });
   const now = Date.parse(res.headers.get('x-boxwatch-now') || '');
-  if (Number.isFinite(now)) serverOffset = now - browserNow();
+  if (Number.isFinite(now)) anchor = { server: now, at: performance.now() };
   const body = await res.json().catch(() => ({}));
   if (!res.ok) {
     const err = new Error(body.message || `HTTP ${res.status}`);
