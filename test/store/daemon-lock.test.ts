@@ -109,6 +109,8 @@ describe('one daemon per database', () => {
     try {
       const [line] = (await once(parent.stdout, 'data')) as [Buffer];
       const pid = Number(line.toString().trim());
+      // Killed only once the shell has become `sleep`: the shell itself would reap its job.
+      await vi.waitFor(() => expect(readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim()).toBe('sleep'), { timeout: 5_000, interval: 10 });
       process.kill(pid, 'SIGKILL');
       await vi.waitFor(() => expect(readFileSync(`/proc/${pid}/stat`, 'utf8')).toMatch(/\) Z /), { timeout: 5_000, interval: 10 });
       plantHolder({ pid, host: hostname(), since: T0, beat: Date.now() });
